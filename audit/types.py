@@ -1,0 +1,70 @@
+"""Value objects the gateway hands to the audit log. Never carry prompt text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """The write-ahead row: committed before a single byte goes upstream.
+
+    ``upstream``/``upstream_kind``/``provider_model`` are None for requests refused before routing.
+    ``fingerprint`` is an HMAC (server secret) of the normalised prompt, hex encoded.
+    """
+
+    request_id: str
+    created_at: datetime  # timezone-aware UTC
+    tenant: str | None
+    key_id: str | None
+    endpoint: str  # "chat" | "completions" | "embeddings"
+    client_model: str | None
+    upstream: str | None
+    upstream_kind: str | None
+    provider_model: str | None
+    prompt_chars: int
+    prompt_tokens: int
+    tier: int
+    findings: dict[str, int] = field(default_factory=dict)  # entity type -> count
+    stripped: bool = False
+    stream: bool = False
+    fingerprint: str | None = None  # HMAC of the whole normalised prompt
+    # HMAC of each normalised segment (message / part / input), so that `exposure match --document`
+    # finds a document that was sent as one message among others.
+    segment_fingerprints: tuple[str, ...] = ()
+    # The vendor behind the upstream (e.g. "openai"), which a disclosure may name instead of our
+    # upstream names. Optional so that callers written before it existed keep working.
+    provider: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What happened after forwarding (or why nothing was forwarded)."""
+
+    request_id: str
+    status: str  # "ok" | "upstream_error" | "integrity_error" | "refused" | "client_closed" | "timeout"
+    http_status: int  # what the client got
+    upstream_status: int | None = None
+    usage_prompt_tokens: int | None = None
+    usage_completion_tokens: int | None = None
+    latency_ms: float | None = None
+    error_class: str | None = None  # e.g. "tier_not_allowed", "rate_limited", "upstream_timeout"
+    integrity_flag: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    """A client API key as the gateway sees it; the secret itself is never kept."""
+
+    key_id: str
+    tenant: str
+    name: str
+    max_tier: int
+    models: tuple[str, ...] | None
+    created_at: datetime
+    revoked_at: datetime | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None

@@ -1,0 +1,32 @@
+"""The ``tiergate`` command. Each group lives in its own module under ``gateway/commands``."""
+
+from __future__ import annotations
+
+import click
+
+from gateway.commands.audit import audit_group
+from gateway.commands.config import config_group
+from gateway.commands.db import db_group
+from gateway.commands.engine import engine_group
+from gateway.commands.exposure import exposure_group
+from gateway.commands.keys import keys_group
+from gateway.commands.serve import serve_command
+
+
+@click.group()
+@click.version_option(package_name="tiergate")
+def main() -> None:
+    """Tiergate: an LLM API gateway that tiers, strips, routes and audits every prompt."""
+
+
+main.add_command(serve_command)
+main.add_command(config_group)
+main.add_command(db_group)
+main.add_command(keys_group)
+main.add_command(exposure_group)
+main.add_command(audit_group)
+main.add_command(engine_group)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,91 @@
+"""Value types shared by every stage of the pipeline.
+
+These are the only names other packages (``audit``, ``engine``, ``gateway``) may import from
+``tiers`` besides the public API in ``tiers/__init__.py``. They carry no behaviour that needs I/O.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from enum import IntEnum, StrEnum
+
+
+class Tier(IntEnum):
+    """How sensitive a prompt is. Higher is more sensitive; a tier may be raised, never lowered."""
+
+    GENERAL = 1  # any endpoint, unchanged
+    INTERNAL = 2  # shared endpoints only with identifiers stripped
+    RESTRICTED = 3  # dedicated / on-prem only, or refused
+
+
+class UpstreamKind(StrEnum):
+    """Kinds of upstream, from least to most trusted."""
+
+    SHARED = "shared"
+    DEDICATED = "dedicated"
+    ONPREM = "onprem"
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """One decoded string of a request, with the JSON path it came from.
+
+    ``path`` addresses the string inside the request body, e.g. ``("messages", 0, "content")`` or
+    ``("messages", 2, "tool_calls", 0, "function", "arguments")``.
+    """
+
+    path: tuple[str | int, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Content:
+    """Every string of a request that reaches the model, in request order."""
+
+    segments: tuple[Segment, ...]
+
+    @property
+    def chars(self) -> int:
+        return sum(len(s.text) for s in self.segments)
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One detected identifier. Offsets index the *original* (un-normalised) segment text."""
+
+    entity_type: str
+    segment: int
+    start: int
+    end: int
+    recognizer: str
+    score: float = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """The outcome of classification: the tier, what was found, and why."""
+
+    tier: Tier
+    findings: tuple[Finding, ...] = ()
+    reasons: tuple[str, ...] = ()
+    failed_closed: bool = False
+
+    def entity_counts(self) -> dict[str, int]:
+        """Entity type -> number of findings; what the audit log stores (never values)."""
+        return dict(Counter(f.entity_type for f in self.findings))
+
+
+@dataclass(frozen=True, slots=True)
+class Stripped:
+    """A request's content with identifiers replaced by placeholders such as ``<EMAIL_1>``.
+
+    ``mapping`` (placeholder -> original value) lives only in memory for the life of the request.
+    """
+
+    content: Content
+    mapping: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def replaced(self) -> int:
+        return len(self.mapping)
