@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import click
 
+from gateway.commands.admin import admin_group
 from gateway.commands.audit import audit_group
 from gateway.commands.config import config_group
 from gateway.commands.db import db_group
 from gateway.commands.engine import engine_group
 from gateway.commands.exposure import exposure_group
 from gateway.commands.keys import keys_group
+from gateway.commands.probe import probe_command
 from gateway.commands.serve import serve_command
 
 
@@ -26,6 +28,8 @@ main.add_command(keys_group)
 main.add_command(exposure_group)
 main.add_command(audit_group)
 main.add_command(engine_group)
+main.add_command(admin_group)
+main.add_command(probe_command)
 
 
 if __name__ == "__main__":

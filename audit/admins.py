@@ -1,0 +1,294 @@
+"""Dashboard administrators and their sign-in sessions.
+
+Passwords are hashed with Argon2id (argon2-cffi's RFC 9106 defaults). Sessions are server-side
+rows keyed by a SHA-256 of a 256-bit random token, so signing out, disabling an admin or changing
+a password ends every session at once (a signed cookie would live until it expired).
+
+Failed sign-ins are counted on the admin's row, so the lockout holds across gateway replicas:
+after ``LOCK_AFTER`` consecutive failures the account is locked for a period that doubles with
+each further failure (capped), and a locked account refuses even the right password until then.
+
+``tenant`` None marks a platform admin (sees every tenant); otherwise the admin is confined to that
+tenant's rows. Data functions take an engine and own one short transaction each.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
+from sqlalchemy import BigInteger, Integer, LargeBinary, String, Text, delete, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.orm import Mapped, mapped_column
+
+from audit.models import Base
+from audit.timeutil import from_us, to_us
+
+__all__ = [
+    "LOCK_AFTER",
+    "AdminExists",
+    "AdminInfo",
+    "AdminSession",
+    "AdminSessionRow",
+    "AdminUser",
+    "SignIn",
+    "check_sign_in",
+    "create_admin",
+    "create_session",
+    "delete_admin",
+    "end_session",
+    "list_admins",
+    "load_session",
+    "set_disabled",
+    "set_password",
+]
+
+LOCK_AFTER = 5  # consecutive failures before the first lock
+_LOCK_BASE_S = 30
+_LOCK_MAX_S = 15 * 60
+_MIN_PASSWORD = 12
+_hasher = PasswordHasher()
+# Verified against for unknown usernames, so "no such admin" costs the same time as a wrong password.
+@functools.cache
+def _dummy_hash() -> str:
+    return _hasher.hash(secrets.token_hex(16))
+
+
+class AdminUser(Base):
+    """A dashboard administrator. ``tenant`` NULL: platform admin."""
+
+    __tablename__ = "admin_users"
+
+    username: Mapped[str] = mapped_column(String(200), primary_key=True)
+    tenant: Mapped[str | None] = mapped_column(String(200))
+    password_hash: Mapped[str] = mapped_column(Text, nullable=False)
+    created_us: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    disabled_us: Mapped[int | None] = mapped_column(BigInteger)
+    failed_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
+    locked_until_us: Mapped[int | None] = mapped_column(BigInteger)
+
+
+class AdminSessionRow(Base):
+    """A signed-in browser. Only a SHA-256 of the cookie's token is kept."""
+
+    __tablename__ = "admin_sessions"
+
+    token_hash: Mapped[bytes] = mapped_column(LargeBinary(32), primary_key=True)
+    username: Mapped[str] = mapped_column(String(200), nullable=False, index=True)
+    csrf_token: Mapped[str] = mapped_column(String(64), nullable=False)
+    created_us: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    expires_us: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    last_seen_us: Mapped[int] = mapped_column(BigInteger, nullable=False)
+
+
+U = AdminUser.__table__
+S = AdminSessionRow.__table__
+
+
+class AdminExists(Exception):
+    """An admin with this username already exists."""
+
+
+@dataclass(frozen=True, slots=True)
+class AdminInfo:
+    username: str
+    tenant: str | None  # None: platform admin
+    created_at: datetime
+    disabled: bool
+
+    @property
+    def is_platform(self) -> bool:
+        return self.tenant is None
+
+
+@dataclass(frozen=True, slots=True)
+class SignIn:
+    """The outcome of a sign-in attempt. ``locked_until`` is set while the account is locked."""
+
+    admin: AdminInfo | None
+    locked_until: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AdminSession:
+    admin: AdminInfo
+    csrf_token: str
+    expires_at: datetime
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _info(row: object) -> AdminInfo:
+    return AdminInfo(row.username, row.tenant, from_us(row.created_us),  # type: ignore[attr-defined]
+                     row.disabled_us is not None)  # type: ignore[attr-defined]  # fmt: skip
+
+
+def _token_hash(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+
+
+def _check_password(password: str) -> None:
+    if len(password) < _MIN_PASSWORD:
+        raise ValueError(f"passwords need at least {_MIN_PASSWORD} characters")
+
+
+async def create_admin(engine: AsyncEngine, username: str, password: str, tenant: str | None,
+                       *, now: datetime | None = None) -> AdminInfo:  # fmt: skip
+    """Create an admin; ``tenant`` None makes a platform admin. Raises ``AdminExists``."""
+    username = username.strip()
+    if not username or len(username) > 200 or not username.isprintable():
+        raise ValueError("a username is 1-200 printable characters")
+    _check_password(password)
+    created = now or _now()
+    digest = await asyncio.to_thread(_hasher.hash, password)
+    try:
+        async with engine.begin() as conn:
+            await conn.execute(insert(U).values(
+                username=username, tenant=tenant, password_hash=digest, created_us=to_us(created),
+                failed_count=0,
+            ))  # fmt: skip
+    except IntegrityError:
+        raise AdminExists(username) from None
+    return AdminInfo(username, tenant, created, False)
+
+
+async def list_admins(engine: AsyncEngine) -> list[AdminInfo]:
+    async with engine.connect() as conn:
+        rows = (await conn.execute(select(U).order_by(U.c.username))).all()
+    return [_info(r) for r in rows]
+
+
+async def set_password(engine: AsyncEngine, username: str, password: str) -> bool:
+    """Replace the password, clear any lock and end every session of this admin."""
+    _check_password(password)
+    digest = await asyncio.to_thread(_hasher.hash, password)
+    async with engine.begin() as conn:
+        res = await conn.execute(update(U).where(U.c.username == username).values(
+            password_hash=digest, failed_count=0, locked_until_us=None))  # fmt: skip
+        await conn.execute(delete(S).where(S.c.username == username))
+    return bool(res.rowcount)
+
+
+async def set_disabled(engine: AsyncEngine, username: str, disabled: bool,
+                       *, now: datetime | None = None) -> bool:  # fmt: skip
+    """Disable (ending every session) or re-enable an admin."""
+    async with engine.begin() as conn:
+        value = to_us(now or _now()) if disabled else None
+        res = await conn.execute(update(U).where(U.c.username == username).values(disabled_us=value))
+        if disabled:
+            await conn.execute(delete(S).where(S.c.username == username))
+    return bool(res.rowcount)
+
+
+async def delete_admin(engine: AsyncEngine, username: str) -> bool:
+    async with engine.begin() as conn:
+        await conn.execute(delete(S).where(S.c.username == username))
+        res = await conn.execute(delete(U).where(U.c.username == username))
+    return bool(res.rowcount)
+
+
+def _lock_seconds(failures: int) -> int:
+    if failures < LOCK_AFTER:
+        return 0
+    return int(min(_LOCK_BASE_S * 2 ** (failures - LOCK_AFTER), _LOCK_MAX_S))
+
+
+def _verify(stored: str, password: str) -> bool:
+    try:
+        return _hasher.verify(stored, password)
+    except (VerifyMismatchError, VerificationError, InvalidHashError):
+        return False
+
+
+async def check_sign_in(engine: AsyncEngine, username: str, password: str,
+                        *, now: datetime | None = None) -> SignIn:  # fmt: skip
+    """Verify a password (slow on purpose: call it off the event loop's hot path).
+
+    A locked account answers with ``locked_until`` and does not even check the password, so a
+    guesser learns nothing while the lock lasts. Unknown and disabled admins cost one Argon2
+    verification like everyone else.
+    """
+    at = now or _now()
+    at_us = to_us(at)
+    async with engine.connect() as conn:
+        row = (await conn.execute(select(U).where(U.c.username == username))).first()
+    if row is None or row.disabled_us is not None:
+        await asyncio.to_thread(_verify, _dummy_hash(), password)
+        return SignIn(None)
+    if row.locked_until_us is not None and row.locked_until_us > at_us:
+        return SignIn(None, from_us(row.locked_until_us))
+    ok = await asyncio.to_thread(_verify, row.password_hash, password)
+    async with engine.begin() as conn:
+        if ok:
+            values: dict[str, object] = {"failed_count": 0, "locked_until_us": None}
+            if _hasher.check_needs_rehash(row.password_hash):
+                values["password_hash"] = _hasher.hash(password)
+            await conn.execute(update(U).where(U.c.username == username).values(**values))
+            return SignIn(_info(row))
+        # Increment in SQL, not from the value read above: concurrent failures must all count.
+        await conn.execute(update(U).where(U.c.username == username)
+                           .values(failed_count=U.c.failed_count + 1))  # fmt: skip
+        failures = (await conn.execute(select(U.c.failed_count)
+                                       .where(U.c.username == username))).scalar_one()  # fmt: skip
+        lock = _lock_seconds(int(failures))
+        if lock:
+            until = at_us + lock * 1_000_000
+            await conn.execute(update(U).where(U.c.username == username).values(locked_until_us=until))
+            return SignIn(None, from_us(until))
+    return SignIn(None)
+
+
+async def create_session(engine: AsyncEngine, username: str, *, lifetime_s: int,
+                         now: datetime | None = None) -> tuple[str, AdminSession]:  # fmt: skip
+    """A new session for a signed-in admin; returns the cookie token (shown to no one else)."""
+    at_us = to_us(now or _now())
+    token = secrets.token_urlsafe(32)
+    csrf = secrets.token_urlsafe(32)
+    expires = at_us + lifetime_s * 1_000_000
+    async with engine.begin() as conn:
+        row = (await conn.execute(select(U).where(U.c.username == username))).first()
+        if row is None or row.disabled_us is not None:
+            raise LookupError("no such active admin")
+        # Drop this admin's expired sessions while we are here: the table stays small.
+        await conn.execute(delete(S).where(S.c.username == username, S.c.expires_us <= at_us))
+        await conn.execute(insert(S).values(token_hash=_token_hash(token), username=username,
+                                            csrf_token=csrf, created_us=at_us, expires_us=expires,
+                                            last_seen_us=at_us))  # fmt: skip
+    return token, AdminSession(_info(row), csrf, from_us(expires))
+
+
+async def load_session(engine: AsyncEngine, token: str, *, idle_s: int,
+                       now: datetime | None = None) -> AdminSession | None:  # fmt: skip
+    """The live session for a cookie token, or None (unknown, expired, idle too long, disabled)."""
+    if not token or len(token) > 200:
+        return None
+    at_us = to_us(now or _now())
+    digest = _token_hash(token)
+    stmt = (select(S.c.token_hash, S.c.csrf_token, S.c.expires_us, S.c.last_seen_us, U)
+            .join(U, U.c.username == S.c.username).where(S.c.token_hash == digest))  # fmt: skip
+    async with engine.connect() as conn:
+        row = (await conn.execute(stmt)).first()
+    if row is None or not hmac.compare_digest(row.token_hash, digest):
+        return None
+    if row.expires_us <= at_us or row.last_seen_us + idle_s * 1_000_000 <= at_us or row.disabled_us:
+        await end_session(engine, token)
+        return None
+    if at_us - row.last_seen_us > 60 * 1_000_000:  # touch at most once a minute
+        async with engine.begin() as conn:
+            await conn.execute(update(S).where(S.c.token_hash == digest).values(last_seen_us=at_us))
+    return AdminSession(_info(row), row.csrf_token, from_us(row.expires_us))
+
+
+async def end_session(engine: AsyncEngine, token: str) -> None:
+    async with engine.begin() as conn:
+        await conn.execute(delete(S).where(S.c.token_hash == _token_hash(token)))

@@ -1,0 +1,195 @@
+"""The 24-hour exposure assessment: what did we send that a vendor's incident may have exposed?
+
+Three SQL passes over the matching slice (one grouped aggregate, the Tier-3 list, the longest
+prompts) and nothing per row in Python, so a multi-week window over millions of rows stays fast.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import StrEnum
+from typing import Any
+
+from sqlalchemy import and_, func, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from audit.disclosures import DisclosureSpec
+from audit.models import AuditRequest
+from audit.queries import ExposureFilter, ExposureRow, rows_select, stream_select
+from audit.timeutil import DAY_US, from_us
+
+__all__ = ["Assessment", "EntityExposure", "TenantExposure", "Verdict", "assess"]
+
+R = AuditRequest.__table__
+TIER3_LISTED = 100
+LONGEST_LISTED = 10
+
+
+class Verdict(StrEnum):
+    """A plain aid for the operator; each has its own exit code in ``tiergate exposure assess``."""
+
+    NOTHING_MATCHED = "nothing_matched"
+    TIER1_ONLY = "tier1_only"
+    SENSITIVE = "sensitive_data_may_be_exposed"
+
+    @property
+    def exit_code(self) -> int:
+        return {"nothing_matched": 0, "tier1_only": 10, "sensitive_data_may_be_exposed": 20}[self]
+
+
+@dataclass(frozen=True, slots=True)
+class TenantExposure:
+    tenant: str | None
+    key_id: str | None
+    requests: int
+    max_tier: int
+
+
+@dataclass(frozen=True, slots=True)
+class EntityExposure:
+    entity_type: str
+    requests: int  # matching requests that contained it
+    occurrences: int  # total findings of this type
+    stripped_requests: int  # of those requests, how many had identifiers stripped before sending
+    unstripped_requests: int
+
+
+@dataclass(frozen=True, slots=True)
+class Assessment:
+    disclosure: DisclosureSpec
+    total: int
+    by_tier: dict[int, int]
+    by_tenant_key: tuple[TenantExposure, ...]
+    by_day: tuple[tuple[date, int], ...]
+    earliest: datetime | None
+    latest: datetime | None
+    entities: tuple[EntityExposure, ...]
+    tier3_total: int
+    tier3_shared: int
+    tier3: tuple[ExposureRow, ...]
+    longest: tuple[ExposureRow, ...]
+    tenants_to_contact: tuple[str, ...]
+    verdict: Verdict
+    disclosure_id: int | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "disclosure": self.disclosure.model_dump(mode="json"),
+            "disclosure_id": self.disclosure_id,
+            "verdict": self.verdict.value,
+            "exit_code": self.verdict.exit_code,
+            "total": self.total,
+            "by_tier": {str(k): v for k, v in sorted(self.by_tier.items())},
+            "by_tenant_key": [
+                {"tenant": t.tenant, "key_id": t.key_id, "requests": t.requests,
+                 "max_tier": t.max_tier} for t in self.by_tenant_key
+            ],  # fmt: skip
+            "by_day": [{"day": d.isoformat(), "requests": n} for d, n in self.by_day],
+            "earliest": self.earliest.isoformat() if self.earliest else None,
+            "latest": self.latest.isoformat() if self.latest else None,
+            "entities": [
+                {"entity_type": e.entity_type, "requests": e.requests,
+                 "occurrences": e.occurrences, "stripped_requests": e.stripped_requests,
+                 "unstripped_requests": e.unstripped_requests} for e in self.entities
+            ],  # fmt: skip
+            "tier3_total": self.tier3_total,
+            "tier3_shared": self.tier3_shared,
+            "tier3": [r.as_dict() for r in self.tier3],
+            "longest": [r.as_dict() for r in self.longest],
+            "tenants_to_contact": list(self.tenants_to_contact),
+            "notes": list(self.notes),
+        }
+
+
+def _verdict(by_tier: dict[int, int]) -> Verdict:
+    if not by_tier:
+        return Verdict.NOTHING_MATCHED
+    if any(tier >= 2 and n for tier, n in by_tier.items()):
+        return Verdict.SENSITIVE
+    return Verdict.TIER1_ONLY
+
+
+async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: int | None = None,
+                 extra: ExposureFilter | None = None) -> Assessment:  # fmt: skip
+    flt = ExposureFilter.from_disclosure(spec)
+    where = flt.where() + (extra.where() if extra is not None else [])
+    day = (R.c.created_us / DAY_US).label("day")
+    grouped = (
+        select(
+            R.c.tier, R.c.tenant, R.c.key_id, day, R.c.findings, R.c.stripped, R.c.upstream_kind,
+            func.count().label("n"), func.min(R.c.created_us).label("first"),
+            func.max(R.c.created_us).label("last"),
+        )
+        .where(and_(True, *where))
+        .group_by(R.c.tier, R.c.tenant, R.c.key_id, day, R.c.findings, R.c.stripped,
+                  R.c.upstream_kind)
+    )  # fmt: skip
+    by_tier: dict[int, int] = {}
+    by_tk: dict[tuple[str | None, str | None], list[int]] = {}
+    by_day: dict[int, int] = {}
+    entities: dict[str, list[int]] = {}
+    earliest = latest = None
+    tier3_shared = 0
+    async with engine.connect() as conn:
+        for g in (await conn.execute(grouped)).all():
+            n, tier = int(g.n), int(g.tier)
+            by_tier[tier] = by_tier.get(tier, 0) + n
+            if tier == 3 and g.upstream_kind == "shared":
+                tier3_shared += n
+            tk = by_tk.setdefault((g.tenant, g.key_id), [0, 0])
+            tk[0] += n
+            tk[1] = max(tk[1], tier)
+            by_day[int(g.day)] = by_day.get(int(g.day), 0) + n
+            earliest = g.first if earliest is None else min(earliest, g.first)
+            latest = g.last if latest is None else max(latest, g.last)
+            for entity, count in (json.loads(g.findings) if g.findings else {}).items():
+                e = entities.setdefault(entity, [0, 0, 0, 0])
+                e[0] += n
+                e[1] += int(count) * n
+                e[2 if g.stripped else 3] += n
+    total = sum(by_tier.values())
+    base = rows_select(flt).where(and_(True, *(extra.where() if extra else [])))
+    tier3 = tuple([r async for r in stream_select(
+        engine, base.where(R.c.tier == 3).order_by(R.c.created_us, R.c.seq).limit(TIER3_LISTED)
+    )]) if by_tier.get(3) else ()  # fmt: skip
+    longest = tuple([r async for r in stream_select(
+        engine, base.order_by(R.c.prompt_tokens.desc(), R.c.seq).limit(LONGEST_LISTED)
+    )]) if total else ()  # fmt: skip
+    contact = sorted({t or "(no tenant)" for (t, _k), (_n, mt) in by_tk.items() if mt >= 2})
+    notes = []
+    if by_tier.get(3):
+        notes.append(
+            f"TIER 3: {by_tier[3]} regulated / customer-confidential request(s) reached the "
+            "disclosed vendor's model"
+        )
+    if tier3_shared:
+        notes.append(
+            f"POLICY BREACH: {tier3_shared} Tier-3 request(s) went to a SHARED upstream; "
+            "Tier 3 may only go to dedicated or on-prem upstreams"
+        )
+    return Assessment(
+        disclosure=spec,
+        total=total,
+        by_tier=dict(sorted(by_tier.items())),
+        by_tenant_key=tuple(
+            TenantExposure(t, k, n, mt)
+            for (t, k), (n, mt) in sorted(by_tk.items(), key=lambda kv: (-kv[1][0], str(kv[0])))
+        ),
+        by_day=tuple((from_us(d * DAY_US).date(), n) for d, n in sorted(by_day.items())),
+        earliest=from_us(earliest) if earliest is not None else None,
+        latest=from_us(latest) if latest is not None else None,
+        entities=tuple(
+            EntityExposure(name, *vals) for name, vals in sorted(entities.items(), key=lambda kv: -kv[1][0])
+        ),
+        tier3_total=by_tier.get(3, 0),
+        tier3_shared=tier3_shared,
+        tier3=tier3,
+        longest=longest,
+        tenants_to_contact=tuple(contact),
+        verdict=_verdict(by_tier),
+        disclosure_id=disclosure_id,
+        notes=tuple(notes),
+    )

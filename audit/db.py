@@ -1,0 +1,68 @@
+"""Engine construction: SQLite (WAL) for the embedded mode, PostgreSQL by URL.
+
+SQLite durability: WAL mode with ``synchronous=FULL`` (the default here) fsyncs the WAL at every
+commit, so a row that ``record_request`` reported committed survives kill -9 and power loss. With
+``NORMAL`` it still survives kill -9 (the WAL pages are in the OS page cache, which outlives the
+process) but the last commits may be lost on power failure. Group commit makes FULL affordable:
+one fsync per batch, not per record.
+
+The pysqlite driver's own transaction handling starts transactions lazily and never takes the
+write lock up front; we disable it and emit ``BEGIN`` ourselves so the chain writer can ask for
+``BEGIN IMMEDIATE`` (the write lock before reading the chain head, needed when several processes
+share one SQLite file).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import event
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+__all__ = ["IMMEDIATE", "is_sqlite", "make_engine"]
+
+# Execution option the writer sets to take SQLite's write lock at BEGIN.
+IMMEDIATE = "tiergate_immediate"
+
+
+def is_sqlite(engine_or_url: AsyncEngine | str) -> bool:
+    url = engine_or_url.url if isinstance(engine_or_url, AsyncEngine) else make_url(engine_or_url)
+    return url.get_backend_name() == "sqlite"
+
+
+def make_engine(url: str, *, sqlite_synchronous: str = "FULL", pool_size: int = 5) -> AsyncEngine:
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            from pathlib import Path
+
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_async_engine(parsed, connect_args={"timeout": 30})
+        _install_sqlite_hooks(engine, sqlite_synchronous)
+        return engine
+    if parsed.get_backend_name() == "postgresql":
+        return create_async_engine(
+            parsed, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+        )
+    raise ValueError(f"unsupported audit database backend: {parsed.get_backend_name()}")
+
+
+def _install_sqlite_hooks(engine: AsyncEngine, synchronous: str) -> None:
+    if synchronous not in {"FULL", "NORMAL"}:
+        raise ValueError("sqlite_synchronous must be FULL or NORMAL")
+
+    @event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (see module docstring)
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute(f"PRAGMA synchronous={synchronous}")
+        cur.execute("PRAGMA busy_timeout=30000")
+        cur.execute("PRAGMA foreign_keys=ON")
+        cur.close()
+
+    @event.listens_for(engine.sync_engine, "begin")
+    def _on_begin(conn: Any) -> None:
+        immediate = conn.get_execution_options().get(IMMEDIATE, False)
+        conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")

@@ -1,0 +1,216 @@
+"""Exposure queries over the write-ahead log: filter, count and stream matching requests.
+
+Every filter maps to an indexed column pair (``provider_model`` / ``upstream`` / ``provider`` /
+``tenant`` with ``created_us``), so a window on one model reads its slice of an index instead of
+the table. Results stream from a server-side cursor: memory stays flat however many rows match.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.sql.elements import ColumnElement
+
+from audit.disclosures import DisclosureSpec
+from audit.models import AuditOutcome, AuditRequest
+from audit.timeutil import from_us, to_us
+
+__all__ = ["ROW_FIELDS", "ExposureFilter", "ExposureRow", "count_rows", "stream_rows"]
+
+R = AuditRequest.__table__
+O = AuditOutcome.__table__  # noqa: E741
+
+ROW_FIELDS = (
+    "seq", "request_id", "created_at", "tenant", "key_id", "endpoint", "client_model", "upstream",
+    "upstream_kind", "provider", "provider_model", "prompt_chars", "prompt_tokens", "tier",
+    "findings", "stripped", "stream", "forwarded", "status", "http_status", "upstream_status",
+    "usage_prompt_tokens",
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class ExposureRow:
+    seq: int
+    request_id: str
+    created_at: datetime
+    tenant: str | None
+    key_id: str | None
+    endpoint: str
+    client_model: str | None
+    upstream: str | None
+    upstream_kind: str | None
+    provider: str | None
+    provider_model: str | None
+    prompt_chars: int
+    prompt_tokens: int
+    tier: int
+    findings: dict[str, int]
+    stripped: bool
+    stream: bool
+    forwarded: bool
+    status: str | None  # None: no outcome recorded (in flight, or the gateway died)
+    http_status: int | None
+    upstream_status: int | None
+    usage_prompt_tokens: int | None
+
+    def as_dict(self) -> dict[str, Any]:
+        out = {name: getattr(self, name) for name in ROW_FIELDS}
+        out["created_at"] = self.created_at.isoformat()
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class ExposureFilter:
+    """Every given criterion must hold; empty tuples and None mean "any"."""
+
+    start: datetime | None = None  # inclusive
+    end: datetime | None = None  # inclusive
+    upstreams: tuple[str, ...] = ()
+    providers: tuple[str, ...] = ()  # with upstreams: either identifies the vendor
+    models: tuple[str, ...] = ()  # provider model names
+    client_models: tuple[str, ...] = ()
+    min_prompt_tokens: int | None = None
+    max_prompt_tokens: int | None = None
+    min_prompt_chars: int | None = None
+    tiers: tuple[int, ...] = ()
+    tenants: tuple[str, ...] = ()
+    key_ids: tuple[str, ...] = ()
+    endpoints: tuple[str, ...] = ()
+    statuses: tuple[str, ...] = ()  # outcome status; "pending" = no outcome recorded
+    stream: bool | None = None
+    forwarded_only: bool = True
+    extra: tuple[ColumnElement[bool], ...] = field(default=(), repr=False)
+
+    @classmethod
+    def from_disclosure(cls, spec: DisclosureSpec) -> ExposureFilter:
+        c = spec.conditions
+        return cls(
+            start=spec.window.start,
+            end=spec.window.end,
+            upstreams=spec.upstreams,
+            providers=spec.providers,
+            models=spec.models,
+            min_prompt_tokens=c.min_prompt_tokens,
+            max_prompt_tokens=c.max_prompt_tokens,
+            min_prompt_chars=c.min_prompt_chars,
+            endpoints=tuple(c.endpoints or ()),
+            stream=True if c.stream_only else None,
+        )
+
+    def where(self) -> list[ColumnElement[bool]]:
+        w: list[ColumnElement[bool]] = list(self.extra)
+        if self.start is not None:
+            w.append(R.c.created_us >= to_us(self.start))
+        if self.end is not None:
+            w.append(R.c.created_us <= to_us(self.end))
+        vendor = []
+        if self.upstreams:
+            vendor.append(R.c.upstream.in_(self.upstreams))
+        if self.providers:
+            vendor.append(R.c.provider.in_(self.providers))
+        if vendor:
+            w.append(or_(*vendor))
+        if self.models:
+            w.append(R.c.provider_model.in_(self.models))
+        if self.client_models:
+            w.append(R.c.client_model.in_(self.client_models))
+        if self.min_prompt_tokens is not None:
+            w.append(R.c.prompt_tokens >= self.min_prompt_tokens)
+        if self.max_prompt_tokens is not None:
+            w.append(R.c.prompt_tokens <= self.max_prompt_tokens)
+        if self.min_prompt_chars is not None:
+            w.append(R.c.prompt_chars >= self.min_prompt_chars)
+        if self.tiers:
+            w.append(R.c.tier.in_(self.tiers))
+        if self.tenants:
+            w.append(R.c.tenant.in_(self.tenants))
+        if self.key_ids:
+            w.append(R.c.key_id.in_(self.key_ids))
+        if self.endpoints:
+            w.append(R.c.endpoint.in_(self.endpoints))
+        if self.stream is not None:
+            w.append(R.c.stream.is_(self.stream))
+        if self.forwarded_only:
+            w.append(R.c.forwarded.is_(True))
+        if self.statuses:
+            named = [s for s in self.statuses if s != "pending"]
+            alts = [O.c.status.in_(named)] if named else []
+            if "pending" in self.statuses:
+                alts.append(O.c.seq.is_(None))
+            w.append(or_(*alts))
+        return w
+
+    @property
+    def needs_outcomes(self) -> bool:
+        return bool(self.statuses)
+
+
+_ROW_COLUMNS = (
+    R.c.seq, R.c.request_id, R.c.created_us, R.c.tenant, R.c.key_id, R.c.endpoint,
+    R.c.client_model, R.c.upstream, R.c.upstream_kind, R.c.provider, R.c.provider_model,
+    R.c.prompt_chars, R.c.prompt_tokens, R.c.tier, R.c.findings, R.c.stripped, R.c.stream,
+    R.c.forwarded, O.c.status, O.c.http_status, O.c.upstream_status, O.c.usage_prompt_tokens,
+)  # fmt: skip
+
+
+def rows_select(flt: ExposureFilter) -> Select[Any]:
+    joined = R.outerjoin(O, O.c.request_id == R.c.request_id)
+    return select(*_ROW_COLUMNS).select_from(joined).where(and_(True, *flt.where()))
+
+
+def to_row(r: Any) -> ExposureRow:
+    return ExposureRow(
+        seq=int(r.seq),
+        request_id=r.request_id,
+        created_at=from_us(r.created_us),
+        tenant=r.tenant,
+        key_id=r.key_id,
+        endpoint=r.endpoint,
+        client_model=r.client_model,
+        upstream=r.upstream,
+        upstream_kind=r.upstream_kind,
+        provider=r.provider,
+        provider_model=r.provider_model,
+        prompt_chars=int(r.prompt_chars),
+        prompt_tokens=int(r.prompt_tokens),
+        tier=int(r.tier),
+        findings=json.loads(r.findings) if r.findings else {},
+        stripped=bool(r.stripped),
+        stream=bool(r.stream),
+        forwarded=bool(r.forwarded),
+        status=r.status,
+        http_status=r.http_status,
+        upstream_status=r.upstream_status,
+        usage_prompt_tokens=r.usage_prompt_tokens,
+    )
+
+
+async def stream_select(engine: AsyncEngine, stmt: Select[Any], chunk: int = 2000
+                        ) -> AsyncIterator[ExposureRow]:  # fmt: skip
+    async with engine.connect() as conn:
+        result = await conn.stream(stmt.execution_options(yield_per=chunk))
+        async for r in result:
+            yield to_row(r)
+
+
+def stream_rows(engine: AsyncEngine, flt: ExposureFilter, *, limit: int | None = None,
+                newest_first: bool = False) -> AsyncIterator[ExposureRow]:  # fmt: skip
+    """Matching requests in time order (ties by seq), streamed."""
+    order = (R.c.created_us.desc(), R.c.seq.desc()) if newest_first else (R.c.created_us, R.c.seq)
+    stmt = rows_select(flt).order_by(*order)
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    return stream_select(engine, stmt)
+
+
+async def count_rows(engine: AsyncEngine, flt: ExposureFilter) -> int:
+    base = R.outerjoin(O, O.c.request_id == R.c.request_id) if flt.needs_outcomes else R
+    stmt = select(func.count()).select_from(base).where(and_(True, *flt.where()))
+    async with engine.connect() as conn:
+        return int((await conn.execute(stmt)).scalar_one())

@@ -1,0 +1,178 @@
+"""Rendering for the CLI and the dashboard: streamed rows as table / JSON / CSV / Markdown, and
+the assessment as Markdown or JSON. Writers take any text stream and never hold all rows.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any, TextIO
+
+from audit.assessment import Assessment
+from audit.queries import ROW_FIELDS, ExposureRow
+
+__all__ = ["FORMATS", "render_assessment_json", "render_assessment_markdown", "write_rows"]
+
+FORMATS = ("table", "json", "csv", "markdown")
+
+_TABLE_COLUMNS = (
+    ("created_at", 26), ("request_id", 24), ("tenant", 12), ("key_id", 16), ("upstream", 16),
+    ("provider_model", 18), ("prompt_tokens", 9), ("tier", 4), ("status", 10),
+)  # fmt: skip
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, dict):
+        return ",".join(f"{k}={v}" for k, v in sorted(value.items()))
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    return str(value)
+
+
+def _clean(text: str) -> str:
+    # Model names and tenants come from clients: keep control characters out of the terminal.
+    return "".join(ch if ch.isprintable() else "?" for ch in text)
+
+
+def _md(text: str) -> str:
+    return _clean(text).replace("|", "\\|")
+
+
+async def write_rows(
+    rows: AsyncIterator[ExposureRow],
+    fmt: str,
+    out: TextIO,
+    progress: Callable[[int], None] | None = None,
+    every: int = 10_000,
+    extra: Callable[[ExposureRow], dict[str, Any]] | None = None,
+) -> int:
+    """Write rows as they arrive; returns how many were written."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}")
+    n = 0
+    fields = list(ROW_FIELDS)
+    writer: Any = None
+    if fmt == "csv":
+        writer = csv.writer(out)
+    async for row in rows:
+        record = row.as_dict()
+        if extra is not None:
+            record.update(extra(row))
+        if n == 0:
+            fields += [k for k in record if k not in fields]
+            if fmt == "csv":
+                writer.writerow(fields)
+            elif fmt == "markdown":
+                out.write("| " + " | ".join(fields) + " |\n")
+                out.write("|" + "---|" * len(fields) + "\n")
+            elif fmt == "table":
+                out.write("  ".join(name.ljust(w)[:w] for name, w in _TABLE_COLUMNS) + "\n")
+            elif fmt == "json":
+                out.write("[\n")
+        if fmt == "csv":
+            writer.writerow([_cell(record.get(f)) for f in fields])
+        elif fmt == "markdown":
+            out.write("| " + " | ".join(_md(_cell(record.get(f))) for f in fields) + " |\n")
+        elif fmt == "table":
+            out.write("  ".join(_clean(_cell(record.get(c))).ljust(w)[:w]
+                                for c, w in _TABLE_COLUMNS) + "\n")  # fmt: skip
+        else:
+            out.write(("" if n == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
+        n += 1
+        if progress is not None and n % every == 0:
+            progress(n)
+    if fmt == "json":
+        out.write("[]\n" if n == 0 else "\n]\n")
+    elif n == 0 and fmt in ("csv", "markdown"):
+        if fmt == "csv":
+            writer.writerow(fields)
+        else:
+            out.write("| " + " | ".join(fields) + " |\n|" + "---|" * len(fields) + "\n")
+    if progress is not None:
+        progress(n)
+    return n
+
+
+def render_assessment_json(a: Assessment) -> str:
+    return json.dumps(a.as_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+_VERDICT_TEXT = {
+    "nothing_matched": "Nothing we sent matches this disclosure.",
+    "tier1_only": "Requests matched, but all were Tier 1 (general): nothing we classify as "
+    "sensitive was sent.",
+    "sensitive_data_may_be_exposed": "SENSITIVE DATA MAY BE EXPOSED: Tier 2 or Tier 3 requests "
+    "matched this disclosure.",
+}
+
+
+def render_assessment_markdown(a: Assessment) -> str:
+    d = a.disclosure
+    lines = [
+        f"# Exposure assessment: {_md(d.title)}",
+        "",
+        f"- Reference: {_md(d.reference)}",
+        f"- Window: {d.window.start.isoformat()} to {d.window.end.isoformat()}",
+        f"- Vendor: providers {_md(', '.join(d.providers) or '-')}; upstreams "
+        f"{_md(', '.join(d.upstreams) or '-')}; models {_md(', '.join(d.models) or 'any')}",
+        f"- Conditions: {_md(json.dumps(d.conditions.model_dump(mode='json', exclude_none=True)))}",
+        "",
+        f"## Verdict: `{a.verdict.value}` (exit code {a.verdict.exit_code})",
+        "",
+        _VERDICT_TEXT[a.verdict.value],
+        "",
+    ]
+    for note in a.notes:
+        lines += [f"> **{_md(note)}**", ""]
+    lines += [
+        f"Matching requests: **{a.total}**"
+        + (f" from {a.earliest.isoformat()} to {a.latest.isoformat()}" if a.earliest and a.latest else ""),
+        "",
+        "## By tier",
+        "",
+        "| tier | requests |",
+        "|---|---|",
+        *[f"| {t} | {n} |" for t, n in a.by_tier.items()],
+        "",
+        "## Tenants to contact",
+        "",
+        *([f"- {_md(t)}" for t in a.tenants_to_contact] or ["- none"]),
+        "",
+        "## By tenant and key",
+        "",
+        "| tenant | key | requests | highest tier |",
+        "|---|---|---|---|",
+        *[f"| {_md(t.tenant or '')} | {_md(t.key_id or '')} | {t.requests} | {t.max_tier} |"
+          for t in a.by_tenant_key],
+        "",
+        "## By day (UTC)",
+        "",
+        "| day | requests |",
+        "|---|---|",
+        *[f"| {day.isoformat()} | {n} |" for day, n in a.by_day],
+        "",
+        "## Entity types present",
+        "",
+        "| entity type | requests | occurrences | stripped | sent unstripped |",
+        "|---|---|---|---|---|",
+        *[f"| {_md(e.entity_type)} | {e.requests} | {e.occurrences} | {e.stripped_requests} | "
+          f"{e.unstripped_requests} |" for e in a.entities],
+        "",
+    ]  # fmt: skip
+    if a.tier3_total:
+        lines += [f"## Tier-3 requests ({a.tier3_total}; first {len(a.tier3)} listed)", "",
+                  "| time | request | tenant | upstream (kind) | tokens |", "|---|---|---|---|---|"]
+        lines += [f"| {r.created_at.isoformat()} | {_md(r.request_id)} | {_md(r.tenant or '')} | "
+                  f"{_md(r.upstream or '')} ({_md(r.upstream_kind or '')}) | {r.prompt_tokens} |"
+                  for r in a.tier3]
+        lines.append("")
+    if a.longest:
+        lines += ["## Longest prompts", "", "| tokens | chars | request | tenant | tier |",
+                  "|---|---|---|---|---|"]
+        lines += [f"| {r.prompt_tokens} | {r.prompt_chars} | {_md(r.request_id)} | "
+                  f"{_md(r.tenant or '')} | {r.tier} |" for r in a.longest]
+        lines.append("")
+    return "\n".join(lines)

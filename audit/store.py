@@ -1,0 +1,206 @@
+"""``AuditStore``: the audit log's one entry point for the gateway, the CLI and the dashboard.
+
+The store never keeps a transaction open between calls: every method opens a short transaction
+(or hands its rows to the group-commit writer) and is done when it returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from audit import keys as _keys
+from audit import migrate
+from audit.chain import ChainHasher, derive_chain_key
+from audit.checkpoints import Checkpoint, CheckpointSigner, write_checkpoint
+from audit.db import make_engine
+from audit.errors import AuditUnavailable, AuditWriteError
+from audit.fingerprint import fingerprint as _fingerprint
+from audit.records import event_row, outcome_row, request_row
+from audit.retention import PurgeResult, purge
+from audit.settings import AuditSettings
+from audit.timeutil import to_us
+from audit.types import KeyInfo, Outcome, RequestRecord
+from audit.verify import VerifyReport, verify_chain
+from audit.writer import ChainWriter
+
+__all__ = ["AuditStore"]
+
+log = logging.getLogger("tiergate.audit")
+
+Clock = Callable[[], datetime]
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+class AuditStore:
+    """Open with :meth:`open`; close with :meth:`close`."""
+
+    def __init__(
+        self,
+        settings: AuditSettings,
+        engine: AsyncEngine,
+        *,
+        fingerprint_key: bytes,
+        checkpoint_key: bytes,
+        clock: Clock = _utcnow,
+    ) -> None:
+        if not fingerprint_key or not checkpoint_key:
+            raise ValueError("fingerprint_key and checkpoint_key are required")
+        self.settings = settings
+        self.engine = engine
+        self._fp_key = bytes(fingerprint_key)
+        self._hasher = ChainHasher(derive_chain_key(checkpoint_key))
+        self._signer = CheckpointSigner(checkpoint_key)
+        self._clock = clock
+        self._writer = ChainWriter(engine, self._hasher, max_batch=settings.max_batch,
+                                   timeout_s=settings.write_timeout_s)  # fmt: skip
+
+    @classmethod
+    async def open(
+        cls,
+        settings: AuditSettings,
+        *,
+        fingerprint_key: bytes,
+        checkpoint_key: bytes,
+        clock: Clock | None = None,
+    ) -> AuditStore:
+        """Build the engine and start the group-commit writer. Does not touch the schema."""
+        engine = make_engine(settings.url, sqlite_synchronous=settings.sqlite_synchronous)
+        store = cls(settings, engine, fingerprint_key=fingerprint_key,
+                    checkpoint_key=checkpoint_key, clock=clock or _utcnow)  # fmt: skip
+        store._writer.start()
+        return store
+
+    async def close(self) -> None:
+        await self._writer.close()
+        await self.engine.dispose()
+
+    # -- schema and health -------------------------------------------------------------------
+
+    async def upgrade(self, revision: str = "head") -> None:
+        await migrate.upgrade(self.engine, revision)
+
+    async def downgrade(self, revision: str = "base") -> None:
+        await migrate.downgrade(self.engine, revision)
+
+    async def ping(self, timeout_s: float = 5.0) -> None:
+        """Raise ``AuditUnavailable`` unless the database answers and the writer is running."""
+        if not self._writer.alive:
+            raise AuditUnavailable("audit writer is not running")
+        try:
+            async with asyncio.timeout(timeout_s):
+                async with self.engine.connect() as conn:
+                    await conn.execute(text("SELECT seq FROM audit_chain_head WHERE id = 1"))
+        except Exception as exc:
+            raise AuditUnavailable(f"audit database unavailable ({type(exc).__name__})") from None
+
+    # -- the write-ahead log -----------------------------------------------------------------
+
+    def fingerprint(self, normalized_text: str) -> str:
+        """The store's keyed fingerprint (same as ``audit.fingerprint(key, text)``)."""
+        return _fingerprint(self._fp_key, normalized_text)
+
+    def _now_us(self) -> int:
+        return to_us(self._clock())
+
+    async def record_request(self, rec: RequestRecord) -> int:
+        """Commit the write-ahead row; returns its chain sequence number only after COMMIT."""
+        (seq,) = await self._writer.append([request_row(rec, forwarded=True)])
+        return seq
+
+    async def record_outcome(self, out: Outcome) -> int:
+        (seq,) = await self._writer.append([outcome_row(out, self._now_us())])
+        return seq
+
+    async def record_refusal(self, rec: RequestRecord, out: Outcome) -> tuple[int, int]:
+        """A request refused before forwarding: its row and its outcome, in one transaction."""
+        if rec.request_id != out.request_id:
+            raise AuditWriteError("refusal outcome must carry the request's id")
+        rows = [request_row(rec, forwarded=False), outcome_row(out, self._now_us())]
+        first, second = await self._writer.append(rows)
+        return first, second
+
+    async def record_event(self, kind: str, detail: dict[str, Any]) -> int:
+        (seq,) = await self._writer.append([event_row(kind, detail, self._now_us())])
+        return seq
+
+    # -- keys -------------------------------------------------------------------------------
+
+    async def create_key(
+        self, tenant: str, name: str, max_tier: int = 3, models: list[str] | None = None
+    ) -> tuple[str, KeyInfo]:
+        """Create a key; the plaintext is returned here and never again."""
+        async with self.engine.begin() as conn:
+            plaintext, info = await _keys.create_key(conn, tenant, name, max_tier, models,
+                                                     now=self._clock())  # fmt: skip
+        await self.record_event("key_created", {"key_id": info.key_id, "tenant": tenant,
+                                                "max_tier": max_tier})  # fmt: skip
+        return plaintext, info
+
+    async def authenticate(self, presented: str) -> KeyInfo | None:
+        async with self.engine.connect() as conn:
+            return await _keys.authenticate(conn, presented)
+
+    async def list_keys(self, tenant: str | None = None) -> list[KeyInfo]:
+        async with self.engine.connect() as conn:
+            return await _keys.list_keys(conn, tenant)
+
+    async def revoke_key(self, key_id: str) -> bool:
+        async with self.engine.begin() as conn:
+            info = await _keys.revoke_key(conn, key_id, now=self._clock())
+        if info is None:
+            return False
+        await self.record_event("key_revoked", {"key_id": key_id, "tenant": info.tenant})
+        return True
+
+    # -- integrity and retention ------------------------------------------------------------
+
+    async def write_checkpoint(self) -> Checkpoint:
+        """Sign the current chain head into ``checkpoint_dir`` (outside the database)."""
+        return await write_checkpoint(self.engine, self._signer,
+                                      Path(self.settings.checkpoint_dir), self._clock())  # fmt: skip
+
+    async def verify(self, checkpoint_dir: str | Path | None = None,
+                     progress: Callable[[int], None] | None = None) -> VerifyReport:  # fmt: skip
+        folder = Path(checkpoint_dir or self.settings.checkpoint_dir)
+        return await verify_chain(self.engine, self._hasher, self._signer, folder, progress)
+
+    async def purge(self, *, now: datetime | None = None, batch_size: int = 10_000) -> PurgeResult:
+        """Delete chained rows older than the retention window, oldest first, in batches."""
+        return await purge(self, now or self._clock(), batch_size=batch_size)
+
+    async def run_maintenance(self) -> None:
+        """Checkpoints every ``checkpoint_interval_s`` and, if configured, purges; until cancelled.
+
+        The gateway starts this as a task in its lifespan. Failures are logged and retried at the
+        next tick: maintenance must never take the request path down with it.
+        """
+        every = self.settings.checkpoint_interval_s
+        purge_every = self.settings.purge_interval_s
+        loop = asyncio.get_running_loop()
+        next_purge = loop.time() + purge_every if purge_every else None
+        try:
+            while True:
+                await asyncio.sleep(every)
+                with contextlib.suppress(Exception):
+                    await self.write_checkpoint()
+                if next_purge is not None and loop.time() >= next_purge:
+                    try:
+                        await self.purge()
+                    except Exception as exc:
+                        log.error("scheduled audit purge failed: %s", type(exc).__name__)
+                    next_purge = loop.time() + (purge_every or 0)
+        finally:
+            with contextlib.suppress(Exception):
+                await asyncio.shield(self.write_checkpoint())

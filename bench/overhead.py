@@ -1,0 +1,257 @@
+"""Gateway overhead: direct calls vs Tiergate (vs LiteLLM proxy with --litellm), one mock upstream.
+
+    .venv/bin/python bench/overhead.py             # direct vs Tiergate
+    .venv/bin/python bench/overhead.py --litellm   # also LiteLLM (installed into a temp venv)
+    .venv/bin/python bench/overhead.py --quick     # fewer requests (a smoke run)
+
+Each target runs as its own process with one worker; the mock upstream (tests/support's ledgered
+fake, plain ASGI) runs in another. For every target, concurrency (1, 8, 64) and prompt size
+(1 KB, 100 KB): p50/p99 latency and the p50/p99 *added* over direct calls, requests/s, CPU time
+per request of the target process (from /proc), and streaming time-to-first-byte (concurrency 1).
+Figures are only compared within one run (same machine, same load).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.support.servers import free_port, wait_http  # noqa: E402
+
+PY = sys.executable
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+WORDS = ("the quarterly plan needs review before we ship the new release to every region while "
+         "keeping latency low and costs predictable across teams and vendors").split()
+
+
+def prompt(size: int, seed: int) -> str:
+    rng = random.Random(seed)
+    out: list[str] = []
+    n = 0
+    while n < size:
+        w = rng.choice(WORDS)
+        out.append(w)
+        n += len(w) + 1
+    return " ".join(out)[:size]
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of a process and its children that were waited for, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(fields[i]) for i in (11, 12, 13, 14)) / CLK_TCK
+
+
+class Proc:
+    def __init__(self, args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
+                 log: Path | None = None) -> None:  # fmt: skip
+        out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115
+        self.p = subprocess.Popen(args, env={**os.environ, **(env or {})}, cwd=cwd, stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+
+    def stop(self) -> None:
+        if self.p.poll() is None:
+            os.killpg(self.p.pid, signal.SIGTERM)
+            try:
+                self.p.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.p.pid, signal.SIGKILL)
+                self.p.wait()
+
+
+def start_upstream(port: int) -> Proc:
+    code = textwrap.dedent(f"""
+        import sys, uvicorn
+        sys.path.insert(0, {str(ROOT)!r})
+        from tests.support.fake_upstream import FakeUpstream, Scripted
+        fake = FakeUpstream(name="mock")
+        fake.ledger.add = lambda *a, **k: __import__("tests.support.fake_upstream", fromlist=["x"]).Received(
+            0, a[0], {{}}, __import__("json").loads(a[2]), a[2], 0.0)  # no unbounded ledger in a bench
+        fake.script = lambda r: Scripted(content="The answer is short.", chunks=["The ", "answer ", "is ", "short."])
+        uvicorn.run(fake.app, host="127.0.0.1", port={port}, log_level="warning", access_log=False,
+                    interface="asgi3", lifespan="off")
+    """)
+    proc = Proc([PY, "-c", code])
+    wait_http(f"http://127.0.0.1:{port}/v1/models", 30)
+    return proc
+
+
+def start_tiergate(tmp: Path, upstream: str) -> tuple[Proc, str, str]:
+    port = free_port()
+    cfg = {
+        "server": {"port": port, "max_body_bytes": 4 * 1024 * 1024},
+        "audit": {"url": f"sqlite+aiosqlite:///{tmp / 'audit.db'}", "checkpoint_dir": str(tmp / "cp")},
+        "state_dir": str(tmp / "var"),
+        "upstreams": [{"name": "mock", "base_url": upstream, "kind": "shared", "max_tier": 2,
+                       "models": {"bench": "mock-model"}, "context_window": 1_000_000}],
+    }  # fmt: skip
+    path = tmp / "tiergate.yaml"
+    path.write_text(json.dumps(cfg))
+    env = {"TIERGATE_CONFIG": str(path)}
+    made = subprocess.run([PY, "-m", "gateway.cli", "keys", "create", "--tenant", "bench", "--name", "bench"],
+                          env={**os.environ, **env}, cwd=tmp, capture_output=True, check=True)  # fmt: skip
+    key = json.loads(made.stdout.splitlines()[0])["key"]
+    proc = Proc([PY, "-m", "gateway.cli", "serve"], env=env, cwd=tmp, log=tmp / "tiergate.log")
+    wait_http(f"http://127.0.0.1:{port}/healthz", 120)
+    return proc, f"http://127.0.0.1:{port}/v1", key
+
+
+def start_litellm(tmp: Path, upstream: str) -> tuple[Proc, str, str]:
+    venv = tmp / "litellm-venv"
+    if not (venv / "bin" / "litellm").exists():
+        subprocess.run([PY, "-m", "venv", str(venv)], check=True)
+        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "litellm[proxy]"], check=True)
+    port = free_port()
+    (tmp / "litellm.yaml").write_text(json.dumps({
+        "model_list": [{"model_name": "bench", "litellm_params": {
+            "model": "openai/mock-model", "api_base": upstream, "api_key": "none"}}],
+        "litellm_settings": {"drop_params": True, "telemetry": False},
+    }))  # fmt: skip
+    proc = Proc([str(venv / "bin" / "litellm"), "--config", str(tmp / "litellm.yaml"), "--port", str(port),
+                 "--num_workers", "1"], env={"LITELLM_TELEMETRY": "False"}, cwd=tmp,
+                log=tmp / "litellm.log")  # fmt: skip
+    wait_http(f"http://127.0.0.1:{port}/health/liveliness", 180)
+    return proc, f"http://127.0.0.1:{port}/v1", "sk-anything"
+
+
+@dataclass
+class Row:
+    target: str
+    size: int
+    concurrency: int
+    requests: int
+    p50_ms: float
+    p99_ms: float
+    rps: float
+    cpu_ms: float | None
+    ttfb_p50_ms: float | None = None
+
+
+async def load(base: str, key: str, text: str, concurrency: int, n: int, stream: bool) -> tuple[list[float], float]:
+    """Latencies (s) of ``n`` chat requests at ``concurrency``; for streams, time to first content byte."""
+    body = {"model": "bench", "messages": [{"role": "user", "content": text}], "stream": stream}
+    lat: list[float] = []
+    limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
+    async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits,
+                                 headers={"authorization": f"Bearer {key}"}) as client:  # fmt: skip
+        queue = list(range(n))
+
+        async def worker() -> None:
+            while queue:
+                queue.pop()
+                t0 = time.perf_counter()
+                if stream:
+                    async with client.stream("POST", "/chat/completions", json=body) as r:
+                        r.raise_for_status()
+                        first = None
+                        async for chunk in r.aiter_bytes():
+                            if first is None and b'"content"' in chunk:
+                                first = time.perf_counter() - t0
+                        lat.append(first if first is not None else time.perf_counter() - t0)
+                else:
+                    r = await client.post("/chat/completions", json=body)
+                    r.raise_for_status()
+                    lat.append(time.perf_counter() - t0)
+
+        for _ in range(min(2, n)):  # warm up connections and caches
+            queue.append(-1)
+        start = time.perf_counter()
+        await asyncio.gather(*(worker() for _ in range(concurrency)))
+        wall = time.perf_counter() - start
+    return lat, wall
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
+
+
+def measure(name: str, base: str, key: str, pid: int | None, plan: list[tuple[int, int, int]]) -> list[Row]:
+    rows = []
+    for size, conc, n in plan:
+        text = prompt(size, seed=size + conc)
+        before = cpu_seconds(pid) if pid else None
+        lat, wall = asyncio.run(load(base, key, text, conc, n, stream=False))
+        cpu = (cpu_seconds(pid) - before) / len(lat) * 1000 if pid and before is not None else None
+        ttfb = None
+        if conc == 1:
+            firsts, _ = asyncio.run(load(base, key, text, 1, max(10, n // 4), stream=True))
+            ttfb = statistics.median(firsts) * 1000
+        rows.append(Row(name, size, conc, len(lat), pct(lat, 0.5), pct(lat, 0.99), len(lat) / wall, cpu, ttfb))
+        print(f"  {name:9} {size // 1024:>4} KB c={conc:<3} p50 {rows[-1].p50_ms:7.2f} ms  p99 "
+              f"{rows[-1].p99_ms:7.2f} ms  {rows[-1].rps:7.1f} req/s  cpu/req "
+              f"{'-' if cpu is None else f'{cpu:.2f} ms'}  ttfb {'-' if ttfb is None else f'{ttfb:.2f} ms'}",
+              flush=True)  # fmt: skip
+    return rows
+
+
+def report(rows: list[Row]) -> str:
+    direct = {(r.size, r.concurrency): r for r in rows if r.target == "direct"}
+    lines = ["| target | prompt | conc | p50 ms | p99 ms | added p50 | added p99 | req/s | CPU/req ms | TTFB ms | added TTFB |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    for r in rows:
+        d = direct[(r.size, r.concurrency)]
+        added = "" if r.target == "direct" else f"{r.p50_ms - d.p50_ms:+.2f}"
+        added99 = "" if r.target == "direct" else f"{r.p99_ms - d.p99_ms:+.2f}"
+        ttfb = "" if r.ttfb_p50_ms is None else f"{r.ttfb_p50_ms:.2f}"
+        added_ttfb = "" if r.ttfb_p50_ms is None or r.target == "direct" or d.ttfb_p50_ms is None else \
+            f"{r.ttfb_p50_ms - d.ttfb_p50_ms:+.2f}"  # fmt: skip
+        cpu = "" if r.cpu_ms is None else f"{r.cpu_ms:.2f}"
+        lines.append(f"| {r.target} | {r.size // 1024} KB | {r.concurrency} | {r.p50_ms:.2f} | {r.p99_ms:.2f} | "
+                     f"{added} | {added99} | {r.rps:.0f} | {cpu} | {ttfb} | {added_ttfb} |")  # fmt: skip
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--litellm", action="store_true", help="also measure LiteLLM proxy (pip installs it)")
+    parser.add_argument("--quick", action="store_true", help="fewer requests per cell")
+    parser.add_argument("--litellm-dir", type=Path, default=None, help="reuse a LiteLLM venv folder")
+    args = parser.parse_args()
+    scale = 0.25 if args.quick else 1.0
+    plan = []
+    for size, base_n in ((1024, 400), (100 * 1024, 60)):
+        for conc in (1, 8, 64):
+            plan.append((size, conc, max(conc, int(base_n * scale * (1 if conc == 1 else 2)))))
+    with tempfile.TemporaryDirectory(prefix="tg-bench-") as tmp_s:
+        tmp = Path(tmp_s)
+        up_port = free_port()
+        upstream = start_upstream(up_port)
+        procs = [upstream]
+        try:
+            base_up = f"http://127.0.0.1:{up_port}/v1"
+            rows = measure("direct", base_up, "none", upstream.p.pid, plan)
+            tg, tg_url, tg_key = start_tiergate(tmp, base_up)
+            procs.append(tg)
+            rows += measure("tiergate", tg_url, tg_key, tg.p.pid, plan)
+            if args.litellm:
+                lite_dir = args.litellm_dir or tmp
+                lite, lite_url, lite_key = start_litellm(lite_dir, base_up)
+                procs.append(lite)
+                rows += measure("litellm", lite_url, lite_key, lite.p.pid, plan)
+        finally:
+            for p in reversed(procs):
+                p.stop()
+    print()
+    print(report(rows))
+
+
+if __name__ == "__main__":
+    main()

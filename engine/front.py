@@ -1,0 +1,286 @@
+"""The hardened front of the engine: the only port clients reach; vLLM listens on loopback.
+
+Routes::
+
+    GET  /tiergate/manifest     the engine manifest (503 while vLLM is down)
+    GET  /health                200 only while vLLM runs
+    GET  /metrics               our counters, then vLLM's own /metrics
+    GET  /v1/models             proxied
+    POST /tokenize              proxied (exact counts for callers)
+    POST /v1/chat/completions   admission (engine.admission), then proxied, stream or not
+    POST /v1/completions        same
+
+Anything else is 404: no vLLM admin or dev route is reachable through the front. Each generation
+request is counted with vLLM's own ``/tokenize`` before it is forwarded; the answer's
+``usage.prompt_tokens`` must equal that count, or the client gets a 502 instead of the text
+(the 2026 leak answered 200 for a prompt replaced by a one-token placeholder).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import httpx
+from litestar import Litestar, Request, get, post
+from litestar.datastructures import State
+from litestar.response import Response, Stream
+from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+
+from engine.admission import AdmissionError, admit, completion_prompt_tokens, prepare_body, tokenize_request
+from engine.launcher import EngineStartError
+from engine.manifest import MANIFEST_PATH
+from engine.salt import derive_cache_salt
+from engine.supervisor import EngineSupervisor
+
+__all__ = ["TENANT_HEADER", "create_front"]
+
+log = logging.getLogger("tiergate.engine.front")
+
+TENANT_HEADER = "x-tiergate-tenant"
+_PASS_HEADERS = ("content-type",)
+
+
+class _Metrics:
+    def __init__(self) -> None:
+        self.registry = CollectorRegistry()
+        r = self.registry
+        self.rejected = Counter("tiergate_engine_rejected", "Requests refused by admission", ["reason"], registry=r)
+        self.clamped = Counter("tiergate_engine_max_tokens_clamped", "max_tokens lowered to fit", registry=r)
+        self.dropped = Counter("tiergate_engine_truncation_params_dropped", "Requests with truncation params removed", registry=r)
+        self.integrity = Counter("tiergate_engine_integrity_failures", "Answers withheld: usage disagreed with our count", registry=r)
+        self.zeroed = Gauge("tiergate_engine_kv_blocks_zeroed_total", "KV blocks zeroed on allocation (all vLLM processes)", registry=r)
+        self.plugin_procs = Gauge("tiergate_engine_plugin_processes", "vLLM processes with the KV hygiene plugin active", registry=r)
+        self.plugin_missing = Gauge("tiergate_engine_plugin_missing_processes", "vLLM processes without the plugin", registry=r)
+
+
+def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> Response[Any]:
+    kind = "invalid_request_error" if status < 500 else "engine_error"
+    body = {"error": {"message": message, "type": kind, "code": code, "param": None}}
+    return Response(body, status_code=status, headers=headers or {}, media_type="application/json")
+
+
+def _ok(content: Any, headers: dict[str, str] | None = None, media_type: str = "application/json") -> Response[Any]:
+    return Response(content, status_code=200, headers=headers or {}, media_type=media_type)
+
+
+def _client(state: State) -> httpx.AsyncClient:
+    return state["vllm_client"]  # type: ignore[no-any-return]
+
+
+def _supervisor(state: State) -> EngineSupervisor:
+    return state["supervisor"]  # type: ignore[no-any-return]
+
+
+@get(MANIFEST_PATH, sync_to_thread=False)
+def manifest_route(state: State) -> Response[Any]:
+    try:
+        return _ok(_supervisor(state).manifest().to_json())
+    except EngineStartError:
+        return _error(503, "engine is not running", "engine_down")
+
+
+@get("/health", sync_to_thread=False)
+def health_route(state: State) -> Response[Any]:
+    up = _supervisor(state).alive()
+    return Response({"ok": up}, status_code=200 if up else 503, media_type="application/json")
+
+
+@get("/metrics")
+async def metrics_route(state: State) -> Response[Any]:
+    metrics: _Metrics = state["metrics"]
+    status = _supervisor(state).zeroing_status()
+    metrics.zeroed.set(status.blocks_zeroed)
+    metrics.plugin_procs.set(status.processes)
+    metrics.plugin_missing.set(len(status.missing))
+    ours = generate_latest(metrics.registry).decode()
+    try:
+        theirs = (await _client(state).get("/metrics")).text
+    except httpx.HTTPError:
+        theirs = ""
+    return _ok(ours + theirs, media_type="text/plain; version=0.0.4")
+
+
+async def _proxy(state: State, method: str, path: str, body: bytes | None = None) -> Response[Any]:
+    try:
+        upstream = await _client(state).request(
+            method, path, content=body, headers={"content-type": "application/json"}
+        )
+    except httpx.HTTPError as exc:
+        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    return Response(upstream.content, status_code=upstream.status_code,
+                    media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+
+
+@get("/v1/models")
+async def models_route(state: State) -> Response[Any]:
+    return await _proxy(state, "GET", "/v1/models")
+
+
+@post("/tokenize")
+async def tokenize_route(request: Request[Any, Any, State], state: State) -> Response[Any]:
+    return await _proxy(state, "POST", "/tokenize", await request.body())
+
+
+async def _count(state: State, body: dict[str, Any], chat: bool) -> int:
+    known = None if chat else completion_prompt_tokens(body)
+    if known is not None:
+        return known
+    tok = tokenize_request(body, chat=chat)
+    try:
+        response = await _client(state).post("/tokenize", json=tok)
+    except httpx.HTTPError as exc:
+        raise AdmissionError(f"engine unreachable: {type(exc).__name__}", status_code=502,
+                             code="engine_unreachable") from exc  # fmt: skip
+    if response.status_code != 200:
+        # vLLM refuses to even tokenize some over-long inputs; relay its 4xx as ours.
+        status = 400 if response.status_code < 500 else 502
+        message = _upstream_message(response) or "prompt could not be counted"
+        raise AdmissionError(message, status_code=status, code="prompt_not_counted")
+    count = response.json().get("count")
+    if type(count) is not int:
+        raise AdmissionError("engine /tokenize gave no count", status_code=502, code="engine_error")
+    return count
+
+
+def _upstream_message(response: httpx.Response) -> str | None:
+    try:
+        err = response.json().get("error")
+        return str(err.get("message")) if isinstance(err, dict) else None
+    except (ValueError, AttributeError):
+        return None
+
+
+async def _generate(request: Request[Any, Any, State], state: State, path: str, chat: bool) -> Response[Any] | Stream:
+    metrics: _Metrics = state["metrics"]
+    try:
+        raw = json.loads(await request.body())
+    except ValueError:
+        metrics.rejected.labels("bad_json").inc()
+        return _error(400, "request body is not JSON", "invalid_json")
+    salt_key: bytes | None = state["salt_key"]
+    derived = None
+    try:
+        if salt_key is not None:
+            tenant = request.headers.get(TENANT_HEADER, "")
+            if not tenant:
+                raise AdmissionError(f"{TENANT_HEADER} header is required", code="tenant_required")
+            derived = derive_cache_salt(salt_key, tenant)
+        cfg = _supervisor(state).config
+        body, dropped = prepare_body(raw, chat=chat, require_salt=cfg.cache_salt.require and cfg.prefix_caching,
+                                     derived_salt=derived)  # fmt: skip
+        readback = _supervisor(state).readback
+        assert readback is not None
+        admitted = admit(body, dropped, await _count(state, body, chat), readback.max_model_len)
+    except AdmissionError as exc:
+        metrics.rejected.labels(exc.code).inc()
+        return _error(exc.status_code, str(exc), exc.code)
+    if admitted.dropped:
+        metrics.dropped.inc()
+    if admitted.clamped:
+        metrics.clamped.inc()
+    if admitted.body.get("stream"):
+        return await _forward_stream(state, path, admitted.body, admitted.prompt_tokens, admitted.headers())
+    try:
+        upstream = await _client(state).post(path, json=admitted.body)
+    except httpx.HTTPError as exc:
+        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    if upstream.status_code != 200:
+        return Response(upstream.content, status_code=upstream.status_code, headers=admitted.headers(),
+                        media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+    answer = upstream.json()
+    reported = (answer.get("usage") or {}).get("prompt_tokens")
+    if reported != admitted.prompt_tokens or not answer.get("choices"):
+        metrics.integrity.inc()
+        log.error("engine answer withheld: usage.prompt_tokens %s, counted %s", reported, admitted.prompt_tokens)
+        return _error(502, "engine answer failed the integrity check", "engine_integrity", admitted.headers())
+    return _ok(answer, admitted.headers())
+
+
+async def _forward_stream(state: State, path: str, body: dict[str, Any], counted: int,
+                          headers: dict[str, str]) -> Response[Any] | Stream:  # fmt: skip
+    client = _client(state)
+    metrics: _Metrics = state["metrics"]
+    upstream_cm = client.stream("POST", path, json=body)
+    try:
+        upstream = await upstream_cm.__aenter__()
+    except httpx.HTTPError as exc:
+        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    if upstream.status_code != 200:
+        content = await upstream.aread()
+        await upstream_cm.__aexit__(None, None, None)
+        return Response(content, status_code=upstream.status_code, headers=headers,
+                        media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+
+    async def relay() -> AsyncIterator[bytes]:
+        pending = b""
+        try:
+            async for chunk in upstream.aiter_bytes():
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                out = bytearray()
+                for line in lines:
+                    if b'"prompt_tokens"' in line and line.startswith(b"data: "):
+                        usage = (json.loads(line[6:]).get("usage") or {})
+                        if usage.get("prompt_tokens", counted) != counted:
+                            metrics.integrity.inc()
+                            yield bytes(out) + _sse_error()
+                            return
+                    out += line + b"\n"
+                if out:
+                    yield bytes(out)
+            if pending:
+                yield pending
+        finally:
+            await upstream_cm.__aexit__(None, None, None)
+
+    return Stream(relay(), status_code=200, media_type="text/event-stream", headers=headers)
+
+
+def _sse_error() -> bytes:
+    err = {"error": {"message": "engine answer failed the integrity check", "type": "engine_error",
+                     "code": "engine_integrity", "param": None}}  # fmt: skip
+    return b"data: " + json.dumps(err).encode() + b"\n\n"
+
+
+@post("/v1/chat/completions")
+async def chat_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+    return await _generate(request, state, "/v1/chat/completions", chat=True)
+
+
+@post("/v1/completions")
+async def completions_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+    return await _generate(request, state, "/v1/completions", chat=False)
+
+
+def create_front(supervisor: EngineSupervisor, transport: httpx.AsyncBaseTransport | None = None) -> Litestar:
+    """The front app for a started supervisor (its readback must be present).
+
+    ``transport`` replaces the network towards vLLM (tests use it to play a misbehaving engine).
+    """
+    cfg = supervisor.config
+    salt_key = cfg.cache_salt.secret_file.read_bytes().strip() if cfg.cache_salt.secret_file else None
+    if salt_key is not None:
+        derive_cache_salt(salt_key, "startup-check")  # a short key fails here, not per request
+
+    async def open_client(app: Litestar) -> None:
+        app.state["vllm_client"] = httpx.AsyncClient(
+            base_url=supervisor.vllm_url,
+            timeout=httpx.Timeout(10.0, read=cfg.upstream_timeout_s),
+            limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+            transport=transport,
+        )
+
+    async def close_client(app: Litestar) -> None:
+        await app.state["vllm_client"].aclose()
+
+    return Litestar(
+        route_handlers=[manifest_route, health_route, metrics_route, models_route, tokenize_route,
+                        chat_route, completions_route],  # fmt: skip
+        state=State({"supervisor": supervisor, "metrics": _Metrics(), "salt_key": salt_key}),
+        on_startup=[open_client],
+        on_shutdown=[close_client],
+        openapi_config=None,
+    )

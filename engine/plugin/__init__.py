@@ -1,0 +1,25 @@
+"""The KV hygiene plugin: a ``vllm.general_plugins`` entry point of this project.
+
+vLLM loads general plugins in every one of its processes (API server, engine core, workers),
+filtered by the ``VLLM_PLUGINS`` allow-list; the launcher sets ``VLLM_PLUGINS=tiergate_kv_hygiene``.
+``register`` turns on vLLM's zero-on-allocate path for every attention KV block, counts the
+blocks zeroed, and records its own presence per process so that the engine supervisor can prove
+the plugin is active everywhere. This module must stay cheap to import: vLLM imports it before
+deciding whether to call it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ENV_ALLOW_UNTESTED", "ENV_STATE_DIR", "PLUGIN_NAME", "PLUGIN_VERSION", "register"]
+
+PLUGIN_NAME = "tiergate_kv_hygiene"
+PLUGIN_VERSION = "0.1.0"
+ENV_STATE_DIR = "TIERGATE_ENGINE_STATE_DIR"
+ENV_ALLOW_UNTESTED = "TIERGATE_KV_PLUGIN_ALLOW_UNTESTED"
+
+
+def register() -> None:
+    """vLLM's entry point: raise (and so stop the engine) rather than run without zeroing."""
+    from engine.plugin.zeroing import install
+
+    install()

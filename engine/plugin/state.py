@@ -1,0 +1,84 @@
+"""Per-process evidence the plugin leaves for the supervisor: who loaded it, and how much it zeroed.
+
+Each vLLM process that runs ``register`` writes ``kvzero-<pid>.json`` (written once, atomically)
+and keeps ``kvzero-<pid>.count`` open: two little-endian u64 (zeroing calls, blocks zeroed)
+updated with one ``pwrite`` per zeroing call. A pwrite is a single syscall; anything heavier
+(JSON, locks, fsync) would sit on the scheduler's step path.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["PluginProcess", "ZeroCounter", "read_plugin_processes", "write_process_record"]
+
+_COUNT = struct.Struct("<QQ")
+
+
+@dataclass(frozen=True, slots=True)
+class PluginProcess:
+    """One vLLM process in which the plugin reported itself active."""
+
+    pid: int
+    plugin_version: str
+    vllm_version: str
+    version_override: bool
+    zeroing: bool
+    calls: int
+    blocks_zeroed: int
+
+
+class ZeroCounter:
+    """In-process counter mirrored to ``kvzero-<pid>.count`` when a state dir is set."""
+
+    def __init__(self, state_dir: Path | None) -> None:
+        self.calls = 0
+        self.blocks = 0
+        self._fd: int | None = None
+        if state_dir is not None:
+            path = state_dir / f"kvzero-{os.getpid()}.count"
+            self._fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_TRUNC, 0o644)
+            os.pwrite(self._fd, _COUNT.pack(0, 0), 0)
+
+    def add(self, blocks: int) -> None:
+        self.calls += 1
+        self.blocks += blocks
+        if self._fd is not None:
+            os.pwrite(self._fd, _COUNT.pack(self.calls, self.blocks), 0)
+
+
+def write_process_record(state_dir: Path, record: dict[str, object]) -> None:
+    """Atomically write this process's ``kvzero-<pid>.json``."""
+    pid = os.getpid()
+    tmp = state_dir / f".kvzero-{pid}.json.tmp"
+    tmp.write_text(json.dumps({**record, "pid": pid, "written_at": time.time()}))
+    os.replace(tmp, state_dir / f"kvzero-{pid}.json")
+
+
+def read_plugin_processes(state_dir: Path) -> list[PluginProcess]:
+    """Every process record in ``state_dir`` with its current counts (0 before any zeroing)."""
+    found: list[PluginProcess] = []
+    for path in sorted(state_dir.glob("kvzero-*.json")):
+        try:
+            record = json.loads(path.read_text())
+            raw = (state_dir / f"kvzero-{record['pid']}.count").read_bytes()[: _COUNT.size]
+            calls, blocks = _COUNT.unpack(raw) if len(raw) == _COUNT.size else (0, 0)
+            found.append(
+                PluginProcess(
+                    pid=int(record["pid"]),
+                    plugin_version=str(record["plugin_version"]),
+                    vllm_version=str(record["vllm_version"]),
+                    version_override=bool(record["version_override"]),
+                    zeroing=record.get("zeroing") is True,
+                    calls=calls,
+                    blocks_zeroed=blocks,
+                )
+            )
+        except (OSError, ValueError, KeyError):
+            continue  # a half-written or foreign file proves nothing: it simply does not count
+    return found

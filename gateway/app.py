@@ -1,0 +1,209 @@
+"""``create_app(settings, *, seams…) -> Litestar``: the one place the gateway is assembled.
+
+Seams (for tests and embedding, never monkeypatching): ``store`` (an opened audit store),
+``transport`` (one httpx transport for every upstream) or ``transports`` (per upstream name),
+``classifier`` (a built ``tiers.Classifier``, which is slow to build), ``limiter`` and ``clock``.
+Everything else is built from ``settings`` in the lifespan and torn down with it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import httpx
+import msgspec
+from litestar import Litestar, Request, Response
+from litestar.exceptions import HTTPException
+
+from gateway.auth import Authenticator
+from gateway.classify import ClassifyStep
+from gateway.dashboard import dashboard_router
+from gateway.errors import (
+    BadRequest,
+    GatewayError,
+    NotFound,
+    PayloadTooLarge,
+    Unprocessable,
+    error_body,
+)
+from gateway.hardening import HardeningMonitor
+from gateway.metrics import Metrics
+from gateway.pipeline import Pipeline
+from gateway.ratelimit import Limiter, MemoryLimiter, RedisLimiter
+from gateway.routes import ROUTES
+from gateway.routing import Router
+from gateway.settings import Settings, load_settings
+from gateway.tokens import TokenCounter, counter_for
+from gateway.upstream import UpstreamClient
+
+__all__ = ["GatewayState", "app_from_env", "create_app"]
+
+log = logging.getLogger("tiergate.gateway")
+_encode = msgspec.json.Encoder().encode
+
+
+@dataclass
+class GatewayState:
+    settings: Settings
+    store: Any
+    auth: Authenticator
+    router: Router
+    metrics: Metrics
+    pipeline: Pipeline
+    hardening: HardeningMonitor
+    limiter: Limiter
+    clients: dict[str, UpstreamClient]
+
+
+def _error_response(exc: GatewayError) -> Response[Any]:
+    return Response(_encode(exc.body()), status_code=exc.status_code, media_type="application/json",
+                    headers=exc.headers)  # fmt: skip
+
+
+def _translate_http(exc: HTTPException) -> GatewayError:
+    status = exc.status_code
+    if status == 404:
+        return NotFound("no such route", code="not_found")
+    if status == 413:
+        return PayloadTooLarge()
+    if status == 405:
+        err = BadRequest("method not allowed", code="method_not_allowed")
+        err.status_code = 405  # type: ignore[misc]
+        return err
+    if status == 400:
+        return BadRequest("malformed request")
+    if status in (401, 403, 422, 429, 503):
+        err = Unprocessable("request refused", code="refused")
+        err.status_code = status  # type: ignore[misc]
+        return err
+    return GatewayError()
+
+
+def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    """One handler for every error: the OpenAI error shape, no internal detail."""
+    if isinstance(exc, GatewayError):
+        return _error_response(exc)
+    if isinstance(exc, HTTPException):
+        return _error_response(_translate_http(exc))
+    # Only the class name: an exception's text may quote what it was processing.
+    log.error("unhandled %s on %s", type(exc).__name__, request.scope.get("path", "?")[:200])
+    return _error_response(GatewayError())
+
+
+def _counters(settings: Settings) -> dict[str, TokenCounter]:
+    return {
+        u.name: counter_for(u.tokenizer_file, bytes_per_token=u.bytes_per_token, tolerance=u.usage_tolerance)
+        for u in settings.upstreams
+    }
+
+
+def _auto_migrate(settings: Settings) -> bool:
+    flag = settings.server.auto_migrate
+    return settings.embedded if flag is None else flag
+
+
+def create_app(
+    settings: Settings,
+    *,
+    store: Any = None,
+    transport: httpx.AsyncBaseTransport | None = None,
+    transports: dict[str, httpx.AsyncBaseTransport] | None = None,
+    classifier: Any = None,
+    limiter: Limiter | None = None,
+    clock: Callable[[], datetime] | None = None,
+) -> Litestar:
+    metrics = Metrics()
+    router = Router(settings)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Litestar) -> AsyncIterator[None]:
+        from audit.store import AuditStore
+        from tiers import Classifier
+
+        secrets = settings.secrets
+        fp_key = secrets.fingerprint_key.get_secret_value().encode()  # type: ignore[union-attr]
+        owns_store = store is None
+        the_store = store
+        if the_store is None:
+            the_store = await AuditStore.open(
+                settings.audit,
+                fingerprint_key=fp_key,
+                checkpoint_key=secrets.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]
+            )
+        async with contextlib.AsyncExitStack() as stack:
+            if owns_store:
+                stack.push_async_callback(the_store.close)
+                if _auto_migrate(settings):
+                    await the_store.upgrade()
+            clients = {
+                u.name: UpstreamClient(u, transport=(transports or {}).get(u.name, transport))
+                for u in settings.upstreams
+            }
+            for c in clients.values():
+                stack.push_async_callback(c.aclose)
+            the_limiter = limiter
+            if the_limiter is None:
+                if settings.redis_url:
+                    the_limiter = RedisLimiter(
+                        settings.redis_url, on_backend_error=metrics.ratelimit_backend_errors.inc
+                    )
+                else:
+                    the_limiter = MemoryLimiter()
+                stack.push_async_callback(the_limiter.close)
+            hardening = HardeningMonitor(
+                list(settings.upstreams),
+                {n: c.client for n, c in clients.items()},
+                metrics,
+                on_change=the_store.record_event,
+            )
+            await hardening.start()
+            stack.push_async_callback(hardening.stop)
+            step = ClassifyStep(
+                classifier if classifier is not None else Classifier(settings.tiers),
+                fingerprint_key=fp_key,
+                offload_chars=settings.limits.offload_chars,
+                timeout_s=settings.limits.classify_timeout_s,
+            )
+            stack.callback(step.close)
+            auth = Authenticator(the_store, ttl_s=settings.limits.auth_cache_s)
+            pipeline = Pipeline(
+                settings=settings,
+                store=the_store,
+                auth=auth,
+                limiter=the_limiter,
+                router=router,
+                classify=step,
+                clients=clients,
+                counters=_counters(settings),
+                metrics=metrics,
+                hardened=hardening.is_hardened,
+                salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
+                now=clock or (lambda: datetime.now(UTC)),
+            )
+            stack.push_async_callback(pipeline.drain)
+            if owns_store:
+                maintenance = asyncio.create_task(the_store.run_maintenance())
+                stack.callback(maintenance.cancel)
+            app.state.gateway = GatewayState(settings, the_store, auth, router, metrics, pipeline,
+                                             hardening, the_limiter, clients)  # fmt: skip
+            yield
+
+    return Litestar(
+        route_handlers=[*ROUTES, dashboard_router()],
+        lifespan=[lifespan],
+        exception_handlers={Exception: handle_exception},
+        request_max_body_size=settings.server.max_body_bytes,
+        logging_config=None,
+    )
+
+
+def app_from_env() -> Litestar:
+    """uvicorn factory for ``tiergate serve``: the config path comes from ``TIERGATE_CONFIG``."""
+    return create_app(load_settings(os.environ.get("TIERGATE_CONFIG")))

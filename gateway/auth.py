@@ -1,0 +1,86 @@
+"""Client API keys -> the :class:`Principal` a request acts for.
+
+Keys are stored hashed and compared in constant time by the audit store; this module adds a short
+in-memory cache (``limits.auth_cache_s``, keyed by a SHA-256 of the key, never the key itself) so a
+slow password hash is not paid on every request. A revoked key stops working on a replica within
+that many seconds; 0 disables the cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gateway.errors import Unauthorized, Unavailable
+from tiers.types import Tier
+
+__all__ = ["Authenticator", "Principal", "bearer_token"]
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    key_id: str
+    tenant: str
+    max_tier: Tier
+    models: frozenset[str] | None  # None: every model
+
+    def may_use(self, model: str) -> bool:
+        return self.models is None or model in self.models
+
+    @classmethod
+    def from_key_info(cls, info: Any) -> Principal:
+        models = getattr(info, "models", None)
+        return cls(
+            key_id=info.key_id,
+            tenant=info.tenant,
+            max_tier=Tier(info.max_tier),
+            models=frozenset(models) if models else None,
+        )
+
+
+def bearer_token(headers: Any) -> str | None:
+    """The key from ``Authorization: Bearer …`` (what the openai SDK sends) or ``api-key``."""
+    value = headers.get("authorization")
+    if value:
+        scheme, _, token = value.partition(" ")
+        if scheme.lower() == "bearer" and token.strip():
+            return token.strip()
+        return None
+    alt = headers.get("api-key")
+    return alt.strip() if alt else None
+
+
+class Authenticator:
+    def __init__(
+        self, store: Any, *, ttl_s: float = 2.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self._store = store
+        self._ttl = ttl_s
+        self._clock = clock
+        self._cache: dict[bytes, tuple[float, Principal]] = {}
+
+    async def authenticate(self, raw_key: str | None) -> Principal:
+        """Raise :class:`Unauthorized` for a missing, unknown or revoked key."""
+        if not raw_key or len(raw_key) > 512:
+            raise Unauthorized()
+        digest = hashlib.sha256(raw_key.encode("utf-8", "surrogatepass")).digest()
+        now = self._clock()
+        hit = self._cache.get(digest)
+        if hit is not None and hit[0] > now:
+            return hit[1]
+        try:
+            info = await self._store.authenticate(raw_key)
+        except Exception:  # the key database is down: refuse, never let the request through
+            raise Unavailable("authentication is unavailable", code="auth_unavailable") from None
+        if info is None or getattr(info, "revoked_at", None) is not None:
+            self._cache.pop(digest, None)
+            raise Unauthorized()
+        principal = Principal.from_key_info(info)
+        if self._ttl > 0:
+            if len(self._cache) > 10_000:
+                self._cache.clear()
+            self._cache[digest] = (now + self._ttl, principal)
+        return principal

@@ -1,0 +1,42 @@
+"""`tiergate config check`: validate the configuration without starting anything."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from gateway.commands._common import config_option, load_or_exit
+
+__all__ = ["config_group"]
+
+
+@click.group(name="config")
+def config_group() -> None:
+    """Validate configuration."""
+
+
+@config_group.command(name="check")
+@config_option
+def check(config_path: str | None) -> None:
+    """Load the YAML and environment, build the classifier, check files and key variables."""
+    settings = load_or_exit(config_path)
+    problems: list[str] = []
+    for i, up in enumerate(settings.upstreams):
+        if up.api_key_env and not os.environ.get(up.api_key_env):
+            problems.append(f"upstreams.{i}.api_key_env: environment variable {up.api_key_env} is not set")
+        if up.tokenizer_file is not None and not up.tokenizer_file.is_file():
+            problems.append(f"upstreams.{i}.tokenizer_file: no such file")
+        if not up.models:
+            problems.append(f"upstreams.{i}.models: offers no model")
+    try:
+        from tiers import Classifier
+
+        Classifier(settings.tiers)
+    except Exception as exc:  # the policy is invalid; its message names keys, never prompt text
+        problems.append(f"tiers: {exc}")
+    if problems:
+        raise click.ClickException("invalid configuration:\n  " + "\n  ".join(problems))
+    models = sorted({m for u in settings.upstreams for m in u.models} | {a.name for a in settings.aliases})
+    mode = "embedded (SQLite)" if settings.embedded else "database by URL"
+    click.echo(f"ok: {len(settings.upstreams)} upstreams, {len(models)} models, {mode}")

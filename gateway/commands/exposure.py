@@ -1,0 +1,206 @@
+"""`tiergate exposure` commands: query the log, assess a vendor disclosure, match a document.
+
+The logic lives in ``audit`` (the dashboard calls the same functions); this module parses options
+and picks the output stream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from datetime import datetime
+from typing import Any, TextIO
+
+import click
+
+from gateway.commands._common import config_option
+from gateway.commands.db import db_url_option, load_audit_settings, run_store
+
+__all__ = ["exposure_group"]
+
+
+class AwareDateTime(click.ParamType):
+    name = "datetime"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> datetime:
+        if isinstance(value, datetime):
+            return value
+        try:
+            parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(f"{value!r} is not an ISO 8601 time", param, ctx)
+        if parsed.tzinfo is None:
+            self.fail(f"{value!r} has no time zone (add Z or +HH:MM)", param, ctx)
+        return parsed
+
+
+def _progress_printer(enabled: bool | None, what: str) -> Any:
+    show = sys.stderr.isatty() if enabled is None else enabled
+    if not show:
+        return None
+    return lambda n: click.echo(f"{n} {what}…", err=True)
+
+
+@contextlib.contextmanager
+def _output(path: str | None) -> Any:
+    if path is None or path == "-":
+        yield sys.stdout
+        return
+    with open(path, "w", encoding="utf-8", newline="") as fh:
+        yield fh
+
+
+progress_option = click.option(
+    "--progress/--no-progress", default=None,
+    help="Report progress on stderr (default: when stderr is a terminal).",
+)  # fmt: skip
+output_option = click.option("--output", "-o", type=click.Path(dir_okay=False), default=None,
+                             help="Write to this file instead of stdout.")  # fmt: skip
+
+
+@click.group(name="exposure")
+def exposure_group() -> None:
+    """Exposure queries and incident assessments."""
+
+
+@exposure_group.command("query")
+@config_option
+@db_url_option
+@click.option("--upstream", multiple=True, help="Our upstream name (repeatable).")
+@click.option("--provider", multiple=True, help="Vendor / provider name (repeatable).")
+@click.option("--model", multiple=True, help="Provider model name (repeatable).")
+@click.option("--client-model", multiple=True, help="Model name the client asked for.")
+@click.option("--since", "start", type=AwareDateTime(), help="Window start (inclusive, with zone).")
+@click.option("--until", "end", type=AwareDateTime(), help="Window end (inclusive, with zone).")
+@click.option("--min-tokens", type=click.IntRange(0), help="Prompt tokens at least.")
+@click.option("--max-tokens", type=click.IntRange(0), help="Prompt tokens at most.")
+@click.option("--tier", multiple=True, type=click.IntRange(1, 3), help="Tier (repeatable).")
+@click.option("--tenant", multiple=True)
+@click.option("--key", "key_id", multiple=True, help="Key id (repeatable).")
+@click.option("--status", multiple=True,
+              help="Outcome status: ok, upstream_error, integrity_error, refused, timeout, "
+                   "client_closed, or pending (no outcome recorded).")  # fmt: skip
+@click.option("--include-refused", is_flag=True, help="Also list requests refused before forwarding.")
+@click.option("--limit", type=click.IntRange(1), default=None)
+@click.option("--count", "count_only", is_flag=True, help="Print only the number of matches.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
+              default="table", show_default=True)  # fmt: skip
+@output_option
+@progress_option
+def query_command(config_path: str | None, db_url: str | None, upstream: tuple[str, ...],
+                  provider: tuple[str, ...], model: tuple[str, ...], client_model: tuple[str, ...],
+                  start: datetime | None, end: datetime | None, min_tokens: int | None,
+                  max_tokens: int | None, tier: tuple[int, ...], tenant: tuple[str, ...],
+                  key_id: tuple[str, ...], status: tuple[str, ...], include_refused: bool,
+                  limit: int | None, count_only: bool, fmt: str, output: str | None,
+                  progress: bool | None) -> None:  # fmt: skip
+    """List audit rows matching every filter given, streamed in time order."""
+    from audit.queries import ExposureFilter, count_rows, stream_rows
+    from audit.report import write_rows
+
+    flt = ExposureFilter(
+        start=start, end=end, upstreams=upstream, providers=provider, models=model,
+        client_models=client_model, min_prompt_tokens=min_tokens, max_prompt_tokens=max_tokens,
+        tiers=tier, tenants=tenant, key_ids=key_id, statuses=status,
+        forwarded_only=not include_refused,
+    )  # fmt: skip
+    settings = load_audit_settings(config_path, db_url)
+    tick = _progress_printer(progress, "rows")
+
+    async def work(store: Any) -> int:
+        if count_only:
+            return await count_rows(store.engine, flt)
+        with _output(output) as out:
+            return await write_rows(stream_rows(store.engine, flt, limit=limit), fmt, out, tick)
+
+    n = run_store(settings, work)
+    if count_only:
+        click.echo(n)
+    else:
+        click.echo(f"{n} matching request(s)", err=True)
+
+
+@exposure_group.command("assess")
+@config_option
+@db_url_option
+@click.argument("disclosure", type=click.Path(exists=True, dir_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True)  # fmt: skip
+@output_option
+def assess_command(config_path: str | None, db_url: str | None, disclosure: str, fmt: str,
+                   output: str | None) -> None:  # fmt: skip
+    """Assess a vendor disclosure (YAML) against the log; store the disclosure.
+
+    Exit status: 0 nothing matched; 10 matched, Tier 1 only; 20 sensitive data may be exposed
+    (Tier 2 or 3 matched); 1 on errors (a bad disclosure file names the line).
+    """
+    from audit.assessment import assess
+    from audit.disclosures import load_disclosure, save_disclosure
+    from audit.errors import DisclosureError
+    from audit.report import render_assessment_json, render_assessment_markdown
+
+    try:
+        spec, digest = load_disclosure(disclosure)
+    except DisclosureError as exc:
+        raise click.ClickException(f"{disclosure}: {exc}") from None
+    settings = load_audit_settings(config_path, db_url)
+
+    async def work(store: Any) -> Any:
+        disclosure_id = await save_disclosure(store.engine, spec, digest)
+        return await assess(store.engine, spec, disclosure_id=disclosure_id)
+
+    result = run_store(settings, work)
+    text = render_assessment_json(result) if fmt == "json" else render_assessment_markdown(result)
+    with _output(output) as out:
+        out.write(text)
+    sys.exit(result.verdict.exit_code)
+
+
+@exposure_group.command("match")
+@config_option
+@db_url_option
+@click.option("--document", type=click.Path(exists=True, dir_okay=False), required=True,
+              help="A text file; requests that carried exactly it (whole or as one message).")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
+              default="table", show_default=True)  # fmt: skip
+@output_option
+@progress_option
+def match_command(config_path: str | None, db_url: str | None, document: str, fmt: str,
+                  output: str | None, progress: bool | None) -> None:  # fmt: skip
+    """List requests whose prompt, or one of its messages, was exactly DOCUMENT.
+
+    Matching uses the keyed fingerprint of the normalised text (Unicode NFKC, invisible
+    characters dropped, whitespace collapsed); the document itself is never stored.
+    """
+    from audit import fingerprint, normalize_for_fingerprint
+    from audit.matching import match_fingerprint
+    from audit.report import write_rows
+
+    try:
+        with open(document, encoding="utf-8") as fh:
+            text = fh.read()
+    except UnicodeDecodeError:
+        raise click.ClickException(f"{document}: not UTF-8 text") from None
+    normalized = normalize_for_fingerprint(text)
+    if not normalized:
+        raise click.ClickException(f"{document}: the document is empty")
+    settings = load_audit_settings(config_path, db_url)
+    key = settings.secrets.fingerprint_key.get_secret_value().encode()  # type: ignore[union-attr]
+    fp = fingerprint(key, normalized)
+    tick = _progress_printer(progress, "rows")
+
+    async def work(store: Any) -> int:
+        matched_on: dict[int, str] = {}
+
+        async def rows() -> Any:
+            async for m in match_fingerprint(store.engine, fp):
+                matched_on[m.row.seq] = m.matched_on
+                yield m.row
+
+        out: TextIO
+        with _output(output) as out:
+            return await write_rows(rows(), fmt, out, tick,
+                                    extra=lambda r: {"matched_on": matched_on.get(r.seq)})  # fmt: skip
+
+    n = run_store(settings, work)
+    click.echo(f"{n} request(s) carried this document", err=True)

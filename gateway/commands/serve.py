@@ -1,0 +1,36 @@
+"""`tiergate serve`: the gateway under uvicorn."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from gateway.commands._common import config_option, load_or_exit
+
+__all__ = ["serve_command"]
+
+
+@click.command(name="serve")
+@config_option
+@click.option("--host", default=None, help="Override server.host.")
+@click.option("--port", type=int, default=None, help="Override server.port.")
+@click.option("--workers", type=int, default=None, help="Override server.workers.")
+def serve_command(config_path: str | None, host: str | None, port: int | None, workers: int | None) -> None:
+    """Run the gateway (an OpenAI-compatible base URL at http://HOST:PORT/v1)."""
+    import uvicorn
+
+    settings = load_or_exit(config_path)  # fail before forking workers, naming the wrong key
+    if config_path:
+        os.environ["TIERGATE_CONFIG"] = os.path.abspath(config_path)
+    server = settings.server
+    uvicorn.run(
+        "gateway.app:app_from_env",
+        factory=True,
+        host=host or server.host,
+        port=port if port is not None else server.port,
+        workers=workers or server.workers,
+        log_level=server.log_level,
+        access_log=False,  # request lines carry client-chosen text; metrics and the audit log suffice
+        timeout_graceful_shutdown=10,
+    )

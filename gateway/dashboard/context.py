@@ -1,0 +1,36 @@
+"""What every dashboard handler is given: the config, the templates, the sign-in throttle."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from litestar import Request
+
+from gateway.dashboard.config import DashboardConfig
+from gateway.dashboard.render import Templates
+from gateway.dashboard.security import FailureWindow, TenantScope, current_session
+
+if TYPE_CHECKING:
+    from gateway.app import GatewayState
+
+__all__ = ["DashboardContext", "gateway_state", "tenant_scope"]
+
+
+@dataclass(frozen=True)
+class DashboardContext:
+    config: DashboardConfig
+    templates: Templates
+    failures: FailureWindow
+
+    @classmethod
+    def build(cls, config: DashboardConfig) -> DashboardContext:
+        return cls(config, Templates(), FailureWindow(config.ip_failures, config.ip_window_s))
+
+
+def gateway_state(request: Request[Any, Any, Any]) -> GatewayState:
+    return request.app.state.gateway  # type: ignore[no-any-return]
+
+
+def tenant_scope(request: Request[Any, Any, Any]) -> TenantScope:
+    return TenantScope(current_session(request).admin.tenant)

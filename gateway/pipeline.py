@@ -1,0 +1,404 @@
+"""The whole flow of one proxied request, in order (see ``ARCHITECTURE.md``).
+
+    authenticate -> parse -> key caps -> request rate -> classify -> tier cap -> route
+      for each eligible upstream, in order:
+        build outbound (strip, count) -> safe length -> token rate
+        -> audit row COMMITTED -> forward -> [fallback only if nothing was relayed]
+    -> integrity check -> outcome row -> restore -> respond
+
+Any failure before the audit commit forwards nothing. Refusals get audit rows where the database
+allows. Nothing here formats prompt text into a message or a log line.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+from audit.types import Outcome, RequestRecord
+from gateway.auth import Authenticator, Principal, bearer_token
+from gateway.classify import Classified, ClassifyStep
+from gateway.errors import (
+    AuditUnavailable,
+    BadRequest,
+    GatewayError,
+    ModelNotAllowed,
+    NotFound,
+    PayloadTooLarge,
+    PromptTooLong,
+    RateLimited,
+    TierNotAllowed,
+    Unprocessable,
+    UpstreamError,
+    UpstreamIntegrityError,
+    UpstreamTimeout,
+)
+from gateway.integrity import check_answer, check_usage, reported_prompt_tokens
+from gateway.metrics import Metrics
+from gateway.outbound import Outbound, build_outbound
+from gateway.ratelimit import Limiter
+from gateway.restore import Restorers, restore_response
+from gateway.routing import Router
+from gateway.settings import Settings
+from gateway.streaming import StreamResult, relay_sse
+from gateway.tokens import TokenCounter
+from gateway.upstream import RetryableUpstreamError, UpstreamClient
+from tiers.errors import ContentError, TiersError
+from tiers.types import Tier
+
+__all__ = ["ENDPOINTS", "Pipeline", "Reply"]
+
+# Failures after the write-ahead row have an outcome row already; an audit failure cannot be
+# recorded in the audit log that just failed.
+_NOT_REFUSALS = (UpstreamError, UpstreamTimeout, AuditUnavailable)
+
+
+def _translate(exc: TiersError) -> GatewayError:
+    if isinstance(exc, ContentError):
+        return BadRequest("the request body's prompt fields cannot be read")
+    err = GatewayError("the prompt could not be processed safely; nothing was forwarded", code="strip_failed")
+    return err
+
+
+ENDPOINTS = {"chat": "/chat/completions", "completions": "/completions", "embeddings": "/embeddings"}
+_decode = msgspec.json.Decoder()
+
+
+@dataclass(frozen=True, slots=True)
+class Inbound:
+    request_id: str
+    endpoint: str
+    body: dict[str, Any]
+    model: str
+    stream: bool
+    created_at: datetime
+    started: float
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """Either a JSON body or an SSE byte stream; headers for both."""
+
+    status: int
+    body: dict[str, Any] | None = None
+    stream: AsyncIterator[bytes] | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Pipeline:
+    settings: Settings
+    store: Any
+    auth: Authenticator
+    limiter: Limiter
+    router: Router
+    classify: ClassifyStep
+    clients: dict[str, UpstreamClient]
+    counters: dict[str, TokenCounter]
+    metrics: Metrics
+    hardened: Callable[[Any], bool]
+    salt_key: bytes
+    now: Callable[[], datetime] = lambda: datetime.now(UTC)
+    monotonic: Callable[[], float] = time.monotonic
+    _background: set[asyncio.Task[None]] = field(default_factory=set)
+
+    # ---- the flow ---------------------------------------------------------------------------
+
+    async def run(self, endpoint: str, headers: Any, raw: bytes | None) -> Reply:
+        """``raw`` is None when the body was over the size limit (413 after authentication)."""
+        request_id = "req_" + uuid.uuid4().hex
+        created, started = self.now(), self.monotonic()
+        seen: dict[str, Any] = {}
+        try:
+            try:
+                return await self._run(request_id, endpoint, headers, raw, created, started, seen)
+            except TiersError as exc:  # unreadable body (400) or stripping failed: forward nothing
+                raise _translate(exc) from None
+        except GatewayError as exc:
+            if not isinstance(exc, _NOT_REFUSALS):
+                await self._refusal(request_id, endpoint, created, started, exc, **seen)
+            if exc.status_code < 500 or isinstance(exc, AuditUnavailable):
+                self.metrics.refusals.labels(exc.error_class).inc()
+            raise
+
+    async def _run(
+        self, request_id: str, endpoint: str, headers: Any, raw: bytes | None, created: datetime,
+        started: float, seen: dict[str, Any],
+    ) -> Reply:
+        principal = seen["principal"] = await self.auth.authenticate(bearer_token(headers))
+        if raw is None:
+            raise PayloadTooLarge()
+        inbound = seen["inbound"] = self._parse(request_id, endpoint, raw, created, started)
+        if not principal.may_use(inbound.model):
+            raise ModelNotAllowed()
+        if not self.router.knows(inbound.model):
+            raise NotFound()
+        await self._rate(principal, "requests", 1, self.settings.limits.requests_per_minute)
+        classified = seen["classified"] = await self.classify.run(endpoint, inbound.body, principal.tenant)
+        if classified.decision.tier > principal.max_tier:
+            raise TierNotAllowed("the prompt's tier is above this API key's tier cap")
+        return await self._forward(inbound, principal, classified)
+
+    def _parse(self, rid: str, endpoint: str, raw: bytes, created: datetime, started: float) -> Inbound:
+        try:
+            body = _decode.decode(raw)
+        except msgspec.DecodeError:
+            raise BadRequest("the request body is not valid JSON") from None
+        if not isinstance(body, dict):
+            raise Unprocessable("the request body must be a JSON object")
+        model = body.get("model")
+        if not isinstance(model, str) or not model or len(model) > 200:
+            raise Unprocessable("'model' must be a non-empty string", param="model")
+        stream = body.get("stream", False)
+        if not isinstance(stream, bool):
+            raise Unprocessable("'stream' must be a boolean", param="stream")
+        if endpoint == "embeddings" and stream:
+            raise Unprocessable("embeddings cannot be streamed", param="stream")
+        if endpoint == "chat" and (not isinstance(body.get("messages"), list) or not body["messages"]):
+            raise Unprocessable("'messages' must be a non-empty array", param="messages")
+        if endpoint == "embeddings" and "input" not in body:
+            raise Unprocessable("'input' is required", param="input")
+        return Inbound(rid, endpoint, body, model, stream, created, started)
+
+    async def _rate(self, principal: Principal, kind: str, amount: int, limit: int | None) -> None:
+        verdict = await self.limiter.hit(principal.key_id, kind=kind, amount=amount, limit=limit)
+        if not verdict.allowed:
+            raise RateLimited(
+                f"{kind} per minute limit reached for this API key",
+                headers={"retry-after": str(verdict.retry_after_s)},
+            )
+
+    async def _forward(self, inbound: Inbound, principal: Principal, classified: Classified) -> Reply:
+        decision = classified.decision
+        rule = self.classify.rule(principal.tenant, decision.tier)
+        choice = self.router.choose(inbound.model, decision.tier, rule, hardened=self.hardened)
+        if not choice.candidates:
+            raise TierNotAllowed()
+        too_long = 0
+        attempts = 0
+        charged = False
+        last: GatewayError | None = None
+        for candidate in choice.candidates:
+            outbound = build_outbound(
+                candidate,
+                endpoint=inbound.endpoint,
+                body=inbound.body,
+                content=classified.content,
+                decision=decision,
+                strip=self.classify.strip,
+                counter=self.counters[candidate.name],
+                tenant=principal.tenant,
+                salt_key=self.salt_key,
+                stream=inbound.stream,
+            )
+            if outbound.count.tokens > candidate.upstream.safe_tokens:
+                too_long += 1
+                continue
+            if not charged:
+                await self._rate(
+                    principal, "tokens", outbound.count.tokens, self.settings.limits.tokens_per_minute
+                )
+                charged = True
+            rid = inbound.request_id if attempts == 0 else f"{inbound.request_id}-{attempts}"
+            attempts += 1
+            await self._write_ahead(rid, inbound, principal, classified, outbound)
+            try:
+                opened = await self.clients[candidate.name].open(ENDPOINTS[inbound.endpoint], outbound.body)
+            except RetryableUpstreamError as exc:
+                self.metrics.fallbacks.labels(candidate.name, exc.reason).inc()
+                await self._outcome(rid, inbound, "upstream_error", 502, exc.upstream_status, error=exc.reason)
+                last = exc
+                continue
+            except GatewayError as exc:
+                status = "timeout" if isinstance(exc, UpstreamTimeout) else "upstream_error"
+                await self._outcome(rid, inbound, status, exc.status_code, getattr(exc, "upstream_status", None),
+                                    error=exc.error_class)
+                self._count(inbound, decision.tier, candidate.name, exc.status_code)
+                raise
+            if inbound.stream:
+                return self._stream(rid, inbound, decision.tier, outbound, opened.response)
+            return await self._complete(rid, inbound, decision.tier, outbound, opened.response)
+        if attempts == 0 and too_long:
+            raise PromptTooLong()
+        if last is not None:
+            self._count(inbound, decision.tier, "none", 502)
+            raise UpstreamError("every eligible upstream failed before answering", code="upstream_unavailable")
+        raise TierNotAllowed()
+
+    async def _write_ahead(
+        self, rid: str, inbound: Inbound, principal: Principal, classified: Classified, outbound: Outbound
+    ) -> None:
+        c = outbound.candidate
+        record = RequestRecord(
+            request_id=rid,
+            created_at=inbound.created_at,
+            tenant=principal.tenant,
+            key_id=principal.key_id,
+            endpoint=inbound.endpoint,
+            client_model=inbound.model,
+            upstream=c.name,
+            upstream_kind=str(c.kind),
+            provider_model=c.provider_model,
+            prompt_chars=classified.content.chars,
+            prompt_tokens=outbound.count.tokens,
+            tier=int(classified.decision.tier),
+            findings=classified.decision.entity_counts(),
+            stripped=outbound.stripped,
+            stream=inbound.stream,
+            fingerprint=classified.fingerprint,
+            segment_fingerprints=classified.segment_fingerprints,
+        )
+        try:
+            await self.store.record_request(record)
+        except Exception:
+            # Whatever the cause, the row is not known to be committed: forward nothing.
+            raise AuditUnavailable() from None
+        for entity, n in record.findings.items():
+            if outbound.stripped:
+                self.metrics.stripped.labels(entity).inc(n)
+
+    # ---- answers ----------------------------------------------------------------------------
+
+    async def _complete(self, rid: str, inbound: Inbound, tier: Tier, outbound: Outbound, response: Any) -> Reply:
+        name = outbound.candidate.name
+        try:
+            raw = await response.aread()
+        except Exception as exc:
+            timeout = "Timeout" in type(exc).__name__
+            await self._outcome(rid, inbound, "timeout" if timeout else "upstream_error", 504 if timeout else 502,
+                                response.status_code, error=type(exc).__name__)
+            self._count(inbound, tier, name, 504 if timeout else 502)
+            raise (UpstreamTimeout() if timeout else UpstreamError()) from None
+        finally:
+            await response.aclose()
+        try:
+            data = _decode.decode(raw)
+            if not isinstance(data, dict):
+                raise ValueError
+        except (msgspec.DecodeError, ValueError):
+            await self._outcome(rid, inbound, "upstream_error", 502, response.status_code, error="malformed_body")
+            self._count(inbound, tier, name, 502)
+            raise UpstreamError("the upstream's answer was not a JSON object") from None
+        usage = data.get("usage")
+        upstream = outbound.candidate.upstream
+        reason = check_usage(outbound.count, usage, promised=upstream.promises_usage)
+        if reason is None and inbound.endpoint != "embeddings":
+            reason = check_answer(outbound.count, [c for c in data.get("choices") or () if isinstance(c, dict)])
+        if reason is not None:
+            self.metrics.integrity_failures.labels(name, reason).inc()
+            await self._outcome(rid, inbound, "integrity_error", 502, response.status_code, usage=usage,
+                                error=reason, integrity=True)
+            self._count(inbound, tier, name, 502)
+            raise UpstreamIntegrityError()
+        restore_response(data, outbound.mapping)
+        await self._outcome(rid, inbound, "ok", 200, response.status_code, usage=usage)
+        self._count(inbound, tier, name, 200)
+        return Reply(200, data, headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))})
+
+    def _stream(self, rid: str, inbound: Inbound, tier: Tier, outbound: Outbound, response: Any) -> Reply:
+        name = outbound.candidate.name
+        options = inbound.body.get("stream_options")
+        wants_usage = bool(isinstance(options, dict) and options.get("include_usage"))
+
+        async def done(result: StreamResult) -> None:
+            status = {"ok": 200, "timeout": 504, "client_closed": 499}.get(result.status, 502)
+            if result.status == "integrity_error":
+                self.metrics.integrity_failures.labels(name, result.error_class or "").inc()
+            self._count(inbound, tier, name, status)
+            task = asyncio.ensure_future(
+                self._outcome(rid, inbound, result.status, status, response.status_code, usage=result.usage,
+                              error=result.error_class, integrity=result.status == "integrity_error")
+            )
+            self._background.add(task)
+            task.add_done_callback(self._background.discard)
+            await asyncio.shield(task)
+
+        stream = relay_sse(
+            response,
+            restorers=Restorers(outbound.mapping) if outbound.mapping else None,
+            count=outbound.count,
+            promised_usage=outbound.candidate.upstream.promises_usage,
+            client_wants_usage=wants_usage,
+            on_done=done,
+        )
+        self.metrics.latency.labels(inbound.endpoint).observe(self.monotonic() - inbound.started)
+        return Reply(200, stream=stream,
+                     headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))})
+
+    # ---- audit helpers ----------------------------------------------------------------------
+
+    async def _outcome(
+        self, rid: str, inbound: Inbound, status: str, http_status: int, upstream_status: int | None,
+        *, usage: Any = None, error: str | None = None, integrity: bool = False,
+    ) -> None:
+        completion = usage.get("completion_tokens") if isinstance(usage, dict) else None
+        outcome = Outcome(
+            request_id=rid,
+            status=status,
+            http_status=http_status,
+            upstream_status=upstream_status,
+            usage_prompt_tokens=reported_prompt_tokens(usage),
+            usage_completion_tokens=completion if isinstance(completion, int) and completion >= 0 else None,
+            latency_ms=(self.monotonic() - inbound.started) * 1000,
+            error_class=error,
+            integrity_flag=integrity,
+        )
+        try:
+            await self.store.record_outcome(outcome)
+        except Exception:
+            # The write-ahead row exists; a lost outcome shows as "no outcome" in the log.
+            self.metrics.refusals.labels("outcome_write_failed").inc()
+
+    async def _refusal(
+        self, rid: str, endpoint: str, created: datetime, started: float, exc: GatewayError,
+        principal: Principal | None = None, inbound: Inbound | None = None,
+        classified: Classified | None = None,
+    ) -> None:
+        # Unclassified refusals are recorded as Tier 3: unknown content is treated as the most
+        # sensitive. Nothing was forwarded either way (upstream is None).
+        record = RequestRecord(
+            request_id=rid,
+            created_at=created,
+            tenant=principal.tenant if principal else None,
+            key_id=principal.key_id if principal else None,
+            endpoint=endpoint,
+            client_model=inbound.model if inbound else None,
+            upstream=None,
+            upstream_kind=None,
+            provider_model=None,
+            prompt_chars=classified.content.chars if classified else 0,
+            prompt_tokens=0,
+            tier=int(classified.decision.tier) if classified else int(Tier.RESTRICTED),
+            findings=classified.decision.entity_counts() if classified else {},
+            stream=inbound.stream if inbound else False,
+            fingerprint=classified.fingerprint if classified else None,
+            segment_fingerprints=classified.segment_fingerprints if classified else (),
+        )
+        outcome = Outcome(
+            request_id=rid,
+            status="refused",
+            http_status=exc.status_code,
+            latency_ms=(self.monotonic() - started) * 1000,
+            error_class=exc.error_class,
+        )
+        try:
+            await self.store.record_refusal(record, outcome)
+        except Exception:
+            self.metrics.refusals.labels("refusal_write_failed").inc()
+
+    def _count(self, inbound: Inbound, tier: Tier, upstream: str, status: int) -> None:
+        self.metrics.requests.labels(inbound.endpoint, str(int(tier)), upstream, str(status)).inc()
+        if not inbound.stream:
+            self.metrics.latency.labels(inbound.endpoint).observe(self.monotonic() - inbound.started)
+
+    async def drain(self) -> None:
+        """Wait for outcome writes still in flight (at shutdown)."""
+        if self._background:
+            await asyncio.gather(*self._background, return_exceptions=True)

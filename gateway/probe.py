@@ -1,0 +1,336 @@
+"""Isolation probes: does an upstream ever answer one request with another request's content?
+
+The KV-cache leak returned other customers' text with HTTP 200, and only content can show it. A
+probe sends many concurrent requests, each carrying a fresh random marker and asking the model to
+repeat it, from several synthetic tenants (each with its own ``cache_salt`` on on-prem engines).
+Then it reads every answer:
+
+- a marker of another request of this run      -> **crossed** (cross-talk between requests);
+- a marker-shaped string from no request of this run -> **foreign** (stale content of an earlier
+  probe, e.g. un-zeroed KV pages), counted with the crossed ones;
+- its own marker absent                         -> **missing** (the model did not see its prompt,
+  e.g. the one-token placeholder case; a weak model may also just fail to copy it, hence
+  ``max_missing``).
+
+A probe passes only with no crossing, at most ``max_missing`` missing markers and at most
+``max_errors`` failed requests: an upstream that cannot be probed has not been shown to be safe.
+The report carries counts and request indices only; markers never reach the audit log or metrics.
+
+Used by ``tiergate probe`` and, when ``probes.interval_s`` is set, by :func:`run_scheduled`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+from prometheus_client import CollectorRegistry, Counter, Gauge
+from pydantic import BaseModel, ConfigDict, Field
+
+from engine import derive_cache_salt
+from tiers.types import UpstreamKind
+
+if TYPE_CHECKING:
+    from gateway.upstream import UpstreamClient
+
+__all__ = [
+    "MARKER_RE",
+    "Crossing",
+    "ProbeMetrics",
+    "ProbeReport",
+    "ProbeSettings",
+    "new_marker",
+    "probe_model",
+    "probe_upstream",
+    "record_probe",
+    "run_scheduled",
+]
+
+log = logging.getLogger("tiergate.probe")
+
+EVENT_KIND = "isolation_probe"
+MARKER_RE = re.compile(r"TGPROBE-[0-9A-Fa-f]{20}")
+_MAX_LISTED = 50  # request indices kept in a report's audit detail
+_encode = msgspec.json.Encoder().encode
+
+
+class ProbeSettings(BaseModel):
+    """The ``probes:`` block: isolation probes the server runs on a schedule."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    interval_s: float | None = Field(None, gt=0)
+    """Seconds between two scheduled probe rounds (None: only ``tiergate probe`` runs them)."""
+    upstreams: list[str] = Field(default_factory=list)
+    """Upstream names to probe; empty: every configured upstream."""
+    requests: int = Field(32, ge=2, le=10_000)
+    """Requests per probe, each with its own marker."""
+    concurrency: int = Field(8, ge=1, le=1_000)
+    """Requests in flight at once: cross-talk needs neighbours."""
+    tenants: int = Field(4, ge=1, le=1_000)
+    """Synthetic tenants the requests are spread over (each its own cache_salt on on-prem)."""
+    max_missing: int = Field(0, ge=0)
+    """Answers allowed to miss their own marker (weak models sometimes fail to copy it)."""
+    max_errors: int = Field(0, ge=0)
+    """Requests allowed to fail outright before the probe counts as failed."""
+    max_tokens: int = Field(48, ge=8, le=4096)
+    """``max_tokens`` of each probe request."""
+
+
+def new_marker() -> str:
+    return "TGPROBE-" + secrets.token_hex(10).upper()
+
+
+@dataclass(frozen=True, slots=True)
+class Crossing:
+    """Request ``receiver``'s answer carried request ``source``'s marker (None: not of this run)."""
+
+    receiver: int
+    source: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class ProbeReport:
+    upstream: str
+    model: str
+    started_at: datetime
+    duration_s: float
+    sent: int
+    answered: int
+    errors: int
+    tenants: int
+    crossed: tuple[Crossing, ...] = ()
+    missing: tuple[int, ...] = ()
+    error_classes: Mapping[str, int] = field(default_factory=dict)
+    max_missing: int = 0
+    max_errors: int = 0
+
+    @property
+    def foreign(self) -> int:
+        return sum(1 for c in self.crossed if c.source is None)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        out = []
+        if self.crossed:
+            out.append("crossed")
+        if len(self.missing) > self.max_missing:
+            out.append("missing")
+        if self.errors > self.max_errors or self.answered == 0:
+            out.append("errors")
+        return tuple(out)
+
+    @property
+    def passed(self) -> bool:
+        return not self.reasons
+
+    def detail(self) -> dict[str, Any]:
+        """What the audit log keeps: counts and request indices, never a marker or an answer."""
+        return {
+            "upstream": self.upstream,
+            "model": self.model,
+            "passed": self.passed,
+            "reasons": list(self.reasons),
+            "sent": self.sent,
+            "answered": self.answered,
+            "errors": self.errors,
+            "error_classes": dict(self.error_classes),
+            "tenants": self.tenants,
+            "crossed": len(self.crossed),
+            "foreign": self.foreign,
+            "crossings": [[c.receiver, c.source] for c in self.crossed[:_MAX_LISTED]],
+            "missing": len(self.missing),
+            "missing_requests": list(self.missing[:_MAX_LISTED]),
+            "started_at": self.started_at.isoformat(),
+            "duration_ms": round(self.duration_s * 1000, 1),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    index: int
+    markers: frozenset[str] = frozenset()
+    error: str | None = None
+
+
+def probe_model(client: UpstreamClient, model: str | None = None) -> str:
+    """The provider model name to probe: ``model`` (public or provider name) or the first offered."""
+    models = client.settings.models
+    if model:
+        return models.get(model, model)
+    if not models:
+        raise ValueError(f"upstream {client.settings.name!r} lists no models: pass one explicitly")
+    return next(iter(models.values()))
+
+
+def _body(model: str, marker: str, index: int, tenant_salt: str | None, max_tokens: int) -> bytes:
+    # Varying lengths make the engine hand out and recycle KV blocks of different sizes.
+    filler = " ".join(["Context line, ignore it."] * (index % 5))
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [
+            {"role": "system", "content": "You are an echo service. Reply with the code you are given."},
+            {"role": "user", "content": f"{filler}\nRepeat this code exactly and write nothing else: {marker}"},
+        ],
+        "max_tokens": max_tokens,
+        "temperature": 0,
+        "stream": False,
+    }
+    if tenant_salt is not None:
+        body["cache_salt"] = tenant_salt
+    return _encode(body)
+
+
+async def _one(client: UpstreamClient, index: int, body: bytes) -> _Answer:
+    try:
+        opened = await client.open("/chat/completions", body)
+        try:
+            raw = await opened.response.aread()
+        finally:
+            await opened.response.aclose()
+    except Exception as exc:  # the class only: an upstream error text may quote the prompt
+        return _Answer(index, error=type(exc).__name__)
+    # Scan the whole answer, not only the message: a leak may surface in any field.
+    text = raw.decode("utf-8", "replace")
+    return _Answer(index, frozenset(m.upper() for m in MARKER_RE.findall(text)))
+
+
+async def probe_upstream(
+    client: UpstreamClient,
+    *,
+    settings: ProbeSettings | None = None,
+    model: str | None = None,
+    salt_key: bytes | None = None,
+    clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+) -> ProbeReport:
+    """Run one probe against ``client``'s upstream and return the report (records nothing)."""
+    cfg = settings or ProbeSettings()
+    name = client.settings.name
+    provider_model = probe_model(client, model)
+    onprem = client.settings.kind == UpstreamKind.ONPREM
+    if onprem and not salt_key:
+        raise ValueError("probing an on-prem upstream needs the cache-salt key")
+    salts = [
+        derive_cache_salt(salt_key, f"tiergate-probe-{t}") if onprem and salt_key else None
+        for t in range(cfg.tenants)
+    ]
+    markers = [new_marker() for _ in range(cfg.requests)]
+    owner = {m: i for i, m in enumerate(markers)}
+    gate = asyncio.Semaphore(cfg.concurrency)
+
+    async def send(i: int) -> _Answer:
+        async with gate:
+            body = _body(provider_model, markers[i], i, salts[i % cfg.tenants], cfg.max_tokens)
+            return await _one(client, i, body)
+
+    started_at, t0 = clock(), time.monotonic()
+    answers = await asyncio.gather(*(send(i) for i in range(cfg.requests)))
+    crossed: list[Crossing] = []
+    missing: list[int] = []
+    errors: dict[str, int] = {}
+    for a in answers:
+        if a.error is not None:
+            errors[a.error] = errors.get(a.error, 0) + 1
+            continue
+        own = markers[a.index]
+        if own not in a.markers:
+            missing.append(a.index)
+        crossed.extend(Crossing(a.index, owner.get(m)) for m in sorted(a.markers) if m != own)
+    n_errors = sum(errors.values())
+    return ProbeReport(
+        upstream=name,
+        model=provider_model,
+        started_at=started_at,
+        duration_s=time.monotonic() - t0,
+        sent=cfg.requests,
+        answered=cfg.requests - n_errors,
+        errors=n_errors,
+        tenants=cfg.tenants,
+        crossed=tuple(crossed),
+        missing=tuple(missing),
+        error_classes=errors,
+        max_missing=cfg.max_missing,
+        max_errors=cfg.max_errors,
+    )
+
+
+class ProbeMetrics:
+    """Probe results as Prometheus series on the app's (or a command's) registry."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self.runs = Counter("tiergate_probe_runs", "Isolation probe runs by result", ["upstream", "result"],
+                            registry=registry)  # fmt: skip
+        self.crossed = Counter("tiergate_probe_crossed_markers",
+                               "Probe answers carrying another request's (or a stale) marker",
+                               ["upstream"], registry=registry)  # fmt: skip
+        self.missing = Counter("tiergate_probe_missing_markers", "Probe answers missing their own marker",
+                               ["upstream"], registry=registry)  # fmt: skip
+        self.last_passed = Gauge("tiergate_probe_last_passed", "1 when the upstream's last probe passed",
+                                 ["upstream"], registry=registry)  # fmt: skip
+        self.last_run = Gauge("tiergate_probe_last_run_timestamp_seconds", "When the last probe finished",
+                              ["upstream"], registry=registry)  # fmt: skip
+
+    def observe(self, report: ProbeReport) -> None:
+        up = report.upstream
+        self.runs.labels(up, "pass" if report.passed else "fail").inc()
+        self.crossed.labels(up).inc(len(report.crossed))
+        self.missing.labels(up).inc(len(report.missing))
+        self.last_passed.labels(up).set(1 if report.passed else 0)
+        self.last_run.labels(up).set(time.time())
+
+
+async def record_probe(
+    report: ProbeReport,
+    *,
+    record_event: Callable[[str, dict[str, Any]], Awaitable[Any]] | None,
+    metrics: ProbeMetrics | None,
+) -> None:
+    """Metrics first (they cannot fail), then the audit event; an audit failure propagates."""
+    if metrics is not None:
+        metrics.observe(report)
+    if not report.passed:
+        log.warning("isolation probe failed upstream=%s reasons=%s crossed=%d missing=%d errors=%d",
+                    report.upstream, ",".join(report.reasons), len(report.crossed), len(report.missing),
+                    report.errors)  # fmt: skip
+    if record_event is not None:
+        await record_event(EVENT_KIND, report.detail())
+
+
+async def run_scheduled(
+    clients: Mapping[str, UpstreamClient],
+    settings: ProbeSettings,
+    *,
+    record_event: Callable[[str, dict[str, Any]], Awaitable[Any]] | None,
+    metrics: ProbeMetrics | None,
+    salt_key: bytes | None,
+    sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+) -> None:
+    """Probe the configured upstreams every ``settings.interval_s`` until cancelled.
+
+    A failing round is logged by exception class and retried next round: a probe must never take
+    the server down. Start it as a task in the app's lifespan and cancel it at shutdown.
+    """
+    if settings.interval_s is None:
+        return
+    names = settings.upstreams or list(clients)
+    unknown = [n for n in names if n not in clients]
+    if unknown:
+        raise ValueError(f"probes.upstreams: unknown upstream(s) {', '.join(unknown)}")
+    while True:
+        await sleep(settings.interval_s)
+        for name in names:
+            try:
+                report = await probe_upstream(clients[name], settings=settings, salt_key=salt_key)
+                await record_probe(report, record_event=record_event, metrics=metrics)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.error("scheduled isolation probe of %s failed: %s", name, type(exc).__name__)

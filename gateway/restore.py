@@ -1,0 +1,88 @@
+"""Put the client's identifiers back into the upstream's answer (plain, streamed, tool calls).
+
+The placeholder mapping lives in these objects only, for the life of one request.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tiers import Restorer, StreamRestorer
+
+__all__ = ["Restorers", "restore_response"]
+
+StreamKey = tuple[Any, ...]  # (choice index, "content" | "text" | "tool", [tool-call index])
+
+
+class Restorers:
+    """One streaming restorer per (choice, field), created on first use."""
+
+    def __init__(self, mapping: dict[str, str]) -> None:
+        self._mapping = mapping
+        self._streams: dict[StreamKey, StreamRestorer] = {}
+
+    def feed(self, key: StreamKey, text: str) -> str:
+        stream = self._streams.get(key)
+        if stream is None:
+            stream = self._streams[key] = StreamRestorer(self._mapping)
+        return stream.feed(text)
+
+    def flush_choice(self, index: int) -> list[tuple[StreamKey, str]]:
+        out = []
+        for key in [k for k in self._streams if k[0] == index]:
+            out.append((key, self._streams.pop(key).flush()))
+        return out
+
+
+def _restore_json_strings(value: Any, restorer: Restorer) -> Any:
+    if isinstance(value, str):
+        return restorer.restore(value)
+    if isinstance(value, list):
+        return [_restore_json_strings(v, restorer) for v in value]
+    if isinstance(value, dict):
+        return {k: _restore_json_strings(v, restorer) for k, v in value.items()}
+    return value
+
+
+def _restore_arguments(arguments: str, restorer: Restorer) -> str:
+    """Restore inside the decoded JSON so that a value needing escapes stays valid JSON."""
+    try:
+        decoded = json.loads(arguments)
+    except ValueError:
+        return restorer.restore(arguments)
+    return json.dumps(_restore_json_strings(decoded, restorer), ensure_ascii=False)
+
+
+def _restore_message(message: dict[str, Any], restorer: Restorer) -> None:
+    content = message.get("content")
+    if isinstance(content, str):
+        message["content"] = restorer.restore(content)
+    elif isinstance(content, list):
+        for part in content:
+            if isinstance(part, dict) and isinstance(part.get("text"), str):
+                part["text"] = restorer.restore(part["text"])
+    for call in message.get("tool_calls") or ():
+        fn = call.get("function") if isinstance(call, dict) else None
+        if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+            fn["arguments"] = _restore_arguments(fn["arguments"], restorer)
+    fn = message.get("function_call")
+    if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
+        fn["arguments"] = _restore_arguments(fn["arguments"], restorer)
+    if isinstance(message.get("refusal"), str):
+        message["refusal"] = restorer.restore(message["refusal"])
+
+
+def restore_response(body: dict[str, Any], mapping: dict[str, str]) -> dict[str, Any]:
+    """Restore placeholders in a chat or completions response body, in place; returns it."""
+    if not mapping:
+        return body
+    restorer = Restorer(mapping)
+    for choice in body.get("choices") or ():
+        if not isinstance(choice, dict):
+            continue
+        if isinstance(choice.get("message"), dict):
+            _restore_message(choice["message"], restorer)
+        if isinstance(choice.get("text"), str):
+            choice["text"] = restorer.restore(choice["text"])
+    return body

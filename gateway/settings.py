@@ -1,0 +1,302 @@
+"""One typed settings tree for the whole gateway.
+
+Sources, highest priority first: keyword arguments, environment (``TIERGATE_`` prefix, ``__`` between
+nested keys, e.g. ``TIERGATE_SERVER__PORT=9000``), the YAML file, defaults. Every model rejects
+unknown keys; :func:`load_settings` turns a validation failure into :class:`ConfigError` naming the
+dotted path of each wrong key, never its value (a value may be a secret).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets as _secrets
+from contextvars import ContextVar
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    YamlConfigSettingsSource,
+)
+
+from audit.settings import AuditSettings
+from tiers.config import TiersConfig
+from tiers.types import Tier, UpstreamKind
+
+__all__ = [
+    "ConfigError",
+    "LimitsSettings",
+    "ModelAlias",
+    "SecretsSettings",
+    "ServerSettings",
+    "Settings",
+    "TimeoutSettings",
+    "UpstreamSettings",
+    "load_settings",
+]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+_yaml_path: ContextVar[Path | None] = ContextVar("tiergate_yaml_path", default=None)
+
+
+class ConfigError(Exception):
+    """The configuration is invalid; the message names each wrong key (never a value)."""
+
+
+class ServerSettings(BaseModel):
+    model_config = _STRICT
+
+    host: str = "127.0.0.1"
+    """Interface to listen on."""
+    port: int = Field(8080, ge=0, le=65535)
+    """TCP port to listen on."""
+    workers: int = Field(1, ge=1)
+    """uvicorn worker processes (each one holds its own classifier)."""
+    max_body_bytes: int = Field(8 * 1024 * 1024, ge=1024)
+    """Larger request bodies are refused with 413 before they are parsed."""
+    log_level: str = "info"
+    """uvicorn / gateway log level."""
+    metrics_enabled: bool = True
+    """Serve Prometheus metrics on ``GET /metrics``."""
+    auto_migrate: bool | None = None
+    """Apply database migrations at start; None: only in embedded (SQLite) mode. Replicas on
+    PostgreSQL should run ``tiergate db upgrade`` once instead of racing each other."""
+
+
+class LimitsSettings(BaseModel):
+    model_config = _STRICT
+
+    requests_per_minute: int | None = Field(None, ge=1)
+    """Default per-key request budget per minute (None: unlimited)."""
+    tokens_per_minute: int | None = Field(None, ge=1)
+    """Default per-key prompt-token budget per minute (None: unlimited)."""
+    offload_chars: int = Field(16_000, ge=0)
+    """Prompts longer than this are classified in a worker thread so the event loop stays free."""
+    classify_timeout_s: float = Field(10.0, gt=0)
+    """Classification taking longer than this fails closed (Tier 3)."""
+    auth_cache_s: float = Field(2.0, ge=0)
+    """Seconds an authenticated key is trusted without asking the database again (0: never).
+    Bounds how long a revoked key keeps working on a replica."""
+
+
+class TimeoutSettings(BaseModel):
+    model_config = _STRICT
+
+    connect: float = Field(5.0, gt=0)
+    """Seconds to open a connection to the upstream."""
+    read: float = Field(120.0, gt=0)
+    """Seconds between two bytes from the upstream (whole answer when not streaming)."""
+    write: float = Field(30.0, gt=0)
+    """Seconds to send the request body."""
+    pool: float = Field(5.0, gt=0)
+    """Seconds to wait for a free connection from the pool."""
+
+
+class UpstreamSettings(BaseModel):
+    model_config = _STRICT
+
+    name: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    """Unique name, used in routes, metrics and the audit log."""
+    base_url: str = Field(pattern=r"^https?://")
+    """OpenAI-compatible base URL, including ``/v1``."""
+    api_key_env: str | None = None
+    """Name of the environment variable holding the upstream's API key (never the key itself)."""
+    kind: UpstreamKind
+    """``shared``, ``dedicated`` or ``onprem``: how far the upstream is trusted."""
+    max_tier: Tier = Tier.GENERAL
+    """Highest tier this upstream may receive."""
+    models: dict[str, str] = Field(default_factory=dict)
+    """Public model name -> the model name the upstream expects."""
+    context_window: int = Field(8192, ge=1)
+    """The model's context window in tokens."""
+    safe_prompt_tokens: int | None = Field(None, ge=1)
+    """Most prompt tokens this upstream may receive (e.g. its KV pool); default the context window."""
+    timeouts: TimeoutSettings = Field(default_factory=TimeoutSettings)
+    """Connection / read / write / pool timeouts."""
+    tokenizer_file: Path | None = None
+    """A ``tokenizer.json`` for exact prompt-token counts; else a calibrated estimate is used."""
+    bytes_per_token: float = Field(4.0, gt=0)
+    """Calibration of the estimate: UTF-8 bytes per token of the upstream's tokenizer."""
+    usage_tolerance: float = Field(3.0, gt=1)
+    """Reported prompt tokens outside [own/t, own*t] (plus slack) is an integrity failure."""
+    promises_usage: bool = True
+    """The upstream reports ``usage.prompt_tokens``; a missing one is then an integrity failure."""
+    manifest_interval_s: float = Field(60.0, gt=0)
+    """On-prem only: how often the engine's hardening manifest is re-read."""
+
+    @property
+    def safe_tokens(self) -> int:
+        return min(self.safe_prompt_tokens or self.context_window, self.context_window)
+
+    @model_validator(mode="after")
+    def _check_tier(self) -> UpstreamSettings:
+        if self.max_tier == Tier.RESTRICTED and self.kind == UpstreamKind.SHARED:
+            raise ValueError("a shared upstream can never receive Tier 3 (max_tier must be <= 2)")
+        return self
+
+
+class ModelAlias(BaseModel):
+    model_config = _STRICT
+
+    name: str = Field(min_length=1)
+    """The public model name clients send."""
+    upstreams: list[str] = Field(min_length=1)
+    """Upstream names in the order they are tried; each must offer ``name`` in its ``models``."""
+
+
+class SecretsSettings(BaseModel):
+    model_config = _STRICT
+
+    fingerprint_key: SecretStr | None = None
+    """HMAC key for prompt fingerprints in the audit log."""
+    checkpoint_key: SecretStr | None = None
+    """Key signing audit-chain checkpoints."""
+    cache_salt_key: SecretStr | None = None
+    """Key from which per-tenant ``cache_salt`` values for on-prem engines are derived."""
+
+
+class Settings(BaseSettings):
+    """The whole configuration. Build it with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="TIERGATE_",
+        env_nested_delimiter="__",
+        extra="forbid",
+        frozen=True,
+    )
+
+    server: ServerSettings = Field(default_factory=ServerSettings)
+    """HTTP server."""
+    limits: LimitsSettings = Field(default_factory=LimitsSettings)
+    """Default rate limits and classification limits."""
+    upstreams: list[UpstreamSettings] = Field(default_factory=list)
+    """The model endpoints Tiergate may forward to."""
+    aliases: list[ModelAlias] = Field(default_factory=list)
+    """Public model names with an explicit upstream order."""
+    audit: AuditSettings = Field(default_factory=AuditSettings)
+    """The write-ahead audit log (database URL and more)."""
+    tiers: TiersConfig = Field(default_factory=TiersConfig)
+    """Classification policy."""
+    secrets: SecretsSettings = Field(default_factory=SecretsSettings)
+    """Server secrets; generated under ``state_dir`` in embedded mode when absent."""
+    redis_url: str | None = None
+    """Redis for shared rate limits; None keeps the limits in process."""
+    state_dir: Path = Path("var")
+    """Where embedded mode keeps its generated secrets (and the default SQLite file)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = _yaml_path.get()
+        if path is not None:
+            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
+        return tuple(sources)
+
+    @model_validator(mode="after")
+    def _check_references(self) -> Settings:
+        names = [u.name for u in self.upstreams]
+        dupes = sorted({n for n in names if names.count(n) > 1})
+        if dupes:
+            raise ValueError(f"duplicate upstream names: {', '.join(dupes)}")
+        by_name = {u.name: u for u in self.upstreams}
+        for i, alias in enumerate(self.aliases):
+            for up in alias.upstreams:
+                if up not in by_name:
+                    raise ValueError(f"aliases.{i}.upstreams: unknown upstream {up!r}")
+                if alias.name not in by_name[up].models:
+                    raise ValueError(
+                        f"aliases.{i}.upstreams: upstream {up!r} does not offer {alias.name!r}"
+                    )
+        return self
+
+    @property
+    def embedded(self) -> bool:
+        """True when running on the embedded SQLite database (a laptop, one replica)."""
+        return self.audit.url.startswith("sqlite")
+
+    def upstream(self, name: str) -> UpstreamSettings:
+        for u in self.upstreams:
+            if u.name == name:
+                return u
+        raise KeyError(name)
+
+
+def _describe(exc: ValidationError) -> str:
+    lines = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"]) or "(root)"
+        lines.append(f"{loc}: {err['msg']}")
+    return "invalid configuration:\n  " + "\n  ".join(lines)
+
+
+def _ensure_secret(state_dir: Path, name: str) -> SecretStr:
+    """Read or create ``state_dir/secrets/<name>`` (0600); generated once, stable afterwards.
+
+    Written to a private temp file and hard-linked into place, so concurrent workers starting
+    together all end up with the one value that won, never a half-written file.
+    """
+    folder = state_dir / "secrets"
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = folder / name
+    if not path.exists():
+        tmp = folder / f".{name}.{os.getpid()}.{_secrets.token_hex(4)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            fh.write(_secrets.token_hex(32))
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        finally:
+            tmp.unlink()
+    value = path.read_text().strip()
+    if not value:
+        raise ConfigError(f"secrets.{name}: the generated secret file {path} is empty")
+    return SecretStr(value)
+
+
+def with_embedded_secrets(settings: Settings) -> Settings:
+    """Fill missing secrets from ``state_dir`` in embedded mode; elsewhere a missing one is an error.
+
+    Replicas on PostgreSQL must share their keys (fingerprints must match across replicas), so
+    only the embedded mode may invent them.
+    """
+    missing = [k for k, v in settings.secrets.model_dump().items() if v is None]
+    if not missing:
+        return settings
+    if not settings.embedded:
+        raise ConfigError(
+            "invalid configuration:\n  "
+            + "\n  ".join(f"secrets.{k}: required outside embedded (SQLite) mode" for k in missing)
+        )
+    filled = {k: _ensure_secret(settings.state_dir, k) for k in missing}
+    return settings.model_copy(update={"secrets": settings.secrets.model_copy(update=filled)})
+
+
+def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) -> Settings:
+    """Load the YAML file (``path``, else ``$TIERGATE_CONFIG``, else none) plus the environment.
+
+    Raises :class:`ConfigError` naming each unknown or invalid key.
+    """
+    chosen = path if path is not None else os.environ.get("TIERGATE_CONFIG")
+    yaml_path = Path(chosen) if chosen else None
+    if yaml_path is not None and not yaml_path.is_file():
+        raise ConfigError(f"config file not found: {yaml_path}")
+    token = _yaml_path.set(yaml_path)
+    try:
+        settings = Settings(**overrides)
+    except ValidationError as exc:
+        raise ConfigError(_describe(exc)) from None
+    finally:
+        _yaml_path.reset(token)
+    return with_embedded_secrets(settings)

@@ -1,0 +1,92 @@
+"""The gateway's own prompt-token count, per upstream, with the band an honest upstream must hit.
+
+With a ``tokenizer.json`` (the upstream's own tokenizer) the count is exact and the band is tight:
+the chat template only adds tokens. Without one, a calibrated estimate (UTF-8 bytes divided by the
+upstream's ``bytes_per_token``) is used; the band's floor is the estimate divided by the tolerance
+and its ceiling the byte count itself — no byte-level or byte-fallback tokenizer emits more tokens
+than bytes — plus the template's framing.
+
+The estimate also drives safe-length routing; only an exact tokenizer makes that limit exact.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+__all__ = ["EstimateCounter", "PromptCount", "TokenCounter", "TokenizerCounter", "counter_for"]
+
+# What a chat template may add around each message and the whole prompt (role markers, BOS,
+# generation prompt). Generous on purpose: the failure this guards against is orders of magnitude.
+PER_SEGMENT_FRAMING = 16
+BASE_FRAMING = 64
+
+
+@dataclass(frozen=True, slots=True)
+class PromptCount:
+    """Own count of a prompt and the range of ``usage.prompt_tokens`` accepted as honest."""
+
+    tokens: int
+    lower: int
+    upper: int
+    exact: bool
+
+
+class TokenCounter(Protocol):
+    exact: bool
+
+    def count(self, texts: list[str], extra_bytes: int = 0) -> PromptCount:
+        """Count ``texts`` (the strings that reach the model); ``extra_bytes`` of framing the
+        upstream also tokenises (tool schemas, JSON structure) only widen the ceiling."""
+        ...
+
+
+class TokenizerCounter:
+    """Exact counts with the upstream's own tokenizer (``tokenizers`` library)."""
+
+    exact = True
+
+    def __init__(self, path: Path, *, tolerance: float = 1.25) -> None:
+        from tokenizers import Tokenizer
+
+        self._tok = Tokenizer.from_file(str(path))
+        self._tolerance = tolerance
+
+    def count(self, texts: list[str], extra_bytes: int = 0) -> PromptCount:
+        parts = [t for t in texts if t]
+        tokens = 0
+        if parts:
+            encs = self._tok.encode_batch_fast(parts, add_special_tokens=False)
+            tokens = sum(len(e.ids) for e in encs)
+        framing = BASE_FRAMING + PER_SEGMENT_FRAMING * len(texts)
+        # Tokens merging across message boundaries can only shave a few tokens off.
+        lower = max(0, math.floor(tokens / self._tolerance) - len(texts))
+        upper = math.ceil(tokens * self._tolerance) + framing + extra_bytes
+        return PromptCount(tokens=tokens, lower=lower, upper=upper, exact=True)
+
+
+class EstimateCounter:
+    """Calibrated estimate: bytes / bytes_per_token, accepted within a tolerance band."""
+
+    exact = False
+
+    def __init__(self, *, bytes_per_token: float = 4.0, tolerance: float = 3.0) -> None:
+        self._bpt = bytes_per_token
+        self._tolerance = tolerance
+
+    def count(self, texts: list[str], extra_bytes: int = 0) -> PromptCount:
+        size = sum(len(t.encode("utf-8", "surrogatepass")) for t in texts)
+        tokens = math.ceil(size / self._bpt)
+        lower = math.floor(tokens / self._tolerance)
+        upper = size + BASE_FRAMING + PER_SEGMENT_FRAMING * len(texts) + extra_bytes
+        return PromptCount(tokens=tokens, lower=lower, upper=upper, exact=False)
+
+
+def counter_for(
+    tokenizer_file: Path | None, *, bytes_per_token: float, tolerance: float
+) -> TokenCounter:
+    if tokenizer_file is not None:
+        return TokenizerCounter(tokenizer_file)
+    return EstimateCounter(bytes_per_token=bytes_per_token, tolerance=tolerance)

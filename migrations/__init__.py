@@ -1,0 +1,1 @@
+"""Alembic migrations for the audit schema (run with ``tiergate db upgrade``)."""

@@ -1,0 +1,42 @@
+"""Tiergate's classifier: tiers every prompt, strips identifiers, restores them in answers.
+
+Pure: no network, database, Redis, environment or clock reads (the clock is injected).
+"""
+
+from .classifier import Classifier, DeadlineExceeded
+from .config import DomainPattern, TiersConfig
+from .content import apply_content, extract_content
+from .errors import ContentError, PolicyError, RecognizerError, StripError, TiersError
+from .normalize import OffsetMap, normalize_text, normalize_with_map
+from .policy import Policy, TierRule, load_policy
+from .restore import Restorer, StreamRestorer
+from .types import Content, Decision, Finding, Segment, Stripped, Tier, UpstreamKind
+
+__all__ = [
+    "Classifier",
+    "Content",
+    "ContentError",
+    "DeadlineExceeded",
+    "Decision",
+    "DomainPattern",
+    "Finding",
+    "OffsetMap",
+    "PolicyError",
+    "Policy",
+    "RecognizerError",
+    "Restorer",
+    "Segment",
+    "StreamRestorer",
+    "StripError",
+    "Stripped",
+    "Tier",
+    "TierRule",
+    "TiersConfig",
+    "TiersError",
+    "UpstreamKind",
+    "apply_content",
+    "extract_content",
+    "load_policy",
+    "normalize_text",
+    "normalize_with_map",
+]

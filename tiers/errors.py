@@ -1,0 +1,46 @@
+"""The ``tiers`` error tree. Every error carries the HTTP status the gateway should answer with.
+
+::
+
+    TiersError
+    ├── ContentError      (ValueError) a request body whose shape cannot be read      -> 400
+    ├── PolicyError       (ValueError) a policy file with an unknown key or bad value  -> 500
+    ├── RecognizerError   (ValueError) a recognizer definition that cannot be built   -> 500
+    └── StripError        stripping could not be done safely                          -> 500
+
+Messages name keys, paths and recognizers; they never contain prompt text.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ContentError", "PolicyError", "RecognizerError", "StripError", "TiersError"]
+
+
+class TiersError(Exception):
+    """Base class of every error raised by ``tiers``."""
+
+    status_code: int = 500
+
+
+class ContentError(TiersError, ValueError):
+    """The request body has a shape from which the prompt strings cannot be read."""
+
+    status_code = 400
+
+
+class PolicyError(TiersError, ValueError):
+    """A policy file is missing, malformed, or has an unknown key or a bad value."""
+
+    status_code = 500
+
+
+class RecognizerError(TiersError, ValueError):
+    """A recognizer (built-in or from a user's YAML file) cannot be built."""
+
+    status_code = 500
+
+
+class StripError(TiersError):
+    """Identifiers could not be replaced safely; nothing may be forwarded."""
+
+    status_code = 500

@@ -1,0 +1,88 @@
+"""IP and MAC addresses, and host names under the organisation's internal domain suffixes."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterable
+
+import re2
+from presidio_analyzer import Pattern
+from presidio_analyzer.predefined_recognizers import IpRecognizer, MacAddressRecognizer
+
+from ._base import TiersPatternRecognizer
+
+__all__ = ["InternalHostRecognizer", "IpAddressRecognizer", "MacRecognizer"]
+
+
+class IpAddressRecognizer(IpRecognizer):
+    """IPv4 and IPv6 addresses, validated with ``ipaddress`` as presidio does, minus addresses
+    that identify nothing: loopback, unspecified and broadcast addresses are in every code base.
+
+    Presidio's IPv6 patterns need look-behinds; these RE2 patterns over-match a little (e.g.
+    clock times) and the validator rejects what is not an address.
+    """
+
+    PATTERNS = [
+        Pattern(
+            "IPv4",
+            r"\b(?:(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)\.){3}(?:25[0-5]|2[0-4][0-9]|[01]?[0-9][0-9]?)"
+            r"(?:/(?:3[0-2]|[12]?[0-9]))?\b",
+            0.6,
+        ),
+        Pattern(
+            "IPv6",
+            r"(?i)(?:\b[0-9a-f]{1,4}|::?)(?::{1,2}[0-9a-f]{0,4}){2,7}(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3})?",
+            0.6,
+        ),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(patterns=list(self.PATTERNS), name="IpAddressRecognizer")
+        self.global_regex_flags = 0
+
+    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        try:
+            ipaddress.ip_address(pattern_text.split("/", 1)[0])
+        except ValueError:
+            return False
+        return True
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        try:
+            ip = ipaddress.ip_address(pattern_text.split("/", 1)[0])
+        except ValueError:
+            return super().invalidate_result(pattern_text) or False
+        return ip.is_loopback or ip.is_unspecified or str(ip) == "255.255.255.255"
+
+
+class MacRecognizer(MacAddressRecognizer):
+    """MAC addresses; presidio's back-reference (same separator throughout) is checked in
+    ``validate_result`` instead, so the pattern runs on RE2."""
+
+    PATTERNS = [
+        Pattern("mac_colon_or_hyphen", r"\b[0-9A-Fa-f]{2}(?:[:-][0-9A-Fa-f]{2}){5}\b", 0.6),
+        Pattern("mac_cisco_dot", r"\b[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\b", 0.6),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(patterns=list(self.PATTERNS), name="MacRecognizer")
+        self.global_regex_flags = 0
+
+    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        seps = {c for c in pattern_text if c in ":-."}
+        return len(seps) == 1 and pattern_text.lower() not in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff")
+
+
+class InternalHostRecognizer(TiersPatternRecognizer):
+    """Host names ending in one of the configured internal suffixes (``db1.corp.example.com``)."""
+
+    ENTITY = "INTERNAL_HOST"
+
+    def __init__(self, suffixes: Iterable[str]) -> None:
+        alts = "|".join(re2.escape(s) for s in sorted(set(suffixes), key=len, reverse=True))
+        regex = (
+            r"(?i)(?:^|[^a-z0-9.-])(?P<value>(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:"
+            + alts
+            + r"))(?:$|[^a-z0-9.-]|\.(?:$|[^a-z0-9]))"
+        )
+        super().__init__(patterns=[Pattern("internal_host", regex, 0.9)])

@@ -1,0 +1,85 @@
+"""The recognizer registry: the shipped recognizers and the user's, in one presidio registry.
+
+Defaults are added through the same ``RecognizerRegistry`` calls a user's YAML file goes
+through, so there is one place that decides what runs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+from presidio_analyzer import RecognizerRegistry
+
+from ..config import TiersConfig
+from ..errors import RecognizerError
+from ._base import TermRecognizer, read_term_file
+from .contact import EmailRecognizer, PhoneRecognizer
+from .domain import configured_domain_recognizers, default_domain_recognizers
+from .financial import CardRecognizer, IbanCodeRecognizer
+from .markers import default_marker_recognizers
+from .national import national_id_recognizers
+from .network import InternalHostRecognizer, IpAddressRecognizer, MacRecognizer
+from .secrets import CredentialUrlRecognizer, EnvSecretRecognizer, PrivateKeyRecognizer, TokenRecognizer
+
+__all__ = ["build_registry"]
+
+
+def _names(cfg: TiersConfig) -> TermRecognizer | None:
+    terms: dict[str, list[str]] = {}
+    for entity, files in (
+        ("CUSTOMER_NAME", cfg.customer_lists),
+        ("SUPPLIER_NAME", cfg.supplier_lists),
+        ("EMPLOYEE_NAME", cfg.employee_lists),
+    ):
+        for path in files:
+            try:
+                terms.setdefault(entity, []).extend(read_term_file(path))
+            except (OSError, UnicodeDecodeError) as exc:
+                raise RecognizerError(f"cannot read name list {path}: {type(exc).__name__}") from None
+    return TermRecognizer(terms, name="KnownNames") if terms else None
+
+
+def _load_yaml(registry: RecognizerRegistry, path: Path) -> None:
+    try:
+        data = yaml.safe_load(Path(path).read_text("utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise RecognizerError(f"{path}: cannot read recognizer file ({type(exc).__name__})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("recognizers"), list):
+        raise RecognizerError(f"{path}: expected a mapping with a 'recognizers' list")
+    for i, item in enumerate(data["recognizers"]):
+        try:
+            registry.add_pattern_recognizer_from_dict(item)
+        except Exception as exc:  # presidio raises assorted types; name the entry, not its text
+            raise RecognizerError(f"{path}: recognizers[{i}]: {type(exc).__name__}: {exc}") from None
+
+
+def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
+    """Every recognizer the classifier runs, defaults first, then the user's files."""
+    registry = RecognizerRegistry(recognizers=[], supported_languages=["en"])
+    defaults = [
+        EmailRecognizer(),
+        PhoneRecognizer(cfg.phone_regions),
+        CardRecognizer(),
+        IbanCodeRecognizer(),
+        IpAddressRecognizer(),
+        MacRecognizer(),
+        TokenRecognizer(),
+        PrivateKeyRecognizer(),
+        CredentialUrlRecognizer(),
+        EnvSecretRecognizer(),
+        *national_id_recognizers(),
+        *default_marker_recognizers(cfg.extra_markers),
+        *default_domain_recognizers(),
+        *configured_domain_recognizers(cfg.domain_patterns),
+    ]
+    if cfg.internal_domains:
+        defaults.append(InternalHostRecognizer(cfg.internal_domains))
+    names = _names(cfg)
+    if names is not None:
+        defaults.append(names)
+    for rec in defaults:
+        registry.add_recognizer(rec)
+    for path in cfg.recognizer_files:
+        _load_yaml(registry, path)
+    return registry

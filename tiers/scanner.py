@@ -1,0 +1,328 @@
+"""The fast path: runs every recognizer of the registry over one normalised text.
+
+Presidio's ``AnalyzerEngine`` runs each pattern with Python's backtracking ``regex`` module
+(≈ 0.2–0.5 MB/s here, and a pattern that times out is skipped with a warning: failing open).
+The scanner instead runs each pattern with RE2 (linear time, no timeouts to skip), hands each
+candidate to the recognizer's own presidio ``validate_result`` / ``invalidate_result``, and
+matches term lists with Aho-Corasick. Patterns RE2 cannot run (look-arounds, back-references)
+are located by a loosened RE2 pattern and confirmed with the original, under a timeout, only in
+small windows; a timeout raises, and the classifier fails closed.
+
+Weak patterns (score below ``min_score``) count only with a context word of their recognizer
+within ``context_window`` characters; when no context word occurs anywhere in the text, they are
+not run at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+import ahocorasick
+import re2
+import regex
+from presidio_analyzer import EntityRecognizer, PatternRecognizer
+
+from ._relax import relax
+from .errors import RecognizerError
+from .normalize import normalize_text
+from .recognizers._base import TermRecognizer
+
+__all__ = ["Hit", "Scanner", "find_terms"]
+
+_CONTEXT_BOOST = 0.35  # presidio's LemmaContextAwareEnhancer defaults
+_CONTEXT_MIN = 0.4
+_WINDOW = 96  # characters around a loose match searched by the original pattern
+_RE2_OPTIONS = re2.Options()
+_RE2_OPTIONS.max_mem = 64 << 20
+_RE2_OPTIONS.log_errors = False
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One accepted match, in offsets of the normalised text."""
+
+    entity: str
+    start: int
+    end: int
+    recognizer: str
+    score: float
+
+
+def _inline_flags(flags: int | None) -> str:
+    if not flags:
+        return ""
+    out = ""
+    if flags & re.IGNORECASE:
+        out += "i"
+    if flags & re.MULTILINE:
+        out += "m"
+    if flags & re.DOTALL:
+        out += "s"
+    return f"(?{out})" if out else ""
+
+
+@dataclass(slots=True)
+class _Compiled:
+    rec: PatternRecognizer
+    entity: str
+    name: str
+    score: float
+    fast: object | None  # re2 regexp
+    loose: object | None  # re2 regexp used as prefilter for `slow`
+    slow: regex.Pattern | None
+    value_group: int | None
+
+
+class _TermMatcher:
+    def __init__(self, rec: TermRecognizer) -> None:
+        self.rec = rec
+        self.automaton = ahocorasick.Automaton()
+        for entity, terms in rec.terms.items():
+            for term in terms:
+                key = normalize_text(term).strip().lower()
+                if key:
+                    self.automaton.add_word(key, (entity, len(key)))
+        self.empty = len(self.automaton) == 0
+        if not self.empty:
+            self.automaton.make_automaton()
+
+    def find(self, lowered: str) -> Iterator[tuple[str, int, int]]:
+        if self.empty:
+            return
+        n = len(lowered)
+        for end_idx, (entity, length) in self.automaton.iter(lowered):
+            start, end = end_idx - length + 1, end_idx + 1
+            # whole words only: the neighbours must not be letters, digits or underscores
+            if start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
+                continue
+            if end < n and (lowered[end].isalnum() or lowered[end] == "_"):
+                continue
+            yield entity, start, end
+
+
+_term_cache: dict[int, _TermMatcher] = {}
+
+
+def _lower_same_length(text: str) -> str:
+    low = text.lower()
+    if len(low) == len(text):
+        return low
+    # A few characters lower-case to two (e.g. U+0130); keep offsets aligned by leaving them.
+    return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
+
+
+def find_terms(rec: TermRecognizer, text: str) -> list[tuple[str, int, int]]:
+    """Whole-word, case-insensitive occurrences of ``rec``'s terms in (normalised) ``text``."""
+    matcher = _term_cache.get(id(rec))
+    if matcher is None or matcher.rec is not rec:
+        matcher = _term_cache[id(rec)] = _TermMatcher(rec)
+    return list(matcher.find(_lower_same_length(text)))
+
+
+class Scanner:
+    """Compiled form of a recognizer registry. Immutable after construction; thread-safe."""
+
+    def __init__(
+        self,
+        recognizers: Iterable[EntityRecognizer],
+        *,
+        min_score: float,
+        context_window: int,
+        regex_timeout: float = 1.0,
+    ) -> None:
+        self.min_score = min_score
+        self.regex_timeout = regex_timeout
+        self.context_window = context_window
+        self._patterns: list[_Compiled] = []
+        self._terms: list[_TermMatcher] = []
+        self._context: dict[int, tuple[object, tuple[str, ...]]] = {}
+        self.others: list[EntityRecognizer] = []
+        for rec in recognizers:
+            if isinstance(rec, TermRecognizer):
+                self._terms.append(_TermMatcher(rec))
+            elif isinstance(rec, PatternRecognizer):
+                self._add_pattern_recognizer(rec)
+            else:
+                self.others.append(rec)
+        fast = [c for c in self._patterns if c.fast is not None]
+        self._set = re2.Set.SearchSet(_RE2_OPTIONS)
+        self._set_members: list[_Compiled] = []
+        for c in fast:
+            self._set.Add(c.fast.pattern)  # type: ignore[attr-defined]
+            self._set_members.append(c)
+        # A pattern that matches only at the very end of the text: RE2's Set reports an empty list
+        # both for "nothing matched" and for "gave up" (DFA out of memory). Without the sentinel
+        # in the answer the scan did not reach the end, and every pattern is run instead.
+        self._sentinel = self._set.Add(r"\z")
+        self._set.Compile()
+        self._set_pos = {id(c): i for i, c in enumerate(self._set_members)}
+
+    def _add_pattern_recognizer(self, rec: PatternRecognizer) -> None:
+        entity = rec.supported_entities[0]
+        flags = _inline_flags(getattr(rec, "global_regex_flags", None))
+        context = tuple(w.lower().strip() for w in (rec.context or []) if w.strip())
+        if context:
+            ctx_re = re2.compile("(?i)(?:" + "|".join(re2.escape(w) for w in context) + ")")
+            self._context[id(rec)] = (ctx_re, context)
+        patterns = list(rec.patterns)
+        if getattr(rec, "deny_list", None):
+            # Presidio turns a deny list into a look-behind regex; run it as a term list instead.
+            patterns = [p for p in patterns if p.name != "deny_list"]
+            terms = TermRecognizer({entity: rec.deny_list}, name=rec.name, score=rec.deny_list_score)
+            self._terms.append(_TermMatcher(terms))
+        for pat in patterns:
+            if pat.score < self.min_score and not context:
+                continue  # can never reach the threshold
+            source = flags + pat.regex
+            try:
+                fast = re2.compile(source, _RE2_OPTIONS)
+            except re2.error:
+                fast = None
+            if fast is not None:
+                group = fast.groupindex.get("value")
+                self._patterns.append(_Compiled(rec, entity, pat.name, pat.score, fast, None, None, group))
+                continue
+            try:
+                slow = regex.compile(pat.regex, rec.global_regex_flags or 0)
+            except regex.error as exc:
+                raise RecognizerError(f"{rec.name}: pattern {pat.name!r} does not compile: {exc}") from None
+            try:
+                loose = re2.compile(flags + relax(pat.regex), _RE2_OPTIONS)
+            except re2.error:
+                loose = None  # run the original over the whole text (still under a timeout)
+            group = slow.groupindex.get("value")
+            self._patterns.append(_Compiled(rec, entity, pat.name, pat.score, None, loose, slow, group))
+
+    # -- scanning -------------------------------------------------------------------------------
+
+    def scan(self, text: str, checkpoint: Callable[[], None]) -> list[Hit]:
+        """All accepted hits in ``text`` (normalised), deduplicated per recognizer and span."""
+        if not text:
+            return []
+        ascii_text = text.isascii()
+        subject: str | bytes = text.encode("ascii") if ascii_text else text
+        matched = self._set.Match(subject) or ()
+        in_set: set[int] | None = set(matched) if self._sentinel in matched else None
+        best: dict[tuple[str, str, int, int], Hit] = {}
+        present: dict[int, bool] = {}
+        for comp in self._patterns:
+            weak = comp.score < self.min_score
+            if weak:
+                key = id(comp.rec)
+                if key not in present:
+                    ctx = self._context.get(key)
+                    present[key] = ctx is not None and ctx[0].search(subject) is not None
+                if not present[key]:
+                    continue
+            if comp.fast is not None:
+                if in_set is not None and self._set_pos[id(comp)] not in in_set:
+                    continue
+                spans = self._fast_spans(comp, subject)
+            else:
+                spans = self._slow_spans(comp, text, subject)
+            for n, (s, e) in enumerate(spans):
+                if n & 1023 == 1023:
+                    checkpoint()
+                hit = self._accept(comp, text, s, e)
+                if hit is not None:
+                    k = (hit.entity, hit.recognizer, s, e)
+                    if k not in best or best[k].score < hit.score:
+                        best[k] = hit
+            checkpoint()
+        if self._terms:
+            lowered = _lower_same_length(text)
+            for tm in self._terms:
+                for entity, s, e in tm.find(lowered):
+                    best[(entity, tm.rec.name, s, e)] = Hit(entity, s, e, tm.rec.name, tm.rec.score)
+            checkpoint()
+        return sorted(best.values(), key=lambda h: (h.start, -h.end, h.entity))
+
+    @staticmethod
+    def _fast_spans(comp: _Compiled, subject: str | bytes) -> Iterator[tuple[int, int]]:
+        group = comp.value_group
+        return _re2_spans(comp.fast, subject, group or 0)
+
+    def _slow_spans(self, comp: _Compiled, text: str, subject: str | bytes) -> Iterator[tuple[int, int]]:
+        assert comp.slow is not None
+        group = comp.value_group or 0
+        n = len(text)
+        if comp.loose is None:
+            windows: Iterable[tuple[int, int]] = [(0, n)]
+        else:
+            windows = _merge(
+                (max(0, s - _WINDOW), min(n, e + _WINDOW)) for s, e in _spans(comp.loose, subject)
+            )
+        for ws, we in windows:
+            for m in comp.slow.finditer(text, ws, we, timeout=self.regex_timeout):
+                s, e = m.span(group)
+                # a match cut by an artificial window edge is not a real match
+                if (s == ws and ws > 0) or (e == we and we < n) or not 0 <= s < e:
+                    continue
+                yield s, e
+
+    def _accept(self, comp: _Compiled, text: str, s: int, e: int) -> Hit | None:
+        rec = comp.rec
+        score = comp.score
+        if score < self.min_score:
+            ctx = self._context.get(id(rec))
+            if ctx is None:
+                return None
+            w = self.context_window
+            window = text[max(0, s - w) : s].lower() + " " + text[e : e + w].lower()
+            if not any(word in window for word in ctx[1]):
+                return None
+            score = max(score + _CONTEXT_BOOST, _CONTEXT_MIN)
+            if score < self.min_score:
+                return None
+        value = text[s:e]
+        verdict = rec.validate_result(value)
+        if verdict is False:
+            return None
+        if verdict:
+            score = 1.0
+        if rec.invalidate_result(value):
+            return None
+        return Hit(comp.entity, s, e, rec.name, score)
+
+
+_UNANCHORED = re2._Anchor.UNANCHORED
+_NULL = (-1, -1)
+
+
+def _re2_spans(rx: object, subject: str | bytes, group: int = 0) -> Iterator[tuple[int, int]]:
+    """Spans of ``group`` for successive matches. On bytes (ASCII text) this calls RE2 directly:
+    the wrapper's per-match objects cost ≈ 15 µs, which dominates on digit-heavy text."""
+    if isinstance(subject, str):
+        for m in rx.finditer(subject):  # type: ignore[attr-defined]
+            s, e = m.span(group)
+            if 0 <= s < e:
+                yield s, e
+        return
+    match = rx._regexp.Match  # type: ignore[attr-defined]
+    n = len(subject)
+    pos = 0
+    while pos <= n:
+        spans = match(_UNANCHORED, subject, pos, n)
+        whole = spans[0]
+        if whole == _NULL:
+            return
+        s, e = spans[group]
+        if 0 <= s < e:
+            yield s, e
+        pos = whole[1] if whole[1] > pos else pos + 1
+
+
+def _spans(rx: object, subject: str | bytes) -> Iterator[tuple[int, int]]:
+    return _re2_spans(rx, subject, 0)
+
+
+def _merge(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(windows):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out

@@ -1,0 +1,108 @@
+"""Replacing identifiers with consistent placeholders (``<EMAIL_1>``), on the original text.
+
+Within one request the same value always gets the same placeholder, so the model can still tell
+two people apart. Placeholders already present in the request text are never handed out, so
+restoring the model's answer cannot turn a literal ``<EMAIL_1>`` the user wrote into a value.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+from .errors import StripError
+from .types import Content, Decision, Finding, Segment, Stripped
+
+__all__ = ["PLACEHOLDER_RE", "label_for", "strip_content"]
+
+PLACEHOLDER_RE = re.compile(r"<[A-Z][A-Z0-9_]*_[0-9]+>")
+
+_LABELS = {
+    "EMAIL_ADDRESS": "EMAIL",
+    "PHONE_NUMBER": "PHONE",
+    "IP_ADDRESS": "IP",
+    "MAC_ADDRESS": "MAC",
+    "CREDIT_CARD": "CARD",
+    "IBAN_CODE": "IBAN",
+    "INTERNAL_HOST": "HOST",
+    "CUSTOMER_NAME": "CUSTOMER",
+    "SUPPLIER_NAME": "SUPPLIER",
+    "EMPLOYEE_NAME": "EMPLOYEE",
+}
+
+
+def label_for(entity_type: str) -> str:
+    """The placeholder label of an entity type (``EMAIL_ADDRESS`` -> ``EMAIL``)."""
+    label = _LABELS.get(entity_type, entity_type)
+    return re.sub(r"[^A-Z0-9_]", "_", label.upper()) or "ID"
+
+
+class _Allocator:
+    def __init__(self, taken: set[str]) -> None:
+        self.taken = taken
+        self.by_value: dict[tuple[str, str], str] = {}
+        self.counters: dict[str, int] = defaultdict(int)
+        self.mapping: dict[str, str] = {}
+
+    def placeholder(self, label: str, value: str) -> str:
+        key = (label, value)
+        found = self.by_value.get(key)
+        if found is not None:
+            return found
+        while True:
+            self.counters[label] += 1
+            ph = f"<{label}_{self.counters[label]}>"
+            if ph not in self.taken:
+                break
+        self.by_value[key] = ph
+        self.mapping[ph] = value
+        return ph
+
+
+def _clusters(findings: list[Finding]) -> list[tuple[int, int, Finding]]:
+    """Overlapping spans merged; each cluster is labelled by its strongest, longest finding."""
+    out: list[tuple[int, int, Finding]] = []
+    for f in sorted(findings, key=lambda f: (f.start, -f.end)):
+        if out and f.start < out[-1][1]:
+            s, e, lead = out[-1]
+            if (f.score, f.end - f.start) > (lead.score, lead.end - lead.start):
+                lead = f
+            out[-1] = (s, max(e, f.end), lead)
+        else:
+            out.append((f.start, f.end, f))
+    return out
+
+
+def strip_content(content: Content, decision: Decision) -> Stripped:
+    """Replace every finding of ``decision`` in ``content``; raises :class:`StripError`."""
+    if decision.failed_closed:
+        raise StripError("cannot strip: classification failed closed, findings are incomplete")
+    by_segment: dict[int, list[Finding]] = defaultdict(list)
+    for f in decision.findings:
+        if not 0 <= f.segment < len(content.segments):
+            raise StripError(f"finding refers to segment {f.segment}, which does not exist")
+        text = content.segments[f.segment].text
+        if not 0 <= f.start < f.end <= len(text):
+            raise StripError(f"finding span {f.start}:{f.end} is outside segment {f.segment}")
+        by_segment[f.segment].append(f)
+    taken: set[str] = set()
+    for seg in content.segments:
+        if "<" in seg.text:
+            taken.update(PLACEHOLDER_RE.findall(seg.text))
+    alloc = _Allocator(taken)
+    segments: list[Segment] = []
+    for i, seg in enumerate(content.segments):
+        found = by_segment.get(i)
+        if not found:
+            segments.append(seg)
+            continue
+        parts: list[str] = []
+        last = 0
+        text = seg.text
+        for s, e, lead in _clusters(found):
+            parts.append(text[last:s])
+            parts.append(alloc.placeholder(label_for(lead.entity_type), text[s:e]))
+            last = e
+        parts.append(text[last:])
+        segments.append(Segment(seg.path, "".join(parts)))
+    return Stripped(Content(tuple(segments)), alloc.mapping)
