@@ -24,7 +24,17 @@ from datetime import UTC, datetime
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
-from sqlalchemy import BigInteger, Integer, LargeBinary, String, Text, delete, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Integer,
+    LargeBinary,
+    String,
+    Text,
+    delete,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
@@ -33,6 +43,7 @@ from audit.models import Base
 from audit.timeutil import from_us, to_us
 
 __all__ = [
+    "DEFAULT_HASHER",
     "LOCK_AFTER",
     "AdminExists",
     "AdminInfo",
@@ -55,11 +66,11 @@ LOCK_AFTER = 5  # consecutive failures before the first lock
 _LOCK_BASE_S = 30
 _LOCK_MAX_S = 15 * 60
 _MIN_PASSWORD = 12
-_hasher = PasswordHasher()
+DEFAULT_HASHER = PasswordHasher()  # argon2-cffi's RFC 9106 low-memory profile (Argon2id)
 # Verified against for unknown usernames, so "no such admin" costs the same time as a wrong password.
 @functools.cache
-def _dummy_hash() -> str:
-    return _hasher.hash(secrets.token_hex(16))
+def _dummy_hash(hasher: PasswordHasher) -> str:
+    return hasher.hash(secrets.token_hex(16))
 
 
 class AdminUser(Base):
@@ -143,14 +154,15 @@ def _check_password(password: str) -> None:
 
 
 async def create_admin(engine: AsyncEngine, username: str, password: str, tenant: str | None,
-                       *, now: datetime | None = None) -> AdminInfo:  # fmt: skip
+                       *, now: datetime | None = None,
+                       hasher: PasswordHasher = DEFAULT_HASHER) -> AdminInfo:  # fmt: skip
     """Create an admin; ``tenant`` None makes a platform admin. Raises ``AdminExists``."""
     username = username.strip()
     if not username or len(username) > 200 or not username.isprintable():
         raise ValueError("a username is 1-200 printable characters")
     _check_password(password)
     created = now or _now()
-    digest = await asyncio.to_thread(_hasher.hash, password)
+    digest = await asyncio.to_thread(hasher.hash, password)
     try:
         async with engine.begin() as conn:
             await conn.execute(insert(U).values(
@@ -168,10 +180,11 @@ async def list_admins(engine: AsyncEngine) -> list[AdminInfo]:
     return [_info(r) for r in rows]
 
 
-async def set_password(engine: AsyncEngine, username: str, password: str) -> bool:
+async def set_password(engine: AsyncEngine, username: str, password: str,
+                       *, hasher: PasswordHasher = DEFAULT_HASHER) -> bool:  # fmt: skip
     """Replace the password, clear any lock and end every session of this admin."""
     _check_password(password)
-    digest = await asyncio.to_thread(_hasher.hash, password)
+    digest = await asyncio.to_thread(hasher.hash, password)
     async with engine.begin() as conn:
         res = await conn.execute(update(U).where(U.c.username == username).values(
             password_hash=digest, failed_count=0, locked_until_us=None))  # fmt: skip
@@ -203,15 +216,16 @@ def _lock_seconds(failures: int) -> int:
     return int(min(_LOCK_BASE_S * 2 ** (failures - LOCK_AFTER), _LOCK_MAX_S))
 
 
-def _verify(stored: str, password: str) -> bool:
+def _verify(hasher: PasswordHasher, stored: str, password: str) -> bool:
     try:
-        return _hasher.verify(stored, password)
+        return hasher.verify(stored, password)
     except (VerifyMismatchError, VerificationError, InvalidHashError):
         return False
 
 
 async def check_sign_in(engine: AsyncEngine, username: str, password: str,
-                        *, now: datetime | None = None) -> SignIn:  # fmt: skip
+                        *, now: datetime | None = None,
+                        hasher: PasswordHasher = DEFAULT_HASHER) -> SignIn:  # fmt: skip
     """Verify a password (slow on purpose: call it off the event loop's hot path).
 
     A locked account answers with ``locked_until`` and does not even check the password, so a
@@ -223,16 +237,16 @@ async def check_sign_in(engine: AsyncEngine, username: str, password: str,
     async with engine.connect() as conn:
         row = (await conn.execute(select(U).where(U.c.username == username))).first()
     if row is None or row.disabled_us is not None:
-        await asyncio.to_thread(_verify, _dummy_hash(), password)
+        await asyncio.to_thread(_verify, hasher, _dummy_hash(hasher), password)
         return SignIn(None)
     if row.locked_until_us is not None and row.locked_until_us > at_us:
         return SignIn(None, from_us(row.locked_until_us))
-    ok = await asyncio.to_thread(_verify, row.password_hash, password)
+    ok = await asyncio.to_thread(_verify, hasher, row.password_hash, password)
     async with engine.begin() as conn:
         if ok:
             values: dict[str, object] = {"failed_count": 0, "locked_until_us": None}
-            if _hasher.check_needs_rehash(row.password_hash):
-                values["password_hash"] = _hasher.hash(password)
+            if hasher.check_needs_rehash(row.password_hash):
+                values["password_hash"] = await asyncio.to_thread(hasher.hash, password)
             await conn.execute(update(U).where(U.c.username == username).values(**values))
             return SignIn(_info(row))
         # Increment in SQL, not from the value read above: concurrent failures must all count.

@@ -62,10 +62,11 @@ class ChainHasher:
             if col in _BOOLEAN_COLUMNS and value is not None:
                 value = bool(value)
             values.append(value)
-        return json.dumps(values, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+        return _ENCODE(values).encode("utf-8")
 
     def link(self, prev: bytes, table: str, row: Mapping[str, Any]) -> bytes:
         return hmac.new(self._key, prev + self.canonical(table, row), hashlib.sha256).digest()
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _BOOLEAN_COLUMNS = frozenset({"stripped", "stream", "forwarded", "integrity_flag"})

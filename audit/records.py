@@ -18,6 +18,7 @@ from audit.writer import PendingRow
 __all__ = ["event_row", "outcome_row", "request_row"]
 
 _MAX_SHORT = 200
+_ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 _ENDPOINTS = {"chat", "completions", "embeddings"}
 
 
@@ -75,7 +76,7 @@ def request_row(rec: RequestRecord, *, forwarded: bool) -> PendingRow:
         "prompt_chars": _int("prompt_chars", rec.prompt_chars),
         "prompt_tokens": _int("prompt_tokens", rec.prompt_tokens),
         "tier": int(rec.tier),
-        "findings": json.dumps(findings, sort_keys=True, separators=(",", ":")),
+        "findings": _ENCODE(findings),
         "stripped": bool(rec.stripped),
         "stream": bool(rec.stream),
         "forwarded": forwarded,

@@ -81,9 +81,7 @@ def start_upstream(port: int) -> Proc:
         import sys, uvicorn
         sys.path.insert(0, {str(ROOT)!r})
         from tests.support.fake_upstream import FakeUpstream, Scripted
-        fake = FakeUpstream(name="mock")
-        fake.ledger.add = lambda *a, **k: __import__("tests.support.fake_upstream", fromlist=["x"]).Received(
-            0, a[0], {{}}, __import__("json").loads(a[2]), a[2], 0.0)  # no unbounded ledger in a bench
+        fake = FakeUpstream(name="mock", keep_ledger=False)
         fake.script = lambda r: Scripted(content="The answer is short.", chunks=["The ", "answer ", "is ", "short."])
         uvicorn.run(fake.app, host="127.0.0.1", port={port}, log_level="warning", access_log=False,
                     interface="asgi3", lifespan="off")

@@ -171,14 +171,14 @@ async def _generate(request: Request[Any, Any, State], state: State, path: str, 
         cfg = _supervisor(state).config
         body, dropped = prepare_body(raw, chat=chat, require_salt=cfg.cache_salt.require and cfg.prefix_caching,
                                      derived_salt=derived)  # fmt: skip
+        if dropped:
+            metrics.dropped.inc()
         readback = _supervisor(state).readback
         assert readback is not None
         admitted = admit(body, dropped, await _count(state, body, chat), readback.max_model_len)
     except AdmissionError as exc:
         metrics.rejected.labels(exc.code).inc()
         return _error(exc.status_code, str(exc), exc.code)
-    if admitted.dropped:
-        metrics.dropped.inc()
     if admitted.clamped:
         metrics.clamped.inc()
     if admitted.body.get("stream"):

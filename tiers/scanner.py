@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import ahocorasick
+import numpy as np
 import re2
 import regex
 from presidio_analyzer import EntityRecognizer, PatternRecognizer
@@ -31,6 +32,7 @@ from .recognizers._base import TermRecognizer
 
 __all__ = ["Hit", "Scanner", "find_terms"]
 
+_WORD = re.compile(r"[a-z0-9]+")
 _CONTEXT_BOOST = 0.35  # presidio's LemmaContextAwareEnhancer defaults
 _CONTEXT_MIN = 0.4
 _WINDOW = 96  # characters around a loose match searched by the original pattern
@@ -162,9 +164,13 @@ class Scanner:
     def _add_pattern_recognizer(self, rec: PatternRecognizer) -> None:
         entity = rec.supported_entities[0]
         flags = _inline_flags(getattr(rec, "global_regex_flags", None))
-        context = tuple(w.lower().strip() for w in (rec.context or []) if w.strip())
+        # Context words match whole words ("check" must not fire on "checksum"): both the window
+        # and each word are reduced to space-separated tokens and compared with spaces around.
+        context = tuple(
+            f" {' '.join(_WORD.findall(w.lower()))} " for w in (rec.context or []) if _WORD.search(w.lower())
+        )
         if context:
-            ctx_re = re2.compile("(?i)(?:" + "|".join(re2.escape(w) for w in context) + ")")
+            ctx_re = re2.compile("(?i)(?:" + "|".join(re2.escape(w.strip()) for w in context) + ")")
             self._context[id(rec)] = (ctx_re, context)
         patterns = list(rec.patterns)
         if getattr(rec, "deny_list", None):
@@ -201,8 +207,8 @@ class Scanner:
         """All accepted hits in ``text`` (normalised), deduplicated per recognizer and span."""
         if not text:
             return []
-        ascii_text = text.isascii()
-        subject: str | bytes = text.encode("ascii") if ascii_text else text
+        subject = text.encode("utf-8")
+        to_char = _identity if len(subject) == len(text) else _CharIndex(subject)
         matched = self._set.Match(subject) or ()
         in_set: set[int] | None = set(matched) if self._sentinel in matched else None
         best: dict[tuple[str, str, int, int], Hit] = {}
@@ -219,9 +225,9 @@ class Scanner:
             if comp.fast is not None:
                 if in_set is not None and self._set_pos[id(comp)] not in in_set:
                     continue
-                spans = self._fast_spans(comp, subject)
+                spans = _re2_spans(comp.fast, subject, comp.value_group or 0, to_char)
             else:
-                spans = self._slow_spans(comp, text, subject)
+                spans = self._slow_spans(comp, text, subject, to_char)
             for n, (s, e) in enumerate(spans):
                 if n & 1023 == 1023:
                     checkpoint()
@@ -239,12 +245,9 @@ class Scanner:
             checkpoint()
         return sorted(best.values(), key=lambda h: (h.start, -h.end, h.entity))
 
-    @staticmethod
-    def _fast_spans(comp: _Compiled, subject: str | bytes) -> Iterator[tuple[int, int]]:
-        group = comp.value_group
-        return _re2_spans(comp.fast, subject, group or 0)
-
-    def _slow_spans(self, comp: _Compiled, text: str, subject: str | bytes) -> Iterator[tuple[int, int]]:
+    def _slow_spans(
+        self, comp: _Compiled, text: str, subject: bytes, to_char: Callable[[int], int]
+    ) -> Iterator[tuple[int, int]]:
         assert comp.slow is not None
         group = comp.value_group or 0
         n = len(text)
@@ -252,7 +255,7 @@ class Scanner:
             windows: Iterable[tuple[int, int]] = [(0, n)]
         else:
             windows = _merge(
-                (max(0, s - _WINDOW), min(n, e + _WINDOW)) for s, e in _spans(comp.loose, subject)
+                (max(0, s - _WINDOW), min(n, e + _WINDOW)) for s, e in _re2_spans(comp.loose, subject, 0, to_char)
             )
         for ws, we in windows:
             for m in comp.slow.finditer(text, ws, we, timeout=self.regex_timeout):
@@ -270,12 +273,22 @@ class Scanner:
             if ctx is None:
                 return None
             w = self.context_window
-            window = text[max(0, s - w) : s].lower() + " " + text[e : e + w].lower()
+            window = " " + " ".join(_WORD.findall(text[max(0, s - w) : s].lower() + " " + text[e : e + w].lower())) + " "
             if not any(word in window for word in ctx[1]):
                 return None
             score = max(score + _CONTEXT_BOOST, _CONTEXT_MIN)
             if score < self.min_score:
                 return None
+        refine = getattr(rec, "refine_span", None)
+        if refine is not None:
+            # The recognizer narrows a greedy candidate itself (validating as it goes).
+            span = refine(text[s:e])
+            if span is None:
+                return None
+            s, e = s + span[0], s + span[1]
+            if rec.invalidate_result(text[s:e]):
+                return None
+            return Hit(comp.entity, s, e, rec.name, 1.0)
         value = text[s:e]
         verdict = rec.validate_result(value)
         if verdict is False:
@@ -291,15 +304,31 @@ _UNANCHORED = re2._Anchor.UNANCHORED
 _NULL = (-1, -1)
 
 
-def _re2_spans(rx: object, subject: str | bytes, group: int = 0) -> Iterator[tuple[int, int]]:
-    """Spans of ``group`` for successive matches. On bytes (ASCII text) this calls RE2 directly:
-    the wrapper's per-match objects cost ≈ 15 µs, which dominates on digit-heavy text."""
-    if isinstance(subject, str):
-        for m in rx.finditer(subject):  # type: ignore[attr-defined]
-            s, e = m.span(group)
-            if 0 <= s < e:
-                yield s, e
-        return
+def _identity(offset: int) -> int:
+    return offset
+
+
+class _CharIndex:
+    """Byte offset -> character offset for UTF-8 text (RE2 works on bytes)."""
+
+    def __init__(self, data: bytes) -> None:
+        arr = np.frombuffer(data, dtype=np.uint8)
+        # a byte starts a character unless it is a continuation byte (0b10xxxxxx)
+        self._starts = np.concatenate(([0], np.cumsum((arr & 0xC0) != 0x80)))
+
+    def __call__(self, offset: int) -> int:
+        return int(self._starts[offset])
+
+
+def _re2_spans(
+    rx: object, subject: bytes, group: int, to_char: Callable[[int], int]
+) -> Iterator[tuple[int, int]]:
+    """Character spans of ``group`` for successive matches, calling RE2 directly on bytes (the
+    wrapper's per-match objects cost ≈ 15 µs, which dominates on digit-heavy text).
+
+    With a ``value`` group the next search starts where the value ends, so that boundary
+    characters consumed after one value (RE2 has no look-ahead) can start the next match.
+    """
     match = rx._regexp.Match  # type: ignore[attr-defined]
     n = len(subject)
     pos = 0
@@ -310,12 +339,11 @@ def _re2_spans(rx: object, subject: str | bytes, group: int = 0) -> Iterator[tup
             return
         s, e = spans[group]
         if 0 <= s < e:
-            yield s, e
-        pos = whole[1] if whole[1] > pos else pos + 1
-
-
-def _spans(rx: object, subject: str | bytes) -> Iterator[tuple[int, int]]:
-    return _re2_spans(rx, subject, 0)
+            yield to_char(s), to_char(e)
+            nxt = e if group else whole[1]
+        else:
+            nxt = whole[1]
+        pos = nxt if nxt > pos else pos + 1
 
 
 def _merge(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from litestar import Request
+from litestar.di import NamedDependency
 
 from gateway.dashboard.config import DashboardConfig
 from gateway.dashboard.render import Templates
@@ -14,7 +15,7 @@ from gateway.dashboard.security import FailureWindow, TenantScope, current_sessi
 if TYPE_CHECKING:
     from gateway.app import GatewayState
 
-__all__ = ["DashboardContext", "gateway_state", "tenant_scope"]
+__all__ = ["Dash", "DashboardContext", "gateway_state", "tenant_scope"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,10 @@ class DashboardContext:
     @classmethod
     def build(cls, config: DashboardConfig) -> DashboardContext:
         return cls(config, Templates(), FailureWindow(config.ip_failures, config.ip_window_s))
+
+
+# How handlers declare that they want the context (Litestar's explicit named dependency).
+Dash = NamedDependency[DashboardContext]
 
 
 def gateway_state(request: Request[Any, Any, Any]) -> GatewayState:

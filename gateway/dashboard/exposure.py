@@ -9,6 +9,7 @@ import hashlib
 from typing import Any
 
 from litestar import Request, Response, get, post
+from litestar.params import FromPath
 from sqlalchemy import select
 
 from audit.assessment import Assessment, assess
@@ -18,7 +19,11 @@ from audit.models import Disclosure
 from audit.queries import ExposureFilter
 from audit.report import render_assessment_json, render_assessment_markdown
 from audit.timeutil import from_us
-from gateway.dashboard.context import DashboardContext, gateway_state, tenant_scope
+from gateway.dashboard.context import (
+    Dash,
+    gateway_state,
+    tenant_scope,
+)
 from gateway.dashboard.errors import NotFound
 from gateway.dashboard.render import SECURITY_HEADERS
 from gateway.dashboard.security import TenantScope
@@ -51,14 +56,14 @@ async def _recent(engine: Any) -> list[dict[str, Any]]:
              "loaded_at": from_us(r.loaded_us)} for r in rows]  # fmt: skip
 
 
-def _form(request: Request[Any, Any, Any], dash: DashboardContext, recent: list[dict[str, Any]],
+def _form(request: Request[Any, Any, Any], dash: Dash, recent: list[dict[str, Any]],
           *, source: str = "", error: str = "", status_code: int = 200) -> Response[Any]:  # fmt: skip
     return dash.templates.page(request, "exposure.html", active="exposure", recent=recent,
                                source=source or _EXAMPLE, error=error, status_code=status_code)  # fmt: skip
 
 
 @get("/exposure", name="admin-exposure", include_in_schema=False)
-async def exposure_form(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def exposure_form(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """The disclosure form and the disclosures assessed so far."""
     return _form(request, dash, await _recent(gateway_state(request).store.engine))
 
@@ -80,7 +85,7 @@ async def _source(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
 
 
 @post("/exposure", status_code=200, include_in_schema=False)
-async def exposure_assess(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def exposure_assess(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """Validate, store and assess the disclosure; show the verdict and the matching requests."""
     engine = gateway_state(request).store.engine
     scope = tenant_scope(request)
@@ -96,7 +101,7 @@ async def exposure_assess(request: Request[Any, Any, Any], dash: DashboardContex
     return _result(request, dash, result)
 
 
-def _result(request: Request[Any, Any, Any], dash: DashboardContext, result: Assessment) -> Response[Any]:
+def _result(request: Request[Any, Any, Any], dash: Dash, result: Assessment) -> Response[Any]:
     return dash.templates.page(request, "assessment.html", active="exposure", a=result,
                                markdown=render_assessment_markdown(result))  # fmt: skip
 
@@ -112,15 +117,16 @@ async def _stored(request: Request[Any, Any, Any], disclosure_id: int) -> Assess
 
 
 @get("/exposure/{disclosure_id:int}", name="admin-assessment", include_in_schema=False)
-async def exposure_result(request: Request[Any, Any, Any], dash: DashboardContext,
-                          disclosure_id: int) -> Response[Any]:  # fmt: skip
+async def exposure_result(request: Request[Any, Any, Any], dash: Dash,
+                          disclosure_id: FromPath[int]) -> Response[Any]:  # fmt: skip
     """A stored disclosure, assessed again against the log as it is now."""
     return _result(request, dash, await _stored(request, disclosure_id))
 
 
 @get("/exposure/{disclosure_id:int}/report/{fmt:str}", name="admin-assessment-report",
      include_in_schema=False)  # fmt: skip
-async def exposure_report(request: Request[Any, Any, Any], disclosure_id: int, fmt: str) -> Response[Any]:
+async def exposure_report(request: Request[Any, Any, Any], disclosure_id: FromPath[int],
+                          fmt: FromPath[str]) -> Response[Any]:  # fmt: skip
     """The assessment as a Markdown or JSON download (the CLI's exact renderers)."""
     if fmt not in ("md", "json"):
         raise NotFound("no such report format")

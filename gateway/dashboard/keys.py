@@ -6,8 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, get, post
+from litestar.params import FromPath
 
-from gateway.dashboard.context import DashboardContext, gateway_state, tenant_scope
+from gateway.dashboard.context import (
+    Dash,
+    gateway_state,
+    tenant_scope,
+)
 from gateway.dashboard.errors import BadInput, NotFound
 from gateway.dashboard.forms import opt_int, opt_text
 from gateway.dashboard.render import redirect
@@ -21,7 +26,7 @@ def _printable(value: str | None, field: str) -> str:
     return value
 
 
-async def _page(request: Request[Any, Any, Any], dash: DashboardContext, *,
+async def _page(request: Request[Any, Any, Any], dash: Dash, *,
                 created: tuple[str, Any] | None = None, status_code: int = 200) -> Response[Any]:  # fmt: skip
     scope = tenant_scope(request)
     keys = await gateway_state(request).store.list_keys(scope.tenant)
@@ -32,13 +37,13 @@ async def _page(request: Request[Any, Any, Any], dash: DashboardContext, *,
 
 
 @get("/keys", name="admin-keys", include_in_schema=False)
-async def keys_page(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def keys_page(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """The key list and the creation form."""
     return await _page(request, dash)
 
 
 @post("/keys", status_code=200, include_in_schema=False)
-async def create_key(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def create_key(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """Create a key; the page that answers this POST is the only place its secret ever appears."""
     form = await request.form()
     scope = tenant_scope(request)
@@ -52,7 +57,7 @@ async def create_key(request: Request[Any, Any, Any], dash: DashboardContext) ->
 
 
 @post("/keys/{key_id:str}/revoke", status_code=200, include_in_schema=False)
-async def revoke_key(request: Request[Any, Any, Any], key_id: str) -> Response[Any]:
+async def revoke_key(request: Request[Any, Any, Any], key_id: FromPath[str]) -> Response[Any]:
     """Revoke a key of the admin's scope; another tenant's key is a 404, as if it did not exist."""
     scope = tenant_scope(request)
     store = gateway_state(request).store

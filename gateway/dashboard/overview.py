@@ -7,7 +7,11 @@ from typing import Any
 
 from litestar import Request, Response, get
 
-from gateway.dashboard.context import DashboardContext, gateway_state, tenant_scope
+from gateway.dashboard.context import (
+    Dash,
+    gateway_state,
+    tenant_scope,
+)
 from gateway.dashboard.errors import BadInput
 from gateway.dashboard.forms import opt_text, opt_time, time_input
 from gateway.dashboard.stats import RANGES, overview, pick_range, utcnow
@@ -16,7 +20,7 @@ __all__ = ["OVERVIEW_ROUTES"]
 
 
 @get(["/", "/overview"], name="admin-overview", include_in_schema=False)
-async def overview_page(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def overview_page(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """Charts for the chosen range (default: the last 24 hours)."""
     q = request.query_params
     scope = tenant_scope(request)

@@ -9,7 +9,11 @@ from typing import Any
 
 from litestar import Request, Response, get, post
 
-from gateway.dashboard.context import DashboardContext, gateway_state, tenant_scope
+from gateway.dashboard.context import (
+    Dash,
+    gateway_state,
+    tenant_scope,
+)
 from gateway.dashboard.errors import BadInput
 from gateway.dashboard.forms import opt_text
 from tiers import Classifier
@@ -62,7 +66,7 @@ def _tenant(request: Request[Any, Any, Any], params: Any) -> str | None:
     return scope.tenant if scope.tenant is not None else opt_text(params, "tenant")
 
 
-async def _page(request: Request[Any, Any, Any], dash: DashboardContext, tenant: str | None,
+async def _page(request: Request[Any, Any, Any], dash: Dash, tenant: str | None,
                 **extra: Any) -> Response[Any]:  # fmt: skip
     clf = _classifier(request)
     extra.setdefault("sample", "")
@@ -75,13 +79,13 @@ async def _page(request: Request[Any, Any, Any], dash: DashboardContext, tenant:
 
 
 @get("/policy", name="admin-policy", include_in_schema=False)
-async def policy_page(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def policy_page(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """The policy in force for the admin's tenant (a platform admin may pick a tenant)."""
     return await _page(request, dash, _tenant(request, request.query_params))
 
 
 @post("/policy/try", status_code=200, include_in_schema=False)
-async def try_policy(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def try_policy(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """Classify a sample exactly as a request from this tenant would be; store nothing."""
     form = await request.form()
     tenant = _tenant(request, form)

@@ -10,12 +10,17 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Request, Response, get
+from litestar.params import FromPath
 from sqlalchemy import and_, or_
 
 from audit.models import AuditRequest
 from audit.queries import ExposureFilter, count_rows, stream_rows
 from audit.timeutil import to_us
-from gateway.dashboard.context import DashboardContext, gateway_state, tenant_scope
+from gateway.dashboard.context import (
+    Dash,
+    gateway_state,
+    tenant_scope,
+)
 from gateway.dashboard.errors import BadInput, NotFound
 from gateway.dashboard.forms import opt_int, opt_text, opt_time, time_input
 
@@ -37,7 +42,7 @@ def _cursor(value: str | None) -> tuple[int, int] | None:
 
 
 @get("/requests", name="admin-requests", include_in_schema=False)
-async def requests_page(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def requests_page(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """Filter by time, tenant, key, model, upstream, tier, length and status; newest first."""
     q = request.query_params
     scope = tenant_scope(request)
@@ -90,8 +95,8 @@ def _fields(flt: ExposureFilter) -> dict[str, Any]:
 
 
 @get("/requests/{request_id:str}", name="admin-request", include_in_schema=False)
-async def request_detail(request: Request[Any, Any, Any], dash: DashboardContext,
-                         request_id: str) -> Response[Any]:  # fmt: skip
+async def request_detail(request: Request[Any, Any, Any], dash: Dash,
+                         request_id: FromPath[str]) -> Response[Any]:  # fmt: skip
     """One request's row and outcome; another tenant's request is a 404, as if it did not exist."""
     scope = tenant_scope(request)
     if len(request_id) > 128:

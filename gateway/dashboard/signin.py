@@ -7,7 +7,7 @@ from typing import Any
 from litestar import Request, Response, get, post
 
 from audit.admins import check_sign_in, create_session, end_session
-from gateway.dashboard.context import DashboardContext, gateway_state
+from gateway.dashboard.context import Dash, gateway_state
 from gateway.dashboard.errors import TooManyAttempts
 from gateway.dashboard.render import redirect
 from gateway.dashboard.security import (
@@ -34,24 +34,25 @@ def _client(request: Request[Any, Any, Any]) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def _form_page(request: Request[Any, Any, Any], dash: DashboardContext, *, error: str = "",
-               username: str = "", status_code: int = 200) -> Response[Any]:  # fmt: skip
+def _form_page(request: Request[Any, Any, Any], dash: Dash, *, error: str = "",
+               username: str = "", next_path: str | None = None,
+               status_code: int = 200) -> Response[Any]:  # fmt: skip
     token = new_presign_token()
     return dash.templates.page(
         request, "signin.html", status_code=status_code,
         cookies=[presign_cookie(request, token)], presign=token, error=error, username=username,
-        next=_safe_next(request.query_params.get("next")),
+        next=_safe_next(next_path if next_path is not None else request.query_params.get("next")),
     )  # fmt: skip
 
 
 @get("/sign-in", opt=_PUBLIC, name="admin-sign-in", include_in_schema=False)
-async def sign_in_form(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def sign_in_form(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """The sign-in form, with a fresh double-submit CSRF token."""
     return _form_page(request, dash)
 
 
 @post("/sign-in", opt=_PUBLIC, status_code=200, include_in_schema=False)
-async def sign_in(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def sign_in(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """Check the password; on success start a session and go where the admin was heading."""
     form = await request.form()
     username = str(form.get("username") or "")[:200]
@@ -70,7 +71,7 @@ async def sign_in(request: Request[Any, Any, Any], dash: DashboardContext) -> Re
             raise TooManyAttempts(f"This account is locked after repeated failures; try again in "
                                   f"{wait} s.", wait)  # fmt: skip
         return _form_page(request, dash, error="Wrong username or password.", username=username,
-                          status_code=401)  # fmt: skip
+                          next_path=str(form.get("next") or ""), status_code=401)  # fmt: skip
     token, _session = await create_session(engine, result.admin.username,
                                            lifetime_s=dash.config.session_lifetime_s)  # fmt: skip
     cookies = [session_cookie(request, token, dash.config.session_lifetime_s),

@@ -15,7 +15,11 @@ from sqlalchemy import and_, func, select
 from audit.models import AuditEvent, AuditOutcome, AuditRequest
 from audit.timeutil import from_us, to_us
 from engine import fetch_manifest
-from gateway.dashboard.context import DashboardContext, gateway_state, tenant_scope
+from gateway.dashboard.context import (
+    Dash,
+    gateway_state,
+    tenant_scope,
+)
 from gateway.dashboard.stats import PROBE_KINDS, utcnow
 from gateway.settings import UpstreamSettings
 from tiers.types import UpstreamKind
@@ -92,7 +96,7 @@ async def _manifest(state: Any, up: UpstreamSettings, timeout_s: float) -> dict[
 
 
 @get("/upstreams", name="admin-upstreams", include_in_schema=False)
-async def upstreams_page(request: Request[Any, Any, Any], dash: DashboardContext) -> Response[Any]:
+async def upstreams_page(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """Every configured upstream with its trust, limits and live state."""
     state = gateway_state(request)
     engine = state.store.engine

@@ -126,7 +126,15 @@ def test_upstreams_keys_and_policy_pages(page: Any, seeded: Seeded) -> None:
     assert vendor.locator(".max-tier").inner_text() == "Tier 2"
     assert "90000 tokens" in vendor.locator(".safe-tokens").inner_text()
     assert "FAILED" in vendor.locator(".probe").inner_text()
-    assert "healthy" in vendor.locator(".health").inner_text()
+    outcomes = seeded.gw.rows(
+        "SELECT o.status FROM audit_requests r JOIN audit_outcomes o ON o.request_id = r.request_id "
+        "WHERE r.upstream = 'vendor' AND r.forwarded AND r.request_id NOT LIKE 'old-%'")
+    ok = sum(1 for o in outcomes if o["status"] == "ok")
+    failed = len(outcomes) - ok
+    assert failed >= 1  # the seeded integrity failure
+    health = vendor.locator(".health").inner_text()
+    assert f"{ok} ok · {failed} failed" in health
+    assert health.startswith("failing" if failed * 10 > ok + failed else "healthy")
     assert local.locator(".kind").inner_text() == "onprem"
     assert local.locator(".hardened").inner_text() == "hardened"
     local.locator("details.manifest summary").click()
@@ -280,7 +288,7 @@ def test_tenant_admin_confined_to_own_tenant(page: Any, seeded: Seeded) -> None:
     resp = page.goto(f"/admin/requests/{globex_id}")
     assert resp is not None and resp.status == 404
     assert globex_id not in page.content()
-    page.goto(f"/admin/requests/old-globex-001")
+    page.goto("/admin/requests/old-globex-001")
     assert "Not found" in page.inner_text("h1")
     own = seeded.request_ids["acme"][0]
     page.goto(f"/admin/requests/{own}")

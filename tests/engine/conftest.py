@@ -7,6 +7,7 @@ plugin, vLLM multi-process as in production) in its own process group, killed at
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -113,8 +114,54 @@ def stop_group(popen: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:
             continue
 
 
+class KvProbes:
+    """Two in-process vLLM probes (``tests.engine.kvprobe``), stock and with the plugin.
+
+    Started before the session server so their engine starts overlap with its start; the stock
+    one also checks vLLM's own refusal of a context longer than its pool.
+    """
+
+    def __init__(self, model: Path, tmp: Path) -> None:
+        self._procs: dict[str, subprocess.Popen[str]] = {}
+        self._results: dict[str, dict] = {}
+        for name, plugins, extra in (("stock", "", ["--refuse-first"]),
+                                     ("plugin", "tiergate_kv_hygiene", [])):  # fmt: skip
+            env = {**engine_env(tmp / name), "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_PLUGINS": plugins}
+            (tmp / name).mkdir(parents=True, exist_ok=True)
+            self._procs[name] = subprocess.Popen(
+                [sys.executable, "-m", "tests.engine.kvprobe", str(model), *extra], env=env,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+            )  # fmt: skip
+
+    def result(self, name: str) -> dict:
+        if name not in self._results:
+            proc = self._procs[name]
+            out, err = proc.communicate(timeout=START_TIMEOUT_S)
+            if proc.returncode != 0:
+                pytest.fail(f"kv probe {name} failed ({proc.returncode}):\n{err[-3000:]}")
+            self._results[name] = json.loads(out.strip().splitlines()[-1])
+        return self._results[name]
+
+    def close(self) -> None:
+        for proc in self._procs.values():
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+
+
 @pytest.fixture(scope="session")
-def engine_server(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[EngineServer]:
+def kv_probes(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KvProbes]:
+    probes = KvProbes(tiny_model, tmp_path_factory.mktemp("kvprobe"))
+    try:
+        yield probes
+    finally:
+        probes.close()
+
+
+@pytest.fixture(scope="session")
+def engine_server(
+    tiny_model: Path, tmp_path_factory: pytest.TempPathFactory, kv_probes: KvProbes
+) -> Iterator[EngineServer]:
     """One hardened engine for the whole session: ``tiergate engine serve --config engine.yaml``."""
     tmp = tmp_path_factory.mktemp("engine")
     config_path = write_config(tmp / "engine.yaml", tiny_model)

@@ -1,11 +1,14 @@
 """Stale-KV probe: does a block handed to a new request still hold an earlier request's K/V?
 
-Run as ``python -m tests.engine.kvprobe MODEL_DIR`` in a fresh process (the plugin patches vLLM
+Run as ``python -m tests.engine.kvprobe MODEL_DIR [--refuse-first]`` in a fresh process (the plugin patches vLLM
 process-wide, so stock and plugin runs need separate processes); prints one JSON line.
 
 The pool is sized so that request A (2,000 prompt tokens) occupies every usable block; request B
 (10 tokens) must then get one of A's freed blocks. After B, the slots of B's block beyond B's own
 10 tokens are either zero (the block was zeroed on allocation) or still hold A's K/V.
+
+``--refuse-first`` first asks the same vLLM for a context longer than its pool, which it must
+refuse (one engine start saved against a separate test process).
 """
 
 from __future__ import annotations
@@ -24,10 +27,23 @@ def _snapshot(worker):  # runs inside the worker via collective_rpc
     return [t.detach().clone() for t in worker.model_runner.kv_caches]
 
 
-def main(model_dir: str) -> None:
+def _refusal(model_dir: str) -> str | None:
+    """Stock vLLM's own check: max_model_len 8192 on a 4,096-token pool must fail to start."""
+    from vllm import LLM
+
+    try:
+        LLM(model=model_dir, max_model_len=8192, kv_cache_memory_bytes=1 << 20, block_size=BLOCK,
+            enforce_eager=True)  # fmt: skip
+    except ValueError as exc:
+        return str(exc)[:400]
+    return None
+
+
+def main(model_dir: str, refuse_first: bool) -> None:
     import torch
     from vllm import LLM, SamplingParams
 
+    refusal = _refusal(model_dir) if refuse_first else None
     kv_bytes_per_token = 256  # the tiny model: 2 layers x 1 KV head x 32 x (K,V) x 2 bytes
     llm = LLM(
         model=model_dir,
@@ -77,10 +93,11 @@ def main(model_dir: str) -> None:
                 "values_beyond_b": excess,
                 "values_equal_to_a": equal_to_a,
                 "torch_threads": torch.get_num_threads(),
+                "refusal": refusal,
             }
         )
     )
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    main(sys.argv[1], "--refuse-first" in sys.argv[2:])

@@ -15,7 +15,7 @@ import pytest
 
 from engine.manifest import fetch_manifest, manifest_problems
 from engine.plugin.state import read_plugin_processes
-from tests.engine.conftest import MAX_MODEL_LEN, EngineServer, engine_env, salt
+from tests.engine.conftest import MAX_MODEL_LEN, EngineServer, KvProbes, engine_env, salt
 
 pytestmark = pytest.mark.vllm
 
@@ -81,18 +81,11 @@ def test_our_preflight_refuses_before_vllm_starts(tiny_model: Path, tmp_path: Pa
     assert not (tmp_path / "state" / "vllm.log").exists()  # vLLM was never started
 
 
-def test_vllm_itself_refuses_a_pool_below_the_context(tiny_model: Path, tmp_path: Path) -> None:
+def test_vllm_itself_refuses_a_pool_below_the_context(kv_probes: KvProbes) -> None:
     """Bypassing our preflight, stock vLLM also refuses max_model_len 8192 on a 4,096-token pool."""
-    from engine.config import EngineConfig
-    from engine.launcher import free_port, vllm_command
-
-    config = EngineConfig(model=tiny_model, served_model_name="tiny", max_model_len=8192,
-                          kv_cache_memory_bytes=1 << 20, block_size=128, enforce_eager=True)  # fmt: skip
-    env = {**engine_env(tmp_path), "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_PLUGINS": ""}
-    done = subprocess.run(vllm_command(config, free_port()), env=env, capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
-    assert done.returncode != 0
-    assert "To serve at least one request with the model's max seq len" in done.stdout + done.stderr
+    refusal = kv_probes.result("stock")["refusal"]
+    assert refusal is not None, "stock vLLM started with a pool below its context"
+    assert "To serve at least one request with the model's max seq len (8192)" in refusal
 
 
 # ---- the KV hygiene plugin -------------------------------------------------------------------
@@ -117,24 +110,9 @@ def test_plugin_is_active_in_every_vllm_process(engine_server: EngineServer) -> 
     assert engine_server.metric("tiergate_engine_plugin_missing_processes") == 0
 
 
-def _probe(model: Path, tmp: Path, plugins: str) -> subprocess.Popen[str]:
-    env = {**engine_env(tmp), "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_PLUGINS": plugins}
-    return subprocess.Popen([sys.executable, "-m", "tests.engine.kvprobe", str(model)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-
-
-def test_new_blocks_hold_no_earlier_request_kv_with_plugin_but_do_on_stock(
-    tiny_model: Path, tmp_path: Path
-) -> None:
+def test_new_blocks_hold_no_earlier_request_kv_with_plugin_but_do_on_stock(kv_probes: KvProbes) -> None:
     """B's block after A: stock vLLM leaves A's K/V in it; with the plugin it holds only B's values."""
-    stock_p = _probe(tiny_model, tmp_path, "")
-    plugin_p = _probe(tiny_model, tmp_path, "tiergate_kv_hygiene")
-    results = {}
-    for name, proc in (("stock", stock_p), ("plugin", plugin_p)):
-        out, err = proc.communicate(timeout=300)
-        assert proc.returncode == 0, err[-2000:]
-        results[name] = json.loads(out.strip().splitlines()[-1])
-    stock, plugin = results["stock"], results["plugin"]
+    stock, plugin = kv_probes.result("stock"), kv_probes.result("plugin")
     # Stock: thousands of A's values survive in B's block.
     assert not stock["plugin_active"] and stock["blocks_zeroed"] == 0
     assert stock["values_beyond_b"] > 1000 and stock["values_equal_to_a"] > 1000

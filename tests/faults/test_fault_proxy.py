@@ -61,3 +61,20 @@ def test_blackhole_pauses_open_connections_and_reset_all_kills_them() -> None:
             proxy.reset_all()
             assert proxy.open_connections == 0
             assert client.get("/v1/models").status_code == 200  # a fresh connection
+
+
+def test_pause_holds_bytes_until_heal() -> None:
+    """pause() stalls a request without losing it: after heal() the same request completes."""
+    import threading
+
+    fake = FakeUpstream()
+    with serve(fake.app, lifespan="off") as server, FaultProxy("127.0.0.1", server.port) as proxy:
+        proxy.pause()
+        box: list[httpx.Response] = []
+        t = threading.Thread(target=lambda: box.append(_get(proxy, timeout=10)))
+        t.start()
+        t.join(timeout=0.5)
+        assert t.is_alive() and not box  # held while paused
+        proxy.heal()
+        t.join(timeout=10)
+        assert box and box[0].status_code == 200

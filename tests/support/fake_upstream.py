@@ -76,9 +76,11 @@ class Scripted:
 class Ledger:
     """Thread-safe record of every request, in arrival order."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, keep: bool = True) -> None:
         self._lock = threading.Lock()
         self._items: list[Received] = []
+        self._keep = keep  # False: count only (benchmarks must not grow without bound)
+        self._count = 0
 
     def add(self, path: str, headers: dict[str, str], raw: bytes) -> Received:
         try:
@@ -86,13 +88,15 @@ class Ledger:
         except ValueError:
             body = {"_unparsed": True}
         with self._lock:
-            item = Received(len(self._items), path, headers, body, raw, time.time())
-            self._items.append(item)
+            item = Received(self._count, path, headers, body, raw, time.time())
+            self._count += 1
+            if self._keep:
+                self._items.append(item)
         return item
 
     def __len__(self) -> int:
         with self._lock:
-            return len(self._items)
+            return self._count
 
     def items(self) -> list[Received]:
         with self._lock:
@@ -108,6 +112,7 @@ class Ledger:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._count = 0
 
 
 def _strings(value: Any) -> list[str]:
@@ -131,10 +136,11 @@ class FakeUpstream:
         count_tokens: Callable[[str], int] | None = None,
         script: Callable[[Received], Scripted] | None = None,
         manifest: dict[str, Any] | None = None,
+        keep_ledger: bool = True,
     ) -> None:
         self.name = name
         self.kind = kind
-        self.ledger = Ledger()
+        self.ledger = Ledger(keep=keep_ledger)
         self.count_tokens = count_tokens or (lambda t: max(1, (len(t.encode()) + 3) // 4) if t else 0)
         self.script: Callable[[Received], Scripted] = script or (lambda r: Scripted())
         self.manifest = manifest if manifest is not None else (HARDENED_MANIFEST if kind == "onprem" else None)

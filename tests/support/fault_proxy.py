@@ -6,6 +6,7 @@ No Toxiproxy or ``tc netem`` on these machines, so this plays their part on 127.
         ...point the gateway at 127.0.0.1:proxy.port...
         proxy.latency(0.2)      # every chunk, both directions, waits 0.2 s (open connections too)
         proxy.blackhole()       # bytes are swallowed, nothing answers (open connections too)
+        proxy.pause()           # bytes are held, not lost, until heal() (a SIGSTOPped server)
         proxy.reset_after(300)  # new connections: RST after 300 bytes towards the client
         proxy.refuse()          # nothing listens: connects get ECONNREFUSED
         proxy.reset_all()       # RST every open connection now
@@ -73,6 +74,7 @@ class FaultProxy:
         self._delay = 0.0
         self._blackhole = False
         self._reset_after: int | None = None
+        self._flowing: asyncio.Event | None = None  # cleared while paused; made in the loop
         self._conns: set[_Conn] = set()
         self._server: asyncio.base_events.Server | None = None
         self._loop = asyncio.new_event_loop()
@@ -115,6 +117,10 @@ class FaultProxy:
     def blackhole(self) -> None:
         self._blackhole = True
 
+    def pause(self) -> None:
+        """Hold every byte in both directions (open connections too) until :meth:`heal`."""
+        self._call(self._set_flowing(False))
+
     def reset_after(self, n_bytes: int | None) -> None:
         """Connections opened from now on get a RST after ``n_bytes`` sent to the client."""
         self._reset_after = n_bytes
@@ -131,6 +137,7 @@ class FaultProxy:
         self._delay = 0.0
         self._blackhole = False
         self._reset_after = None
+        self._call(self._set_flowing(True))
         if self._server is None:
             self._call(self._listen())
 
@@ -143,7 +150,17 @@ class FaultProxy:
     def _call(self, coro: Coroutine[Any, Any, T]) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout=10)
 
+    async def _set_flowing(self, flowing: bool) -> None:
+        assert self._flowing is not None
+        if flowing:
+            self._flowing.set()
+        else:
+            self._flowing.clear()
+
     async def _listen(self) -> None:
+        if self._flowing is None:
+            self._flowing = asyncio.Event()
+            self._flowing.set()
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", self.port, reuse_address=True)
 
     async def _close_listener(self) -> None:
@@ -212,6 +229,8 @@ class FaultProxy:
                     data = await src.read(_CHUNK)
                     if not data:
                         return
+                assert self._flowing is not None
+                await self._flowing.wait()
                 if self._delay:
                     await asyncio.sleep(self._delay)
                 if downstream and conn.reset_after is not None:

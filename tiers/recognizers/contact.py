@@ -36,6 +36,9 @@ class EmailRecognizer(TiersPatternRecognizer):
         return domain.endswith((".png", ".jpg", ".gif", ".svg", ".webp"))
 
 
+_DECIMAL = re.compile(r"\d+\.\d+")
+
+
 class _RegionTable:
     """Per region: the national-number patterns of every valid number type, compiled once.
 
@@ -77,7 +80,11 @@ class PhoneRecognizer(TiersPatternRecognizer):
 
     ENTITY = "PHONE_NUMBER"
     PATTERNS = [
-        Pattern("international", r"(?:\+|\b00)[1-9]\d{0,3}(?:[ .-]?\(?\d{1,5}\)?){1,6}\b", 0.6),
+        Pattern(
+            "international",
+            r"(?:\+|\b00)[1-9]\d{0,3}[ .-]?(?:\(\d{1,5}\)[ .-]?)?\d{1,14}(?:[ .-]\d{1,8}){0,6}\b",
+            0.6,
+        ),
         Pattern(
             "nanp",
             r"(?:\b1[ .-]?)?(?:\([2-9]\d{2}\)|\b[2-9]\d{2})[ .-]?[2-9]\d{2}[ .-]?\d{4}\b",
@@ -97,10 +104,29 @@ class PhoneRecognizer(TiersPatternRecognizer):
     def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
         return self._valid(pattern_text)
 
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        """The longest valid phone number that starts the candidate, cut at a separator.
+
+        Candidate patterns are greedy: ``+44 20 7946 0958 12 items`` runs into the next number.
+        """
+        end = len(text)
+        while end > 0:
+            if self._valid(text[:end]):
+                return 0, end
+            cut = max(text.rfind(" ", 0, end), text.rfind("-", 0, end), text.rfind(".", 0, end))
+            if cut <= 0:
+                return None
+            end = cut
+            while end > 0 and not text[end - 1].isalnum() and text[end - 1] != ")":
+                end -= 1
+        return None
+
     def _check(self, text: str) -> bool:
         digits = "".join(c for c in text if c.isdigit())
         if not 7 <= len(digits) <= 15:
             return False
+        if _DECIMAL.fullmatch(text):
+            return False  # 1.7724538509 is a number, not a phone
         stripped = text.lstrip()
         if stripped.startswith(("+", "00")):
             try:
