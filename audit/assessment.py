@@ -116,7 +116,7 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
                  extra: ExposureFilter | None = None) -> Assessment:  # fmt: skip
     flt = ExposureFilter.from_disclosure(spec)
     where = flt.where() + (extra.where() if extra is not None else [])
-    day = (R.c.created_us / DAY_US).label("day")
+    day = (R.c.created_us // DAY_US).label("day")  # floor division on both backends
     grouped = (
         select(
             R.c.tier, R.c.tenant, R.c.key_id, day, R.c.findings, R.c.stripped, R.c.upstream_kind,
@@ -135,7 +135,7 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
     tier3_shared = 0
     findings_cache: dict[str, dict[str, int]] = {}  # few distinct values, many groups
     async with engine.connect() as conn:
-        groups = (await conn.execute(grouped)).tuples().all()
+        groups = (await conn.execute(grouped)).all()
     # Plain tuples and local dicts: this loop runs once per group, up to ~10^5 times.
     for tier, tenant, key_id, dayno, findings, stripped, kind, n, first, last in groups:
         by_tier[tier] = by_tier.get(tier, 0) + n
@@ -148,6 +148,7 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
             tk[0] += n
             if tier > tk[1]:
                 tk[1] = tier
+        dayno = int(dayno)
         by_day[dayno] = by_day.get(dayno, 0) + n
         if earliest is None or first < earliest:
             earliest = first
@@ -165,7 +166,6 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
                 e[1] += count * n
                 e[2 if stripped else 3] += n
     by_tier = {int(t): v for t, v in by_tier.items()}
-    by_day = {int(d): v for d, v in by_day.items()}
     total = sum(by_tier.values())
     base = rows_select(flt).where(and_(True, *(extra.where() if extra else [])))
     tier3 = tuple([r async for r in stream_select(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,6 +54,7 @@ class PendingRow:
 class _Item:
     rows: list[PendingRow]
     future: asyncio.Future[list[int]] = field(repr=False)
+    deadline: float = 0.0
 
 
 class ChainWriter:
@@ -65,59 +67,85 @@ class ChainWriter:
         self._max_batch = max_batch
         self._timeout = timeout_s
         self._sqlite = is_sqlite(engine)
-        self._queue: asyncio.Queue[_Item | None] = asyncio.Queue()
+        # A deque and an Event rather than asyncio.Queue, and one watchdog instead of a timer per
+        # record: the per-record cost of the hot path is a future and an append.
+        self._pending: deque[_Item] = deque()
+        self._wakeup = asyncio.Event()
+        self._inflight: list[_Item] = []
         self._task: asyncio.Task[None] | None = None
+        self._watchdog: asyncio.Task[None] | None = None
         self._closing = False
         self._sql: dict[str, str] = {}
 
     def start(self) -> None:
         if self._task is None:
-            self._task = asyncio.get_running_loop().create_task(self._run(), name="audit-writer")
+            loop = asyncio.get_running_loop()
+            self._task = loop.create_task(self._run(), name="audit-writer")
+            self._watchdog = loop.create_task(self._expire(), name="audit-writer-watchdog")
 
     @property
     def alive(self) -> bool:
         return self._task is not None and not self._task.done() and not self._closing
 
     async def append(self, rows: list[PendingRow]) -> list[int]:
-        """Append rows atomically; returns their sequence numbers once committed."""
+        """Append rows atomically; returns their sequence numbers once committed.
+
+        Raises ``AuditWriteError`` if the rows are not committed within the timeout. A row may
+        still commit after its caller gave up: the log then over-reports a request that was
+        refused, which is the safe direction.
+        """
         if not self.alive:
             raise AuditWriteError("audit writer is not running")
-        fut: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[list[int]] = loop.create_future()
         fut.add_done_callback(_consume)
-        self._queue.put_nowait(_Item(rows, fut))
-        try:
-            # asyncio.timeout, not wait_for: no extra task per record on the hot path. If the
-            # caller gives up, the row may still commit later: the log then over-reports a
-            # request that was refused, which is the safe direction.
-            async with asyncio.timeout(self._timeout):
-                return await fut
-        except TimeoutError:
-            raise AuditWriteError("audit write timed out") from None
+        self._pending.append(_Item(rows, fut, loop.time() + self._timeout))
+        self._wakeup.set()
+        return await fut
 
     async def close(self) -> None:
         """Commit what is queued, then stop."""
         if self._task is None:
             return
         self._closing = True
-        self._queue.put_nowait(None)
+        self._wakeup.set()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
+        if self._watchdog is not None:
+            self._watchdog.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._watchdog
+        _fail(list(self._pending), "audit writer closed")
+        self._pending.clear()
         self._task = None
 
+    async def _expire(self) -> None:
+        loop = asyncio.get_running_loop()
+        tick = min(1.0, self._timeout / 4)
+        while True:
+            await asyncio.sleep(tick)
+            now = loop.time()
+            late = [i for i in self._inflight if i.deadline <= now]
+            late += [i for i in self._pending if i.deadline <= now]
+            _fail(late, "audit write timed out")
+
     async def _run(self) -> None:
-        stop = False
-        while not stop:
-            first = await self._queue.get()
-            if first is None:
-                break
-            batch = [first]
-            while len(batch) < self._max_batch and not self._queue.empty():
-                item = self._queue.get_nowait()
-                if item is None:
-                    stop = True
-                    break
-                batch.append(item)
-            await self._commit_batch(batch)
+        while True:
+            if not self._pending:
+                if self._closing:
+                    return
+                self._wakeup.clear()
+                await self._wakeup.wait()
+                continue
+            batch: list[_Item] = []
+            while self._pending and len(batch) < self._max_batch:
+                item = self._pending.popleft()
+                if not item.future.done():  # timed out or cancelled while queued: skip it
+                    batch.append(item)
+            if batch:
+                self._inflight = batch
+                await self._commit_batch(batch)
+                self._inflight = []
 
     async def _commit_batch(self, batch: list[_Item]) -> None:
         try:

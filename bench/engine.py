@@ -40,13 +40,26 @@ def worker(model: str, requests: int, max_tokens: int) -> None:
 
     from engine.plugin import zeroing
 
-    llm = LLM(model=model, max_model_len=2048, kv_cache_memory_bytes=8 << 20, block_size=128,
-              enforce_eager=True, seed=0, disable_log_stats=False)  # fmt: skip
+    llm = LLM(
+        model=model,
+        max_model_len=2048,
+        kv_cache_memory_bytes=8 << 20,
+        block_size=128,
+        enforce_eager=True,
+        seed=0,
+        disable_log_stats=False,
+    )
     params = SamplingParams(max_tokens=max_tokens, temperature=0.0, ignore_eos=True)
 
     def prompts(salt: int) -> list[dict]:
-        return [{"prompt_token_ids": [(salt * 31 + i * 7 + j * 13) % 250 for j in range(200 + 20 * i)]}
-                for i in range(requests)]  # fmt: skip
+        return [
+            {
+                "prompt_token_ids": [
+                    (salt * 31 + i * 7 + j * 13) % 250 for j in range(200 + 20 * i)
+                ]
+            }
+            for i in range(requests)
+        ]
 
     llm.generate(prompts(999), params, use_tqdm=False)  # warm-up
     start = time.perf_counter()
@@ -55,21 +68,44 @@ def worker(model: str, requests: int, max_tokens: int) -> None:
     generated = sum(len(o.outputs[0].token_ids) for o in outputs)
     ttft = [o.metrics.first_token_latency for o in outputs if o.metrics is not None]
     counter = zeroing.counter()
-    print(json.dumps({
-        "tokens_per_s": generated / wall,
-        "ttft_median_ms": 1000 * statistics.median(ttft) if ttft else None,
-        "blocks_zeroed": counter.blocks if counter else 0,
-    }))  # fmt: skip
+    print(
+        json.dumps(
+            {
+                "tokens_per_s": generated / wall,
+                "ttft_median_ms": 1000 * statistics.median(ttft) if ttft else None,
+                "blocks_zeroed": counter.blocks if counter else 0,
+            }
+        )
+    )
 
 
 def run(mode: str, model: Path, tmp: Path, requests: int, max_tokens: int) -> dict:
-    env = {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "OMP_NUM_THREADS": "1",
-           "VLLM_PLUGINS": "tiergate_kv_hygiene" if mode == "plugin" else "",
-           "VLLM_CACHE_ROOT": str(tmp / "vllm"), "TMPDIR": str(tmp), "HF_HUB_OFFLINE": "1",
-           "VLLM_NO_USAGE_STATS": "1"}  # fmt: skip
-    out = subprocess.run([sys.executable, __file__, "--worker", str(model), "--requests", str(requests),
-                          "--max-tokens", str(max_tokens)], env=env, capture_output=True, text=True,
-                         check=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+        "OMP_NUM_THREADS": "1",
+        "VLLM_PLUGINS": "tiergate_kv_hygiene" if mode == "plugin" else "",
+        "VLLM_CACHE_ROOT": str(tmp / "vllm"),
+        "TMPDIR": str(tmp),
+        "HF_HUB_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+    }
+    out = subprocess.run(
+        [
+            sys.executable,
+            __file__,
+            "--worker",
+            str(model),
+            "--requests",
+            str(requests),
+            "--max-tokens",
+            str(max_tokens),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -92,19 +128,33 @@ def main() -> None:
         for r in range(args.rounds):
             order = ("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")
             for mode in order:
-                results[mode].append(run(mode, model, tmp, args.requests, args.max_tokens))
+                results[mode].append(
+                    run(mode, model, tmp, args.requests, args.max_tokens)
+                )
                 print(mode, results[mode][-1], flush=True)
-    tput = {m: statistics.median(x["tokens_per_s"] for x in v) for m, v in results.items()}
-    ttft = {m: statistics.median(x["ttft_median_ms"] for x in v) for m, v in results.items()}
-    print(f"\nthroughput plugin/stock: {tput['plugin'] / tput['stock']:.3f} "
-          f"({tput['plugin']:.0f} vs {tput['stock']:.0f} output tokens/s)")  # fmt: skip
-    print(f"TTFT median plugin/stock: {ttft['plugin'] / ttft['stock']:.3f} "
-          f"({ttft['plugin']:.1f} vs {ttft['stock']:.1f} ms)")  # fmt: skip
+    tput = {
+        m: statistics.median(x["tokens_per_s"] for x in v) for m, v in results.items()
+    }
+    ttft = {
+        m: statistics.median(x["ttft_median_ms"] for x in v) for m, v in results.items()
+    }
+    print(
+        f"\nthroughput plugin/stock: {tput['plugin'] / tput['stock']:.3f} "
+        f"({tput['plugin']:.0f} vs {tput['stock']:.0f} output tokens/s)"
+    )
+    print(
+        f"TTFT median plugin/stock: {ttft['plugin'] / ttft['stock']:.3f} "
+        f"({ttft['plugin']:.1f} vs {ttft['stock']:.1f} ms)"
+    )
     print(f"blocks zeroed per plugin run: {results['plugin'][0]['blocks_zeroed']}")
-    print("\nbytes zeroed per token (each token's KV slot is zeroed once, when its block is new):")
+    print(
+        "\nbytes zeroed per token (each token's KV slot is zeroed once, when its block is new):"
+    )
     for name, layers, heads, dim, nbytes in REAL_MODELS:
         per_token = 2 * layers * heads * dim * nbytes
-        print(f"  {name}: {per_token // 1024} KiB/token, {16 * per_token // (1 << 20)} MiB per 16-token block")
+        print(
+            f"  {name}: {per_token // 1024} KiB/token, {16 * per_token // (1 << 20)} MiB per 16-token block"
+        )
 
 
 if __name__ == "__main__":

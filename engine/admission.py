@@ -16,8 +16,8 @@ from typing import Any
 
 __all__ = [
     "TRUNCATION_KEYS",
-    "Admitted",
     "AdmissionError",
+    "Admitted",
     "admit",
     "completion_prompt_tokens",
     "prepare_body",
@@ -30,7 +30,9 @@ TRUNCATION_KEYS = ("truncate_prompt_tokens", "truncation_side")
 class AdmissionError(Exception):
     """A request the engine front refuses; ``code`` is the OpenAI error code."""
 
-    def __init__(self, message: str, *, status_code: int = 400, code: str = "invalid_request") -> None:
+    def __init__(
+        self, message: str, *, status_code: int = 400, code: str = "invalid_request"
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.code = code
@@ -80,8 +82,12 @@ def prepare_body(
             raise AdmissionError("prompt must be one string or one list of token ids")
     if derived_salt is not None:
         out["cache_salt"] = derived_salt
-    elif require_salt and not (isinstance(out.get("cache_salt"), str) and out["cache_salt"]):
-        raise AdmissionError("cache_salt is required by this engine", code="cache_salt_required")
+    elif require_salt and not (
+        isinstance(out.get("cache_salt"), str) and out["cache_salt"]
+    ):
+        raise AdmissionError(
+            "cache_salt is required by this engine", code="cache_salt_required"
+        )
     for key in ("max_tokens", "max_completion_tokens", "min_tokens"):
         value = out.get(key)
         if value is not None and (type(value) is not int or value < 0):
@@ -90,7 +96,9 @@ def prepare_body(
 
 
 def _is_token_list(value: object) -> bool:
-    return isinstance(value, list) and bool(value) and all(type(t) is int for t in value)
+    return (
+        isinstance(value, list) and bool(value) and all(type(t) is int for t in value)
+    )
 
 
 def tokenize_request(body: dict[str, Any], *, chat: bool) -> dict[str, Any] | None:
@@ -101,8 +109,13 @@ def tokenize_request(body: dict[str, Any], *, chat: bool) -> dict[str, Any] | No
             "messages": body["messages"],
             "add_generation_prompt": body.get("add_generation_prompt", True),
         }
-        for key in ("continue_final_message", "tools", "chat_template", "chat_template_kwargs",
-                    "add_special_tokens"):  # fmt: skip
+        for key in (
+            "continue_final_message",
+            "tools",
+            "chat_template",
+            "chat_template_kwargs",
+            "add_special_tokens",
+        ):
             if key in body:
                 request[key] = body[key]
         return request
@@ -121,7 +134,10 @@ def completion_prompt_tokens(body: dict[str, Any]) -> int | None:
 
 
 def admit(
-    body: dict[str, Any], dropped: tuple[str, ...], prompt_tokens: int, max_model_len: int
+    body: dict[str, Any],
+    dropped: tuple[str, ...],
+    prompt_tokens: int,
+    max_model_len: int,
 ) -> Admitted:
     """Length decisions: over-long -> 400; ``max_tokens`` over the room left -> clamped, reported."""
     room = max_model_len - prompt_tokens
@@ -132,7 +148,11 @@ def admit(
             code="context_length_exceeded",
         )
     out = dict(body)
-    key = "max_completion_tokens" if out.get("max_completion_tokens") is not None else "max_tokens"
+    key = (
+        "max_completion_tokens"
+        if out.get("max_completion_tokens") is not None
+        else "max_tokens"
+    )
     requested = out.get(key)
     effective = requested
     if requested is not None and requested > room:

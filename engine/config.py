@@ -94,7 +94,9 @@ class EngineConfig(BaseModel):
     @classmethod
     def _secret_file_exists(cls, value: CacheSaltConfig) -> CacheSaltConfig:
         if value.secret_file is not None and not value.secret_file.is_file():
-            raise ValueError(f"cache_salt.secret_file {value.secret_file} does not exist")
+            raise ValueError(
+                f"cache_salt.secret_file {value.secret_file} does not exist"
+            )
         return value
 
 
@@ -103,7 +105,9 @@ def load_engine_config(path: Path) -> EngineConfig:
     try:
         raw = yaml.safe_load(path.read_text())
     except OSError as exc:
-        raise EngineConfigError(f"cannot read engine config {path}: {exc.strerror}") from exc
+        raise EngineConfigError(
+            f"cannot read engine config {path}: {exc.strerror}"
+        ) from exc
     except yaml.YAMLError as exc:
         raise EngineConfigError(f"engine config {path} is not valid YAML") from exc
     if not isinstance(raw, dict):
@@ -111,10 +115,16 @@ def load_engine_config(path: Path) -> EngineConfig:
     base = path.parent
     for key in ("model", "state_dir"):
         if isinstance(raw.get(key), str):
-            raw[key] = str((base / raw[key]).resolve()) if not Path(raw[key]).is_absolute() else raw[key]
+            raw[key] = (
+                str((base / raw[key]).resolve())
+                if not Path(raw[key]).is_absolute()
+                else raw[key]
+            )
     try:
         return EngineConfig.model_validate(raw)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise EngineConfigError(f"engine config {path}: {where}: {first['msg']}") from exc
+        raise EngineConfigError(
+            f"engine config {path}: {where}: {first['msg']}"
+        ) from exc

@@ -29,7 +29,13 @@ from litestar.datastructures import State
 from litestar.response import Response, Stream
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 
-from engine.admission import AdmissionError, admit, completion_prompt_tokens, prepare_body, tokenize_request
+from engine.admission import (
+    AdmissionError,
+    admit,
+    completion_prompt_tokens,
+    prepare_body,
+    tokenize_request,
+)
 from engine.launcher import EngineStartError
 from engine.manifest import MANIFEST_PATH
 from engine.salt import derive_cache_salt
@@ -47,23 +53,62 @@ class _Metrics:
     def __init__(self) -> None:
         self.registry = CollectorRegistry()
         r = self.registry
-        self.rejected = Counter("tiergate_engine_rejected", "Requests refused by admission", ["reason"], registry=r)
-        self.clamped = Counter("tiergate_engine_max_tokens_clamped", "max_tokens lowered to fit", registry=r)
-        self.dropped = Counter("tiergate_engine_truncation_params_dropped", "Requests with truncation params removed", registry=r)
-        self.integrity = Counter("tiergate_engine_integrity_failures", "Answers withheld: usage disagreed with our count", registry=r)
-        self.zeroed = Gauge("tiergate_engine_kv_blocks_zeroed_total", "KV blocks zeroed on allocation (all vLLM processes)", registry=r)
-        self.plugin_procs = Gauge("tiergate_engine_plugin_processes", "vLLM processes with the KV hygiene plugin active", registry=r)
-        self.plugin_missing = Gauge("tiergate_engine_plugin_missing_processes", "vLLM processes without the plugin", registry=r)
+        self.rejected = Counter(
+            "tiergate_engine_rejected",
+            "Requests refused by admission",
+            ["reason"],
+            registry=r,
+        )
+        self.clamped = Counter(
+            "tiergate_engine_max_tokens_clamped",
+            "max_tokens lowered to fit",
+            registry=r,
+        )
+        self.dropped = Counter(
+            "tiergate_engine_truncation_params_dropped",
+            "Requests with truncation params removed",
+            registry=r,
+        )
+        self.integrity = Counter(
+            "tiergate_engine_integrity_failures",
+            "Answers withheld: usage disagreed with our count",
+            registry=r,
+        )
+        self.zeroed = Gauge(
+            "tiergate_engine_kv_blocks_zeroed_total",
+            "KV blocks zeroed on allocation (all vLLM processes)",
+            registry=r,
+        )
+        self.plugin_procs = Gauge(
+            "tiergate_engine_plugin_processes",
+            "vLLM processes with the KV hygiene plugin active",
+            registry=r,
+        )
+        self.plugin_missing = Gauge(
+            "tiergate_engine_plugin_missing_processes",
+            "vLLM processes without the plugin",
+            registry=r,
+        )
 
 
-def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> Response[Any]:
+def _error(
+    status: int, message: str, code: str, headers: dict[str, str] | None = None
+) -> Response[Any]:
     kind = "invalid_request_error" if status < 500 else "engine_error"
     body = {"error": {"message": message, "type": kind, "code": code, "param": None}}
-    return Response(body, status_code=status, headers=headers or {}, media_type="application/json")
+    return Response(
+        body, status_code=status, headers=headers or {}, media_type="application/json"
+    )
 
 
-def _ok(content: Any, headers: dict[str, str] | None = None, media_type: str = "application/json") -> Response[Any]:
-    return Response(content, status_code=200, headers=headers or {}, media_type=media_type)
+def _ok(
+    content: Any,
+    headers: dict[str, str] | None = None,
+    media_type: str = "application/json",
+) -> Response[Any]:
+    return Response(
+        content, status_code=200, headers=headers or {}, media_type=media_type
+    )
 
 
 def _client(state: State) -> httpx.AsyncClient:
@@ -85,7 +130,9 @@ def manifest_route(state: State) -> Response[Any]:
 @get("/health", sync_to_thread=False)
 def health_route(state: State) -> Response[Any]:
     up = _supervisor(state).alive()
-    return Response({"ok": up}, status_code=200 if up else 503, media_type="application/json")
+    return Response(
+        {"ok": up}, status_code=200 if up else 503, media_type="application/json"
+    )
 
 
 @get("/metrics")
@@ -103,15 +150,22 @@ async def metrics_route(state: State) -> Response[Any]:
     return _ok(ours + theirs, media_type="text/plain; version=0.0.4")
 
 
-async def _proxy(state: State, method: str, path: str, body: bytes | None = None) -> Response[Any]:
+async def _proxy(
+    state: State, method: str, path: str, body: bytes | None = None
+) -> Response[Any]:
     try:
         upstream = await _client(state).request(
             method, path, content=body, headers={"content-type": "application/json"}
         )
     except httpx.HTTPError as exc:
-        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
-    return Response(upstream.content, status_code=upstream.status_code,
-                    media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+        return _error(
+            502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable"
+        )
+    return Response(
+        upstream.content,
+        status_code=upstream.status_code,
+        media_type=upstream.headers.get("content-type", "application/json"),
+    )
 
 
 @get("/v1/models")
@@ -120,7 +174,9 @@ async def models_route(state: State) -> Response[Any]:
 
 
 @post("/tokenize")
-async def tokenize_route(request: Request[Any, Any, State], state: State) -> Response[Any]:
+async def tokenize_route(
+    request: Request[Any, Any, State], state: State
+) -> Response[Any]:
     return await _proxy(state, "POST", "/tokenize", await request.body())
 
 
@@ -132,8 +188,11 @@ async def _count(state: State, body: dict[str, Any], chat: bool) -> int:
     try:
         response = await _client(state).post("/tokenize", json=tok)
     except httpx.HTTPError as exc:
-        raise AdmissionError(f"engine unreachable: {type(exc).__name__}", status_code=502,
-                             code="engine_unreachable") from exc  # fmt: skip
+        raise AdmissionError(
+            f"engine unreachable: {type(exc).__name__}",
+            status_code=502,
+            code="engine_unreachable",
+        ) from exc
     if response.status_code != 200:
         # vLLM refuses to even tokenize some over-long inputs; relay its 4xx as ours.
         status = 400 if response.status_code < 500 else 502
@@ -141,7 +200,9 @@ async def _count(state: State, body: dict[str, Any], chat: bool) -> int:
         raise AdmissionError(message, status_code=status, code="prompt_not_counted")
     count = response.json().get("count")
     if type(count) is not int:
-        raise AdmissionError("engine /tokenize gave no count", status_code=502, code="engine_error")
+        raise AdmissionError(
+            "engine /tokenize gave no count", status_code=502, code="engine_error"
+        )
     return count
 
 
@@ -153,7 +214,9 @@ def _upstream_message(response: httpx.Response) -> str | None:
         return None
 
 
-async def _generate(request: Request[Any, Any, State], state: State, path: str, chat: bool) -> Response[Any] | Stream:
+async def _generate(
+    request: Request[Any, Any, State], state: State, path: str, chat: bool
+) -> Response[Any] | Stream:
     metrics: _Metrics = state["metrics"]
     try:
         raw = json.loads(await request.body())
@@ -166,53 +229,85 @@ async def _generate(request: Request[Any, Any, State], state: State, path: str, 
         if salt_key is not None:
             tenant = request.headers.get(TENANT_HEADER, "")
             if not tenant:
-                raise AdmissionError(f"{TENANT_HEADER} header is required", code="tenant_required")
+                raise AdmissionError(
+                    f"{TENANT_HEADER} header is required", code="tenant_required"
+                )
             derived = derive_cache_salt(salt_key, tenant)
         cfg = _supervisor(state).config
-        body, dropped = prepare_body(raw, chat=chat, require_salt=cfg.cache_salt.require and cfg.prefix_caching,
-                                     derived_salt=derived)  # fmt: skip
+        body, dropped = prepare_body(
+            raw,
+            chat=chat,
+            require_salt=cfg.cache_salt.require and cfg.prefix_caching,
+            derived_salt=derived,
+        )
         if dropped:
             metrics.dropped.inc()
         readback = _supervisor(state).readback
         assert readback is not None
-        admitted = admit(body, dropped, await _count(state, body, chat), readback.max_model_len)
+        admitted = admit(
+            body, dropped, await _count(state, body, chat), readback.max_model_len
+        )
     except AdmissionError as exc:
         metrics.rejected.labels(exc.code).inc()
         return _error(exc.status_code, str(exc), exc.code)
     if admitted.clamped:
         metrics.clamped.inc()
     if admitted.body.get("stream"):
-        return await _forward_stream(state, path, admitted.body, admitted.prompt_tokens, admitted.headers())
+        return await _forward_stream(
+            state, path, admitted.body, admitted.prompt_tokens, admitted.headers()
+        )
     try:
         upstream = await _client(state).post(path, json=admitted.body)
     except httpx.HTTPError as exc:
-        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+        return _error(
+            502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable"
+        )
     if upstream.status_code != 200:
-        return Response(upstream.content, status_code=upstream.status_code, headers=admitted.headers(),
-                        media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+        return Response(
+            upstream.content,
+            status_code=upstream.status_code,
+            headers=admitted.headers(),
+            media_type=upstream.headers.get("content-type", "application/json"),
+        )
     answer = upstream.json()
     reported = (answer.get("usage") or {}).get("prompt_tokens")
     if reported != admitted.prompt_tokens or not answer.get("choices"):
         metrics.integrity.inc()
-        log.error("engine answer withheld: usage.prompt_tokens %s, counted %s", reported, admitted.prompt_tokens)
-        return _error(502, "engine answer failed the integrity check", "engine_integrity", admitted.headers())
+        log.error(
+            "engine answer withheld: usage.prompt_tokens %s, counted %s",
+            reported,
+            admitted.prompt_tokens,
+        )
+        return _error(
+            502,
+            "engine answer failed the integrity check",
+            "engine_integrity",
+            admitted.headers(),
+        )
     return _ok(answer, admitted.headers())
 
 
-async def _forward_stream(state: State, path: str, body: dict[str, Any], counted: int,
-                          headers: dict[str, str]) -> Response[Any] | Stream:  # fmt: skip
+async def _forward_stream(
+    state: State, path: str, body: dict[str, Any], counted: int, headers: dict[str, str]
+) -> Response[Any] | Stream:
     client = _client(state)
     metrics: _Metrics = state["metrics"]
     upstream_cm = client.stream("POST", path, json=body)
     try:
         upstream = await upstream_cm.__aenter__()
     except httpx.HTTPError as exc:
-        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+        return _error(
+            502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable"
+        )
     if upstream.status_code != 200:
         content = await upstream.aread()
         await upstream_cm.__aexit__(None, None, None)
-        return Response(content, status_code=upstream.status_code, headers=headers,
-                        media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+        return Response(
+            content,
+            status_code=upstream.status_code,
+            headers=headers,
+            media_type=upstream.headers.get("content-type", "application/json"),
+        )
 
     async def relay() -> AsyncIterator[bytes]:
         pending = b""
@@ -223,7 +318,7 @@ async def _forward_stream(state: State, path: str, body: dict[str, Any], counted
                 out = bytearray()
                 for line in lines:
                     if b'"prompt_tokens"' in line and line.startswith(b"data: "):
-                        usage = (json.loads(line[6:]).get("usage") or {})
+                        usage = json.loads(line[6:]).get("usage") or {}
                         if usage.get("prompt_tokens", counted) != counted:
                             metrics.integrity.inc()
                             yield bytes(out) + _sse_error()
@@ -236,34 +331,54 @@ async def _forward_stream(state: State, path: str, body: dict[str, Any], counted
         finally:
             await upstream_cm.__aexit__(None, None, None)
 
-    return Stream(relay(), status_code=200, media_type="text/event-stream", headers=headers)
+    return Stream(
+        relay(), status_code=200, media_type="text/event-stream", headers=headers
+    )
 
 
 def _sse_error() -> bytes:
-    err = {"error": {"message": "engine answer failed the integrity check", "type": "engine_error",
-                     "code": "engine_integrity", "param": None}}  # fmt: skip
+    err = {
+        "error": {
+            "message": "engine answer failed the integrity check",
+            "type": "engine_error",
+            "code": "engine_integrity",
+            "param": None,
+        }
+    }
     return b"data: " + json.dumps(err).encode() + b"\n\n"
 
 
 @post("/v1/chat/completions")
-async def chat_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+async def chat_route(
+    request: Request[Any, Any, State], state: State
+) -> Response[Any] | Stream:
     return await _generate(request, state, "/v1/chat/completions", chat=True)
 
 
 @post("/v1/completions")
-async def completions_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+async def completions_route(
+    request: Request[Any, Any, State], state: State
+) -> Response[Any] | Stream:
     return await _generate(request, state, "/v1/completions", chat=False)
 
 
-def create_front(supervisor: EngineSupervisor, transport: httpx.AsyncBaseTransport | None = None) -> Litestar:
+def create_front(
+    supervisor: EngineSupervisor, transport: httpx.AsyncBaseTransport | None = None
+) -> Litestar:
     """The front app for a started supervisor (its readback must be present).
 
     ``transport`` replaces the network towards vLLM (tests use it to play a misbehaving engine).
     """
     cfg = supervisor.config
-    salt_key = cfg.cache_salt.secret_file.read_bytes().strip() if cfg.cache_salt.secret_file else None
+    salt_key = (
+        cfg.cache_salt.secret_file.read_bytes().strip()
+        if cfg.cache_salt.secret_file
+        else None
+    )
     if salt_key is not None:
-        derive_cache_salt(salt_key, "startup-check")  # a short key fails here, not per request
+        derive_cache_salt(
+            salt_key, "startup-check"
+        )  # a short key fails here, not per request
 
     async def open_client(app: Litestar) -> None:
         app.state["vllm_client"] = httpx.AsyncClient(
@@ -277,9 +392,18 @@ def create_front(supervisor: EngineSupervisor, transport: httpx.AsyncBaseTranspo
         await app.state["vllm_client"].aclose()
 
     return Litestar(
-        route_handlers=[manifest_route, health_route, metrics_route, models_route, tokenize_route,
-                        chat_route, completions_route],  # fmt: skip
-        state=State({"supervisor": supervisor, "metrics": _Metrics(), "salt_key": salt_key}),
+        route_handlers=[
+            manifest_route,
+            health_route,
+            metrics_route,
+            models_route,
+            tokenize_route,
+            chat_route,
+            completions_route,
+        ],
+        state=State(
+            {"supervisor": supervisor, "metrics": _Metrics(), "salt_key": salt_key}
+        ),
         on_startup=[open_client],
         on_shutdown=[close_client],
         openapi_config=None,

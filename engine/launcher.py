@@ -39,26 +39,41 @@ def free_port() -> int:
 def vllm_command(config: EngineConfig, port: int) -> list[str]:
     """The exact vLLM command line for ``config``; every pool-relevant number is explicit."""
     cmd = [
-        sys.executable, "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(config.model),
-        "--served-model-name", config.served_model_name,
-        "--max-model-len", str(config.max_model_len),
-        "--kv-cache-memory-bytes", str(config.kv_cache_memory_bytes),
-        "--block-size", str(config.block_size),
-        "--dtype", config.dtype,
-        "--tensor-parallel-size", str(config.tensor_parallel_size),
-        "--host", "127.0.0.1",
-        "--port", str(port),
+        sys.executable,
+        "-m",
+        "vllm.entrypoints.openai.api_server",
+        "--model",
+        str(config.model),
+        "--served-model-name",
+        config.served_model_name,
+        "--max-model-len",
+        str(config.max_model_len),
+        "--kv-cache-memory-bytes",
+        str(config.kv_cache_memory_bytes),
+        "--block-size",
+        str(config.block_size),
+        "--dtype",
+        config.dtype,
+        "--tensor-parallel-size",
+        str(config.tensor_parallel_size),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
         # cached_tokens in usage: the evidence for the cache-salt checks.
         "--enable-prompt-tokens-details",
-        "--enable-prefix-caching" if config.prefix_caching else "--no-enable-prefix-caching",
-    ]  # fmt: skip
+        "--enable-prefix-caching"
+        if config.prefix_caching
+        else "--no-enable-prefix-caching",
+    ]
     if config.enforce_eager:
         cmd.append("--enforce-eager")
     return cmd
 
 
-def vllm_env(config: EngineConfig, state_dir: Path, *, plugin: bool = True) -> dict[str, str]:
+def vllm_env(
+    config: EngineConfig, state_dir: Path, *, plugin: bool = True
+) -> dict[str, str]:
     """vLLM's environment: our plugin only, offline, no telemetry, caches under ``state_dir``."""
     env = dict(os.environ)
     env.update(
@@ -75,7 +90,10 @@ def vllm_env(config: EngineConfig, state_dir: Path, *, plugin: bool = True) -> d
     env.pop(ENV_ALLOW_UNTESTED, None)
     if config.allow_untested_vllm:
         env[ENV_ALLOW_UNTESTED] = "1"
-    for var, sub in (("VLLM_CACHE_ROOT", "vllm-cache"), ("TORCHINDUCTOR_CACHE_DIR", "inductor")):
+    for var, sub in (
+        ("VLLM_CACHE_ROOT", "vllm-cache"),
+        ("TORCHINDUCTOR_CACHE_DIR", "inductor"),
+    ):
         env.setdefault(var, str(state_dir / sub))
     return env
 
@@ -86,7 +104,9 @@ def _die_with_parent() -> None:
     if sys.platform.startswith("linux"):
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(
+            1, signal.SIGTERM
+        )  # PR_SET_PDEATHSIG
 
 
 @dataclass
@@ -102,13 +122,20 @@ class VllmProcess:
         return f"http://127.0.0.1:{self.port}"
 
     @classmethod
-    def spawn(cls, cmd: list[str], env: dict[str, str], log_path: Path, port: int) -> VllmProcess:
+    def spawn(
+        cls, cmd: list[str], env: dict[str, str], log_path: Path, port: int
+    ) -> VllmProcess:
         log = log_path.open("ab")
         try:
-            popen = subprocess.Popen(  # noqa: S603 - argv built above, no shell
-                cmd, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True, preexec_fn=_die_with_parent,
-            )  # fmt: skip
+            popen = subprocess.Popen(
+                cmd,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 - spawned before any thread starts
+            )
         finally:
             log.close()
         return cls(popen, port, log_path)
@@ -137,7 +164,9 @@ class VllmProcess:
                     pass
                 time.sleep(0.5)
         self.stop()
-        raise EngineStartError(f"vLLM not healthy after {timeout_s:.0f}s:\n{self.log_tail()}")
+        raise EngineStartError(
+            f"vLLM not healthy after {timeout_s:.0f}s:\n{self.log_tail()}"
+        )
 
     def alive(self) -> bool:
         return self.popen.poll() is None

@@ -19,7 +19,13 @@ import httpx
 import psutil
 
 from engine.config import EngineConfig
-from engine.launcher import EngineStartError, VllmProcess, free_port, vllm_command, vllm_env
+from engine.launcher import (
+    EngineStartError,
+    VllmProcess,
+    free_port,
+    vllm_command,
+    vllm_env,
+)
 from engine.manifest import MANIFEST_SCHEMA, EngineManifest
 from engine.plugin import PLUGIN_VERSION
 from engine.plugin.state import read_plugin_processes
@@ -38,7 +44,11 @@ __all__ = ["EngineSupervisor", "ZeroingStatus"]
 log = logging.getLogger("tiergate.engine")
 
 # Helper processes that never hold KV and never load vLLM plugins.
-_HELPERS = ("multiprocessing.resource_tracker", "multiprocessing.forkserver", "compile_worker")
+_HELPERS = (
+    "multiprocessing.resource_tracker",
+    "multiprocessing.forkserver",
+    "compile_worker",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +101,9 @@ class EngineSupervisor:
             self.readback = self._read_back()
             problems = readback_problems(self.plan, self.config, self.readback)
             if problems:
-                raise PreflightError("vLLM disagrees with the plan: " + "; ".join(problems))
+                raise PreflightError(
+                    "vLLM disagrees with the plan: " + "; ".join(problems)
+                )
             status = self.zeroing_status()
             if not status.active:
                 raise EngineStartError(
@@ -102,7 +114,11 @@ class EngineSupervisor:
             self.stop()
             raise
         self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
-        log.info("engine ready on %s; plugin active in %d processes", self.vllm_url, status.processes)
+        log.info(
+            "engine ready on %s; plugin active in %d processes",
+            self.vllm_url,
+            status.processes,
+        )
 
     def _read_back(self) -> ReadBack:
         with httpx.Client(base_url=self.vllm_url, timeout=10.0) as client:
@@ -151,7 +167,12 @@ class EngineSupervisor:
 
     def manifest(self) -> EngineManifest:
         """The manifest as of now; raises ``EngineStartError`` when the engine is not running."""
-        if self.plan is None or self.readback is None or self.started_at is None or not self.alive():
+        if (
+            self.plan is None
+            or self.readback is None
+            or self.started_at is None
+            or not self.alive()
+        ):
             raise EngineStartError("engine is not running")
         status = self.zeroing_status()
         rb = self.readback

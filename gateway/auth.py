@@ -8,6 +8,7 @@ that many seconds; 0 disables the cache.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import time
 from collections.abc import Callable
@@ -55,10 +56,12 @@ def bearer_token(headers: Any) -> str | None:
 
 class Authenticator:
     def __init__(
-        self, store: Any, *, ttl_s: float = 2.0, clock: Callable[[], float] = time.monotonic
+        self, store: Any, *, ttl_s: float = 2.0, clock: Callable[[], float] = time.monotonic,
+        timeout_s: float = 5.0,
     ) -> None:
         self._store = store
         self._ttl = ttl_s
+        self._timeout = timeout_s  # a paused key database must give a fast 503, not a hang
         self._clock = clock
         self._cache: dict[bytes, tuple[float, Principal]] = {}
 
@@ -72,7 +75,8 @@ class Authenticator:
         if hit is not None and hit[0] > now:
             return hit[1]
         try:
-            info = await self._store.authenticate(raw_key)
+            async with asyncio.timeout(self._timeout):
+                info = await self._store.authenticate(raw_key)
         except Exception:  # the key database is down: refuse, never let the request through
             raise Unavailable("authentication is unavailable", code="auth_unavailable") from None
         if info is None or getattr(info, "revoked_at", None) is not None:

@@ -16,6 +16,7 @@ not run at all.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -36,6 +37,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _CONTEXT_BOOST = 0.35  # presidio's LemmaContextAwareEnhancer defaults
 _CONTEXT_MIN = 0.4
 _WINDOW = 96  # characters around a loose match searched by the original pattern
+_WEAK_MARGIN = 256  # bytes beyond the context window scanned for a weak pattern's candidates
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.max_mem = 64 << 20
 _RE2_OPTIONS.log_errors = False
@@ -139,7 +141,7 @@ class Scanner:
         self.context_window = context_window
         self._patterns: list[_Compiled] = []
         self._terms: list[_TermMatcher] = []
-        self._context: dict[int, tuple[object, tuple[str, ...]]] = {}
+        self._context: dict[int, object] = {}
         self.others: list[EntityRecognizer] = []
         for rec in recognizers:
             if isinstance(rec, TermRecognizer):
@@ -164,14 +166,13 @@ class Scanner:
     def _add_pattern_recognizer(self, rec: PatternRecognizer) -> None:
         entity = rec.supported_entities[0]
         flags = _inline_flags(getattr(rec, "global_regex_flags", None))
-        # Context words match whole words ("check" must not fire on "checksum"): both the window
-        # and each word are reduced to space-separated tokens and compared with spaces around.
-        context = tuple(
-            f" {' '.join(_WORD.findall(w.lower()))} " for w in (rec.context or []) if _WORD.search(w.lower())
-        )
+        # Context words match as whole words ("check" must not fire on "checksum"); one RE2
+        # pass per scan lists where they occur, and a candidate looks them up by bisection.
+        context = [_WORD.findall(w.lower()) for w in (rec.context or [])]
+        context = [words for words in context if words]
         if context:
-            ctx_re = re2.compile("(?i)(?:" + "|".join(re2.escape(w.strip()) for w in context) + ")")
-            self._context[id(rec)] = (ctx_re, context)
+            alts = "|".join(r"\s+".join(re2.escape(x) for x in words) for words in context)
+            self._context[id(rec)] = re2.compile(r"(?i)\b(?:" + alts + r")\b", _RE2_OPTIONS)
         patterns = list(rec.patterns)
         if getattr(rec, "deny_list", None):
             # Presidio turns a deny list into a look-behind regex; run it as a term list instead.
@@ -212,26 +213,27 @@ class Scanner:
         matched = self._set.Match(subject) or ()
         in_set: set[int] | None = set(matched) if self._sentinel in matched else None
         best: dict[tuple[str, str, int, int], Hit] = {}
-        present: dict[int, bool] = {}
+        places: dict[int, tuple[list[int], list[tuple[int, int]]]] = {}
         for comp in self._patterns:
-            weak = comp.score < self.min_score
-            if weak:
+            ctx_places: list[int] | None = None
+            windows: list[tuple[int, int]] | None = None
+            if comp.score < self.min_score:
                 key = id(comp.rec)
-                if key not in present:
-                    ctx = self._context.get(key)
-                    present[key] = ctx is not None and ctx[0].search(subject) is not None
-                if not present[key]:
-                    continue
+                if key not in places:
+                    places[key] = self._context_places(key, subject, to_char)
+                ctx_places, windows = places[key]
+                if not ctx_places:
+                    continue  # a weak pattern without any context word in the text cannot count
             if comp.fast is not None:
                 if in_set is not None and self._set_pos[id(comp)] not in in_set:
                     continue
-                spans = _re2_spans(comp.fast, subject, comp.value_group or 0, to_char)
+                spans = _re2_spans(comp.fast, subject, comp.value_group or 0, to_char, windows)
             else:
                 spans = self._slow_spans(comp, text, subject, to_char)
             for n, (s, e) in enumerate(spans):
                 if n & 1023 == 1023:
                     checkpoint()
-                hit = self._accept(comp, text, s, e)
+                hit = self._accept(comp, text, s, e, ctx_places)
                 if hit is not None:
                     k = (hit.entity, hit.recognizer, s, e)
                     if k not in best or best[k].score < hit.score:
@@ -244,6 +246,19 @@ class Scanner:
                     best[(entity, tm.rec.name, s, e)] = Hit(entity, s, e, tm.rec.name, tm.rec.score)
             checkpoint()
         return sorted(best.values(), key=lambda h: (h.start, -h.end, h.entity))
+
+    def _context_places(
+        self, key: int, subject: bytes, to_char: Callable[[int], int]
+    ) -> tuple[list[int], list[tuple[int, int]]]:
+        """Where the recognizer's context words occur (character offsets), and the byte windows
+        around them in which its weak patterns can still count."""
+        ctx_re = self._context.get(key)
+        if ctx_re is None:
+            return [], []
+        raw = [s for s, _ in _re2_spans(ctx_re, subject, 0, _identity)]
+        reach = self.context_window * 4 + _WEAK_MARGIN  # bytes: a character is at most 4
+        windows = _merge((max(0, p - reach), min(len(subject), p + reach)) for p in raw)
+        return [to_char(p) for p in raw], windows
 
     def _slow_spans(
         self, comp: _Compiled, text: str, subject: bytes, to_char: Callable[[int], int]
@@ -265,16 +280,15 @@ class Scanner:
                     continue
                 yield s, e
 
-    def _accept(self, comp: _Compiled, text: str, s: int, e: int) -> Hit | None:
+    def _accept(
+        self, comp: _Compiled, text: str, s: int, e: int, ctx_places: list[int] | None
+    ) -> Hit | None:
         rec = comp.rec
         score = comp.score
-        if score < self.min_score:
-            ctx = self._context.get(id(rec))
-            if ctx is None:
-                return None
+        if ctx_places is not None:
             w = self.context_window
-            window = " " + " ".join(_WORD.findall(text[max(0, s - w) : s].lower() + " " + text[e : e + w].lower())) + " "
-            if not any(word in window for word in ctx[1]):
+            k = bisect_left(ctx_places, s - w)
+            if k == len(ctx_places) or ctx_places[k] > e + w:
                 return None
             score = max(score + _CONTEXT_BOOST, _CONTEXT_MIN)
             if score < self.min_score:
@@ -321,7 +335,11 @@ class _CharIndex:
 
 
 def _re2_spans(
-    rx: object, subject: bytes, group: int, to_char: Callable[[int], int]
+    rx: object,
+    subject: bytes,
+    group: int,
+    to_char: Callable[[int], int],
+    windows: Iterable[tuple[int, int]] | None = None,
 ) -> Iterator[tuple[int, int]]:
     """Character spans of ``group`` for successive matches, calling RE2 directly on bytes (the
     wrapper's per-match objects cost ≈ 15 µs, which dominates on digit-heavy text).
@@ -330,8 +348,18 @@ def _re2_spans(
     characters consumed after one value (RE2 has no look-ahead) can start the next match.
     """
     match = rx._regexp.Match  # type: ignore[attr-defined]
-    n = len(subject)
-    pos = 0
+    for lo, hi in windows if windows is not None else ((0, len(subject)),):
+        yield from _window_spans(match, subject, group, to_char, lo, hi)
+
+
+def _window_spans(
+    match: Callable[..., list[tuple[int, int]]],
+    subject: bytes,
+    group: int,
+    to_char: Callable[[int], int],
+    pos: int,
+    n: int,
+) -> Iterator[tuple[int, int]]:
     while pos <= n:
         spans = match(_UNANCHORED, subject, pos, n)
         whole = spans[0]

@@ -10,7 +10,13 @@ deciding whether to call it.
 
 from __future__ import annotations
 
-__all__ = ["ENV_ALLOW_UNTESTED", "ENV_STATE_DIR", "PLUGIN_NAME", "PLUGIN_VERSION", "register"]
+__all__ = [
+    "ENV_ALLOW_UNTESTED",
+    "ENV_STATE_DIR",
+    "PLUGIN_NAME",
+    "PLUGIN_VERSION",
+    "register",
+]
 
 PLUGIN_NAME = "tiergate_kv_hygiene"
 PLUGIN_VERSION = "0.1.0"

@@ -15,7 +15,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["PluginProcess", "ZeroCounter", "read_plugin_processes", "write_process_record"]
+__all__ = [
+    "PluginProcess",
+    "ZeroCounter",
+    "read_plugin_processes",
+    "write_process_record",
+]
 
 _COUNT = struct.Struct("<QQ")
 
@@ -66,7 +71,9 @@ def read_plugin_processes(state_dir: Path) -> list[PluginProcess]:
     for path in sorted(state_dir.glob("kvzero-*.json")):
         try:
             record = json.loads(path.read_text())
-            raw = (state_dir / f"kvzero-{record['pid']}.count").read_bytes()[: _COUNT.size]
+            raw = (state_dir / f"kvzero-{record['pid']}.count").read_bytes()[
+                : _COUNT.size
+            ]
             calls, blocks = _COUNT.unpack(raw) if len(raw) == _COUNT.size else (0, 0)
             found.append(
                 PluginProcess(

@@ -17,7 +17,7 @@ def engine_group() -> None:
     """The hardened on-prem vLLM engine."""
 
 
-def _load(path: Path):  # noqa: ANN202 - engine imports stay lazy: the gateway need not load them
+def _load(path: Path):
     from engine.config import EngineConfigError, load_engine_config
 
     try:
@@ -27,7 +27,12 @@ def _load(path: Path):  # noqa: ANN202 - engine imports stay lazy: the gateway n
 
 
 @engine_group.command(name="preflight")
-@click.option("--config", "config_path", type=click.Path(path_type=Path, exists=True), required=True)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, exists=True),
+    required=True,
+)
 def preflight_command(config_path: Path) -> None:
     """Compute the KV pool for a config; exit 1 when it cannot hold max_model_len."""
     from engine.preflight import PreflightError, describe, plan_pool
@@ -40,7 +45,12 @@ def preflight_command(config_path: Path) -> None:
 
 
 @engine_group.command(name="serve")
-@click.option("--config", "config_path", type=click.Path(path_type=Path, exists=True), required=True)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, exists=True),
+    required=True,
+)
 def serve_command(config_path: Path) -> None:
     """Preflight, start vLLM with the KV hygiene plugin, read back, then serve the front."""
     import uvicorn
@@ -50,7 +60,9 @@ def serve_command(config_path: Path) -> None:
     from engine.preflight import PreflightError
     from engine.supervisor import EngineSupervisor
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
+    )
     config = _load(config_path)
     supervisor = EngineSupervisor(config)
     try:
@@ -63,7 +75,9 @@ def serve_command(config_path: Path) -> None:
     # Stop vLLM inside the app's shutdown: uvicorn re-raises SIGTERM once it has shut down, so
     # code after serve() would never run on a signal.
     app.on_shutdown.append(lambda: supervisor.stop())
-    server = uvicorn.Server(uvicorn.Config(app, host=config.host, port=config.port, log_level="info"))
+    server = uvicorn.Server(
+        uvicorn.Config(app, host=config.host, port=config.port, log_level="info")
+    )
     vllm_died = False
 
     async def run() -> None:
@@ -94,14 +108,16 @@ def serve_command(config_path: Path) -> None:
 
 @engine_group.command(name="check")
 @click.argument("base_url")
-@click.option("--context-window", type=int, required=True, help="What the gateway admits.")
+@click.option(
+    "--context-window", type=int, required=True, help="What the gateway admits."
+)
 def check_command(base_url: str, context_window: int) -> None:
     """Fetch a running engine's manifest; exit 1 unless it is hardened and consistent."""
     import httpx
 
     from engine.manifest import ManifestError, fetch_manifest, manifest_problems
 
-    async def fetch():  # noqa: ANN202
+    async def fetch():
         async with httpx.AsyncClient(timeout=10.0) as client:
             return await fetch_manifest(client, base_url)
 

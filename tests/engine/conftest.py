@@ -124,21 +124,33 @@ class KvProbes:
     def __init__(self, model: Path, tmp: Path) -> None:
         self._procs: dict[str, subprocess.Popen[str]] = {}
         self._results: dict[str, dict] = {}
-        for name, plugins, extra in (("stock", "", ["--refuse-first"]),
-                                     ("plugin", "tiergate_kv_hygiene", [])):  # fmt: skip
-            env = {**engine_env(tmp / name), "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_PLUGINS": plugins}
+        for name, plugins, extra in (
+            ("stock", "", ["--refuse-first"]),
+            ("plugin", "tiergate_kv_hygiene", []),
+        ):
+            env = {
+                **engine_env(tmp / name),
+                "VLLM_ENABLE_V1_MULTIPROCESSING": "0",
+                "VLLM_PLUGINS": plugins,
+            }
             (tmp / name).mkdir(parents=True, exist_ok=True)
             self._procs[name] = subprocess.Popen(
-                [sys.executable, "-m", "tests.engine.kvprobe", str(model), *extra], env=env,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-            )  # fmt: skip
+                [sys.executable, "-m", "tests.engine.kvprobe", str(model), *extra],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                start_new_session=True,
+            )
 
     def result(self, name: str) -> dict:
         if name not in self._results:
             proc = self._procs[name]
             out, err = proc.communicate(timeout=START_TIMEOUT_S)
             if proc.returncode != 0:
-                pytest.fail(f"kv probe {name} failed ({proc.returncode}):\n{err[-3000:]}")
+                pytest.fail(
+                    f"kv probe {name} failed ({proc.returncode}):\n{err[-3000:]}"
+                )
             self._results[name] = json.loads(out.strip().splitlines()[-1])
         return self._results[name]
 
@@ -150,7 +162,9 @@ class KvProbes:
 
 
 @pytest.fixture(scope="session")
-def kv_probes(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KvProbes]:
+def kv_probes(
+    tiny_model: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[KvProbes]:
     probes = KvProbes(tiny_model, tmp_path_factory.mktemp("kvprobe"))
     try:
         yield probes
@@ -169,23 +183,40 @@ def engine_server(
     log_path = tmp / "serve.log"
     with log_path.open("wb") as log:
         popen = subprocess.Popen(
-            [sys.executable, "-m", "gateway.cli", "engine", "serve", "--config", str(config_path)],
-            env=engine_env(tmp), stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            [
+                sys.executable,
+                "-m",
+                "gateway.cli",
+                "engine",
+                "serve",
+                "--config",
+                str(config_path),
+            ],
+            env=engine_env(tmp),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
             start_new_session=True,
-        )  # fmt: skip
-    server = EngineServer(f"http://127.0.0.1:{port}", popen, config_path, tmp / "state", log_path)
+        )
+    server = EngineServer(
+        f"http://127.0.0.1:{port}", popen, config_path, tmp / "state", log_path
+    )
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if popen.poll() is not None:
-                pytest.fail(f"engine exited with {popen.returncode}:\n{log_path.read_text()[-3000:]}")
+                pytest.fail(
+                    f"engine exited with {popen.returncode}:\n{log_path.read_text()[-3000:]}"
+                )
             try:
                 if httpx.get(server.url + "/health", timeout=5).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"engine not ready in {START_TIMEOUT_S}s:\n{log_path.read_text()[-3000:]}")
+                pytest.fail(
+                    f"engine not ready in {START_TIMEOUT_S}s:\n{log_path.read_text()[-3000:]}"
+                )
             time.sleep(1.0)
         yield server
     finally:

@@ -6,16 +6,27 @@ import pytest
 
 from engine.admission import AdmissionError, admit, prepare_body, tokenize_request
 
-CHAT = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "cache_salt": "s"}
+CHAT = {
+    "model": "m",
+    "messages": [{"role": "user", "content": "hi"}],
+    "cache_salt": "s",
+}
 
 
 def test_truncation_params_are_dropped_and_reported() -> None:
     """truncate_prompt_tokens / truncation_side never reach vLLM; the drop is reported."""
-    body, dropped = prepare_body({**CHAT, "truncate_prompt_tokens": 5, "truncation_side": "left"},
-                                 chat=True, require_salt=True, derived_salt=None)  # fmt: skip
+    body, dropped = prepare_body(
+        {**CHAT, "truncate_prompt_tokens": 5, "truncation_side": "left"},
+        chat=True,
+        require_salt=True,
+        derived_salt=None,
+    )
     assert "truncate_prompt_tokens" not in body and "truncation_side" not in body
     admitted = admit(body, dropped, 10, 100)
-    assert admitted.headers()["X-Tiergate-Dropped-Params"] == "truncate_prompt_tokens,truncation_side"
+    assert (
+        admitted.headers()["X-Tiergate-Dropped-Params"]
+        == "truncate_prompt_tokens,truncation_side"
+    )
 
 
 def test_salt_required_or_derived() -> None:
@@ -24,8 +35,12 @@ def test_salt_required_or_derived() -> None:
     with pytest.raises(AdmissionError) as info:
         prepare_body(no_salt, chat=True, require_salt=True, derived_salt=None)
     assert (info.value.status_code, info.value.code) == (400, "cache_salt_required")
-    body, _ = prepare_body({**CHAT, "cache_salt": "client-chosen"}, chat=True, require_salt=True,
-                           derived_salt="derived")  # fmt: skip
+    body, _ = prepare_body(
+        {**CHAT, "cache_salt": "client-chosen"},
+        chat=True,
+        require_salt=True,
+        derived_salt="derived",
+    )
     assert body["cache_salt"] == "derived"
 
 
@@ -74,4 +89,7 @@ def test_tokenize_request_mirrors_the_prompt() -> None:
     tok = tokenize_request({**CHAT, "tools": [{"type": "function"}]}, chat=True)
     assert tok is not None and tok["add_generation_prompt"] is True and "tools" in tok
     assert tokenize_request({"model": "m", "prompt": [1, 2, 3]}, chat=False) is None
-    assert tokenize_request({"model": "m", "prompt": "abc"}, chat=False) == {"model": "m", "prompt": "abc"}
+    assert tokenize_request({"model": "m", "prompt": "abc"}, chat=False) == {
+        "model": "m",
+        "prompt": "abc",
+    }

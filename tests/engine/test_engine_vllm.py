@@ -15,7 +15,13 @@ import pytest
 
 from engine.manifest import fetch_manifest, manifest_problems
 from engine.plugin.state import read_plugin_processes
-from tests.engine.conftest import MAX_MODEL_LEN, EngineServer, KvProbes, engine_env, salt
+from tests.engine.conftest import (
+    MAX_MODEL_LEN,
+    EngineServer,
+    KvProbes,
+    engine_env,
+    salt,
+)
 
 pytestmark = pytest.mark.vllm
 
@@ -29,28 +35,48 @@ def _text(n: int, seed: str = "") -> str:
     return body
 
 
-def _chat(server: EngineServer, tenant: str, content: str, **extra: object) -> httpx.Response:
-    body = {"model": "tiny", "messages": [{"role": "user", "content": content}], "max_tokens": 4,
-            "cache_salt": salt(tenant), **extra}  # fmt: skip
+def _chat(
+    server: EngineServer, tenant: str, content: str, **extra: object
+) -> httpx.Response:
+    body = {
+        "model": "tiny",
+        "messages": [{"role": "user", "content": content}],
+        "max_tokens": 4,
+        "cache_salt": salt(tenant),
+        **extra,
+    }
     with server.client() as c:
         return c.post("/v1/chat/completions", json=body)
 
 
-def _completion(server: EngineServer, prompt: str | list[int], **extra: object) -> httpx.Response:
-    body = {"model": "tiny", "prompt": prompt, "max_tokens": 4, "cache_salt": salt("t"), **extra}
+def _completion(
+    server: EngineServer, prompt: str | list[int], **extra: object
+) -> httpx.Response:
+    body = {
+        "model": "tiny",
+        "prompt": prompt,
+        "max_tokens": 4,
+        "cache_salt": salt("t"),
+        **extra,
+    }
     with server.client() as c:
         return c.post("/v1/completions", json=body)
 
 
 def _stream_status(server: EngineServer, path: str, body: dict) -> tuple[int, str]:
-    with server.client() as c, c.stream("POST", path, json={**body, "stream": True}) as r:
+    with (
+        server.client() as c,
+        c.stream("POST", path, json={**body, "stream": True}) as r,
+    ):
         return r.status_code, r.read().decode()
 
 
 # ---- start-up: preflight, read-back, manifest ------------------------------------------------
 
 
-def test_consistent_engine_starts_with_read_back_manifest(engine_server: EngineServer) -> None:
+def test_consistent_engine_starts_with_read_back_manifest(
+    engine_server: EngineServer,
+) -> None:
     """A consistent config starts; its manifest holds the read-back pool and passes the gateway's check."""
 
     async def fetch():
@@ -58,23 +84,46 @@ def test_consistent_engine_starts_with_read_back_manifest(engine_server: EngineS
             return await fetch_manifest(client, engine_server.url + "/v1")
 
     m = asyncio.run(fetch())
-    assert (m.model, m.max_model_len, m.block_size, m.num_blocks) == ("tiny", MAX_MODEL_LEN, 128, 32)
+    assert (m.model, m.max_model_len, m.block_size, m.num_blocks) == (
+        "tiny",
+        MAX_MODEL_LEN,
+        128,
+        32,
+    )
     assert m.pool_tokens == 31 * 128  # one block is vLLM's null block
-    assert m.kv_zeroing and m.cache_salt_required and m.prefix_caching and m.preflight_ok
+    assert (
+        m.kv_zeroing and m.cache_salt_required and m.prefix_caching and m.preflight_ok
+    )
     assert m.vllm_version == "0.32.0" and not m.version_override
     assert manifest_problems(m, MAX_MODEL_LEN) == []
-    assert manifest_problems(m, 4096) != []  # a gateway assuming more context than the pool
+    assert (
+        manifest_problems(m, 4096) != []
+    )  # a gateway assuming more context than the pool
 
 
-def test_our_preflight_refuses_before_vllm_starts(tiny_model: Path, tmp_path: Path) -> None:
+def test_our_preflight_refuses_before_vllm_starts(
+    tiny_model: Path, tmp_path: Path
+) -> None:
     """`tiergate engine serve` with a pool below max_model_len exits 1 without starting vLLM."""
     from tests.engine.conftest import write_config
 
     config = write_config(tmp_path / "engine.yaml", tiny_model, max_model_len=4096)
     done = subprocess.run(
-        [sys.executable, "-m", "gateway.cli", "engine", "serve", "--config", str(config)],
-        env=engine_env(tmp_path), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gateway.cli",
+            "engine",
+            "serve",
+            "--config",
+            str(config),
+        ],
+        env=engine_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 1
     assert "preflight refused: KV pool holds 3968 tokens" in done.stderr
     assert "max_model_len is 4096" in done.stderr
@@ -85,7 +134,9 @@ def test_vllm_itself_refuses_a_pool_below_the_context(kv_probes: KvProbes) -> No
     """Bypassing our preflight, stock vLLM also refuses max_model_len 8192 on a 4,096-token pool."""
     refusal = kv_probes.result("stock")["refusal"]
     assert refusal is not None, "stock vLLM started with a pool below its context"
-    assert "To serve at least one request with the model's max seq len (8192)" in refusal
+    assert (
+        "To serve at least one request with the model's max seq len (8192)" in refusal
+    )
 
 
 # ---- the KV hygiene plugin -------------------------------------------------------------------
@@ -102,7 +153,9 @@ def test_plugin_is_active_in_every_vllm_process(engine_server: EngineServer) -> 
     records = {r.pid: r for r in read_plugin_processes(engine_server.state_dir)}
     assert len(vllm_pids) >= 3  # API server, EngineCore, Worker
     assert vllm_pids <= set(records), f"plugin missing in {vllm_pids - set(records)}"
-    assert all(records[p].zeroing and records[p].plugin_version == "0.1.0" for p in vllm_pids)
+    assert all(
+        records[p].zeroing and records[p].plugin_version == "0.1.0" for p in vllm_pids
+    )
 
     before = engine_server.metric("tiergate_engine_kv_blocks_zeroed_total")
     assert _chat(engine_server, "zero", _text(300, uuid.uuid4().hex)).status_code == 200
@@ -110,7 +163,9 @@ def test_plugin_is_active_in_every_vllm_process(engine_server: EngineServer) -> 
     assert engine_server.metric("tiergate_engine_plugin_missing_processes") == 0
 
 
-def test_new_blocks_hold_no_earlier_request_kv_with_plugin_but_do_on_stock(kv_probes: KvProbes) -> None:
+def test_new_blocks_hold_no_earlier_request_kv_with_plugin_but_do_on_stock(
+    kv_probes: KvProbes,
+) -> None:
     """B's block after A: stock vLLM leaves A's K/V in it; with the plugin it holds only B's values."""
     stock, plugin = kv_probes.result("stock"), kv_probes.result("plugin")
     # Stock: thousands of A's values survive in B's block.
@@ -120,13 +175,17 @@ def test_new_blocks_hold_no_earlier_request_kv_with_plugin_but_do_on_stock(kv_pr
     assert plugin["plugin_active"] and plugin["blocks_zeroed"] >= 17
     assert plugin["values_beyond_b"] == 0
     assert plugin["nonzero_values"] > 0  # B did write its own K/V
-    assert plugin["b_blocks"] == stock["b_blocks"]  # the same block was handed to B in both runs
+    assert (
+        plugin["b_blocks"] == stock["b_blocks"]
+    )  # the same block was handed to B in both runs
 
 
 # ---- tenant isolation ------------------------------------------------------------------------
 
 
-def test_cache_salt_pair_same_tenant_hits_other_tenant_misses(engine_server: EngineServer) -> None:
+def test_cache_salt_pair_same_tenant_hits_other_tenant_misses(
+    engine_server: EngineServer,
+) -> None:
     """Same tenant and prefix -> cached_tokens > 0; the same prefix under another tenant -> 0."""
     prompt = _text(700, uuid.uuid4().hex)
 
@@ -143,12 +202,16 @@ def test_cache_salt_pair_same_tenant_hits_other_tenant_misses(engine_server: Eng
 def test_requests_without_salt_are_refused(engine_server: EngineServer) -> None:
     """A generation request without cache_salt gets 400 cache_salt_required (nothing generated)."""
     with engine_server.client() as c:
-        r = c.post("/v1/completions", json={"model": "tiny", "prompt": "hi", "max_tokens": 2})
+        r = c.post(
+            "/v1/completions", json={"model": "tiny", "prompt": "hi", "max_tokens": 2}
+        )
     assert r.status_code == 400
     assert r.json()["error"]["code"] == "cache_salt_required"
 
 
-async def _oracle_run(url: str, jobs: list[dict], aborts: list[dict]) -> list[list[int]]:
+async def _oracle_run(
+    url: str, jobs: list[dict], aborts: list[dict]
+) -> list[list[int]]:
     async with httpx.AsyncClient(base_url=url, timeout=300) as client:
 
         async def one(body: dict) -> list[int]:
@@ -157,7 +220,9 @@ async def _oracle_run(url: str, jobs: list[dict], aborts: list[dict]) -> list[li
             return list(r.json()["choices"][0]["token_ids"])
 
         async def aborted(body: dict) -> None:
-            async with client.stream("POST", "/v1/completions", json={**body, "stream": True}) as r:
+            async with client.stream(
+                "POST", "/v1/completions", json={**body, "stream": True}
+            ) as r:
                 assert r.status_code == 200
                 seen = 0
                 async for _ in r.aiter_lines():
@@ -165,18 +230,28 @@ async def _oracle_run(url: str, jobs: list[dict], aborts: list[dict]) -> list[li
                     if seen >= 6:
                         return  # closing the stream aborts the request inside vLLM
 
-        results = await asyncio.gather(*(one(j) for j in jobs), *(aborted(a) for a in aborts))
+        results = await asyncio.gather(
+            *(one(j) for j in jobs), *(aborted(a) for a in aborts)
+        )
         return list(results[: len(jobs)])
 
 
-def test_isolation_oracle_greedy_outputs_equal_alone_and_under_load(engine_server: EngineServer) -> None:
+def test_isolation_oracle_greedy_outputs_equal_alone_and_under_load(
+    engine_server: EngineServer,
+) -> None:
     """Greedy outputs run alone equal those amid concurrent, preempted and aborted other tenants."""
     tag = uuid.uuid4().hex
 
     def job(tenant: str, n: int, max_tokens: int) -> dict:
-        return {"model": "tiny", "prompt": _text(n, f"{tenant}{tag}"), "max_tokens": max_tokens,
-                "temperature": 0.0, "ignore_eos": True, "return_token_ids": True,
-                "cache_salt": salt(tenant)}  # fmt: skip
+        return {
+            "model": "tiny",
+            "prompt": _text(n, f"{tenant}{tag}"),
+            "max_tokens": max_tokens,
+            "temperature": 0.0,
+            "ignore_eos": True,
+            "return_token_ids": True,
+            "cache_salt": salt(tenant),
+        }
 
     victims = [job(f"victim{i}", 200 + 60 * i, 120) for i in range(5)]
     noise = [job(f"noise{i}", 900 + 50 * i, 260) for i in range(5)]
@@ -185,9 +260,13 @@ def test_isolation_oracle_greedy_outputs_equal_alone_and_under_load(engine_serve
     assert all(len(a) == 120 for a in alone)
 
     preempted_before = engine_server.metric("vllm:num_preemptions_total")
-    together = asyncio.run(_oracle_run(engine_server.url, victims + noise, aborts))[: len(victims)]
+    together = asyncio.run(_oracle_run(engine_server.url, victims + noise, aborts))[
+        : len(victims)
+    ]
     preempted = engine_server.metric("vllm:num_preemptions_total") - preempted_before
-    assert preempted > 0, "the load did not force a preemption: the oracle proved less than it says"
+    assert preempted > 0, (
+        "the load did not force a preemption: the oracle proved less than it says"
+    )
     for i, (a, b) in enumerate(zip(alone, together, strict=True)):
         assert a == b, f"victim {i} output changed under load"
 
@@ -197,21 +276,43 @@ def test_isolation_oracle_greedy_outputs_equal_alone_and_under_load(engine_serve
 
 def _chat_overhead(server: EngineServer) -> int:
     with server.client() as c:
-        r = c.post("/tokenize", json={"model": "tiny", "messages": [{"role": "user", "content": ""}],
-                                      "add_generation_prompt": True})  # fmt: skip
+        r = c.post(
+            "/tokenize",
+            json={
+                "model": "tiny",
+                "messages": [{"role": "user", "content": ""}],
+                "add_generation_prompt": True,
+            },
+        )
     return int(r.json()["count"])
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_over_long_prompts_get_400_chat_and_completions(engine_server: EngineServer, stream: bool) -> None:
+def test_over_long_prompts_get_400_chat_and_completions(
+    engine_server: EngineServer, stream: bool
+) -> None:
     """At max_model_len tokens a prompt is refused with 400, chat and completions; one less passes."""
     overhead = _chat_overhead(engine_server)
     cases = [
-        ("/v1/completions", {"prompt": _text(MAX_MODEL_LEN - 1)}, {"prompt": _text(MAX_MODEL_LEN)}),
-        ("/v1/chat/completions",
-         {"messages": [{"role": "user", "content": _text(MAX_MODEL_LEN - 1 - overhead)}]},
-         {"messages": [{"role": "user", "content": _text(MAX_MODEL_LEN - overhead)}]}),
-    ]  # fmt: skip
+        (
+            "/v1/completions",
+            {"prompt": _text(MAX_MODEL_LEN - 1)},
+            {"prompt": _text(MAX_MODEL_LEN)},
+        ),
+        (
+            "/v1/chat/completions",
+            {
+                "messages": [
+                    {"role": "user", "content": _text(MAX_MODEL_LEN - 1 - overhead)}
+                ]
+            },
+            {
+                "messages": [
+                    {"role": "user", "content": _text(MAX_MODEL_LEN - overhead)}
+                ]
+            },
+        ),
+    ]
     base = {"model": "tiny", "max_tokens": 1, "cache_salt": salt("long")}
     for path, fits, too_long in cases:
         for body, expected in ((fits, 200), (too_long, 400)):
@@ -229,8 +330,14 @@ def test_over_long_prompts_get_400_chat_and_completions(engine_server: EngineSer
 
 def test_truncation_params_are_dropped_not_obeyed(engine_server: EngineServer) -> None:
     """vLLM alone truncates an over-long prompt and answers 200; through the front it is a 400."""
-    body = {"model": "tiny", "prompt": _text(MAX_MODEL_LEN + 50), "max_tokens": 1,
-            "truncate_prompt_tokens": 100, "truncation_side": "left", "cache_salt": salt("t")}  # fmt: skip
+    body = {
+        "model": "tiny",
+        "prompt": _text(MAX_MODEL_LEN + 50),
+        "max_tokens": 1,
+        "truncate_prompt_tokens": 100,
+        "truncation_side": "left",
+        "cache_salt": salt("t"),
+    }
     vllm_url = f"http://127.0.0.1:{_vllm_port(engine_server)}"
     direct = httpx.post(vllm_url + "/v1/completions", json=body, timeout=60)
     assert direct.status_code == 200 and direct.json()["usage"]["prompt_tokens"] == 100
@@ -259,18 +366,60 @@ def test_max_tokens_clamping_is_reported(engine_server: EngineServer) -> None:
     assert "x-tiergate-max-tokens-clamped" not in ok.headers
 
 
-def test_usage_prompt_tokens_equals_engine_tokenize(engine_server: EngineServer) -> None:
+def test_usage_prompt_tokens_equals_engine_tokenize(
+    engine_server: EngineServer,
+) -> None:
     """usage.prompt_tokens equals /tokenize's count for chat and completions of varied lengths."""
     with engine_server.client() as c:
         for n in (1, 17, 333, 1500):
-            prompt = _text(n, "é")  # a 2-byte character: bytes, not characters, are counted
-            count = c.post("/tokenize", json={"model": "tiny", "prompt": prompt}).json()["count"]
+            prompt = _text(
+                n, "é"
+            )  # a 2-byte character: bytes, not characters, are counted
+            count = c.post(
+                "/tokenize", json={"model": "tiny", "prompt": prompt}
+            ).json()["count"]
             r = _completion(engine_server, prompt, max_tokens=1)
             assert r.status_code == 200
             assert r.json()["usage"]["prompt_tokens"] == count == len(prompt.encode())
             msgs = [{"role": "user", "content": prompt}]
-            count = c.post("/tokenize", json={"model": "tiny", "messages": msgs,
-                                              "add_generation_prompt": True}).json()["count"]  # fmt: skip
+            count = c.post(
+                "/tokenize",
+                json={"model": "tiny", "messages": msgs, "add_generation_prompt": True},
+            ).json()["count"]
             r = _chat(engine_server, "usage", prompt, max_tokens=1)
             assert r.json()["usage"]["prompt_tokens"] == count
             assert r.headers["x-tiergate-prompt-tokens"] == str(count)
+
+
+PIN_CHECK = """
+import json, os, vllm
+from vllm.v1.kv_cache_interface import KVCacheConfig
+from engine.plugin.zeroing import PluginRefused, install
+empty = KVCacheConfig(num_blocks=1, kv_cache_tensors=[], kv_cache_groups=[])
+out = {"stock": empty.needs_kv_cache_zeroing}
+vllm.__version__ = "0.33.0"
+try:
+    install()
+    out["untested"] = "loaded"
+except PluginRefused as exc:
+    out["untested"] = str(exc)
+out["after_refusal"] = empty.needs_kv_cache_zeroing
+os.environ["TIERGATE_KV_PLUGIN_ALLOW_UNTESTED"] = "1"
+install()
+out["overridden"] = empty.needs_kv_cache_zeroing
+print(json.dumps(out))
+"""
+
+
+def test_plugin_refuses_an_untested_vllm_unless_overridden(tmp_path: Path) -> None:
+    """On a vLLM version it was not tested with the plugin raises (zeroing stays off) until overridden."""
+    env = {k: v for k, v in engine_env(tmp_path).items() if k != "TIERGATE_KV_PLUGIN_ALLOW_UNTESTED"}
+    done = subprocess.run(
+        [sys.executable, "-c", PIN_CHECK], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert out["stock"] is False  # a plain attention cache is not zeroed by stock vLLM
+    assert "tested with vLLM ['0.32.0'], not 0.33.0" in out["untested"]
+    assert out["after_refusal"] is False
+    assert out["overridden"] is True

@@ -24,8 +24,15 @@ from engine.supervisor import ZeroingStatus
 @dataclass
 class FakeSupervisor:
     config: EngineConfig
-    readback: ReadBack = ReadBack(num_blocks=32, block_size=128, prefix_caching=True,
-                                  max_model_len=2048, model="tiny")  # fmt: skip
+    readback: ReadBack = field(
+        default_factory=lambda: ReadBack(
+            num_blocks=32,
+            block_size=128,
+            prefix_caching=True,
+            max_model_len=2048,
+            model="tiny",
+        )
+    )
     vllm_url: str = "http://vllm.invalid"
 
     def alive(self) -> bool:
@@ -46,21 +53,36 @@ class ScriptedEngine:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content or b"{}")
         if request.url.path == "/tokenize":
-            return httpx.Response(200, json={"count": self.count, "max_model_len": 2048})
+            return httpx.Response(
+                200, json={"count": self.count, "max_model_len": 2048}
+            )
         self.seen.append(body)
-        usage = {"prompt_tokens": self.usage_prompt, "completion_tokens": 1, "total_tokens": 2}
+        usage = {
+            "prompt_tokens": self.usage_prompt,
+            "completion_tokens": 1,
+            "total_tokens": 2,
+        }
         if body.get("stream"):
             chunk = {"choices": [{"index": 0, "text": "x"}], "usage": None}
             last = {"choices": [], "usage": usage}
             sse = f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(last)}\n\ndata: [DONE]\n\n"
-            return httpx.Response(200, content=sse.encode(), headers={"content-type": "text/event-stream"})
-        return httpx.Response(200, json={"choices": [{"index": 0, "text": "x"}], "usage": usage})
+            return httpx.Response(
+                200, content=sse.encode(), headers={"content-type": "text/event-stream"}
+            )
+        return httpx.Response(
+            200, json={"choices": [{"index": 0, "text": "x"}], "usage": usage}
+        )
 
 
 def _client(tmp_path: Path, engine: ScriptedEngine, **salt: object) -> TestClient:
     (tmp_path / "config.json").write_text("{}")
-    cfg = EngineConfig(model=tmp_path, served_model_name="tiny", max_model_len=2048,
-                       kv_cache_memory_bytes=1 << 20, cache_salt=CacheSaltConfig(**salt))  # fmt: skip
+    cfg = EngineConfig(
+        model=tmp_path,
+        served_model_name="tiny",
+        max_model_len=2048,
+        kv_cache_memory_bytes=1 << 20,
+        cache_salt=CacheSaltConfig(**salt),
+    )
     app = create_front(FakeSupervisor(cfg), transport=httpx.MockTransport(engine))  # type: ignore[arg-type]
     return TestClient(app)
 
@@ -104,8 +126,13 @@ def test_tenant_header_derives_the_salt(tmp_path: Path) -> None:
     engine = ScriptedEngine()
     with _client(tmp_path, engine, secret_file=tmp_path / "salt.key") as client:
         missing = client.post("/v1/completions", json=BODY)
-        r = client.post("/v1/completions", json=BODY, headers={"X-Tiergate-Tenant": "acme"})
-    assert missing.status_code == 400 and missing.json()["error"]["code"] == "tenant_required"
+        r = client.post(
+            "/v1/completions", json=BODY, headers={"X-Tiergate-Tenant": "acme"}
+        )
+    assert (
+        missing.status_code == 400
+        and missing.json()["error"]["code"] == "tenant_required"
+    )
     assert r.status_code == 200
     assert engine.seen[-1]["cache_salt"] == derive_cache_salt(key, "acme")
 

@@ -63,7 +63,10 @@ def test_hardened_consistent_manifest_has_no_problems() -> None:
         ({"truncation_dropped": False}, "truncation"),
         ({"disaggregated": True}, "disaggregation"),
         ({"preflight_ok": False}, "preflight"),
-        ({"num_blocks": 9, "pool_tokens": 1024}, "KV pool 1024 tokens < max_model_len 2048"),
+        (
+            {"num_blocks": 9, "pool_tokens": 1024},
+            "KV pool 1024 tokens < max_model_len 2048",
+        ),
         ({"num_blocks": 40}, "inconsistent"),
     ],
 )
@@ -83,7 +86,9 @@ def test_gateway_context_window_beyond_engine_is_a_problem() -> None:
     """A gateway that admits more context than the pool or max_model_len is flagged twice."""
     problems = manifest_problems(GOOD, 8192)
     assert any("pool 4096 tokens < gateway context window 8192" in p for p in problems)
-    assert any("max_model_len 2048 < gateway context window 8192" in p for p in problems)
+    assert any(
+        "max_model_len 2048 < gateway context window 8192" in p for p in problems
+    )
 
 
 def test_fetch_parses_a_served_manifest() -> None:

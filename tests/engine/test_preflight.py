@@ -17,8 +17,13 @@ from engine.preflight import (
     readback_problems,
 )
 
-LLAMA_8B = {"num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
-            "hidden_size": 4096, "dtype": "bfloat16"}  # fmt: skip
+LLAMA_8B = {
+    "num_hidden_layers": 32,
+    "num_attention_heads": 32,
+    "num_key_value_heads": 8,
+    "hidden_size": 4096,
+    "dtype": "bfloat16",
+}
 
 
 def _model(tmp_path: Path, **cfg: object) -> Path:
@@ -28,8 +33,13 @@ def _model(tmp_path: Path, **cfg: object) -> Path:
 
 
 def _config(model: Path, **kw: object) -> EngineConfig:
-    base = {"model": model, "served_model_name": "m", "max_model_len": 2048,
-            "kv_cache_memory_bytes": 1 << 20, "block_size": 128}  # fmt: skip
+    base = {
+        "model": model,
+        "served_model_name": "m",
+        "max_model_len": 2048,
+        "kv_cache_memory_bytes": 1 << 20,
+        "block_size": 128,
+    }
     return EngineConfig(**{**base, **kw})
 
 
@@ -37,15 +47,26 @@ def test_geometry_of_a_real_model_size(tmp_path: Path) -> None:
     """Llama-3.1-8B shapes: 128 KiB of KV per token in bf16, 64 KiB per device at TP 2."""
     model = _model(tmp_path, **LLAMA_8B)
     assert read_geometry(_config(model)).bytes_per_token == 131072
-    assert read_geometry(_config(model, tensor_parallel_size=2)).bytes_per_token == 65536
+    assert (
+        read_geometry(_config(model, tensor_parallel_size=2)).bytes_per_token == 65536
+    )
 
 
 def test_pool_counts_the_null_block(tmp_path: Path) -> None:
     """Memory for exactly max_model_len tokens is refused: one block is vLLM's null block."""
-    model = _model(tmp_path, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-                   head_dim=32, hidden_size=64, dtype="bfloat16")  # fmt: skip
+    model = _model(
+        tmp_path,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        hidden_size=64,
+        dtype="bfloat16",
+    )
     # 256 B/token: 2048 tokens = 16 blocks of 128 = 524,288 bytes -> 15 usable blocks.
-    with pytest.raises(PreflightError, match="holds 1920 tokens .* max_model_len is 2048") as info:
+    with pytest.raises(
+        PreflightError, match="holds 1920 tokens .* max_model_len is 2048"
+    ) as info:
         plan_pool(_config(model, kv_cache_memory_bytes=16 * 128 * 256))
     assert "at least 557056" in str(info.value)
     plan = plan_pool(_config(model, kv_cache_memory_bytes=557056))
@@ -57,7 +78,10 @@ def test_pool_counts_the_null_block(tmp_path: Path) -> None:
     [
         ({**LLAMA_8B, "kv_lora_rank": 512}, "MLA"),
         ({**LLAMA_8B, "sliding_window": 4096}, "sliding-window"),
-        ({**LLAMA_8B, "layer_types": ["full_attention", "sliding_attention"]}, "sliding-window"),
+        (
+            {**LLAMA_8B, "layer_types": ["full_attention", "sliding_attention"]},
+            "sliding-window",
+        ),
         ({**LLAMA_8B, "dtype": "float32"}, "set dtype explicitly"),
         ({"num_attention_heads": 8}, "lacks the KV shape"),
     ],
@@ -83,20 +107,42 @@ MODELS = {"object": "list", "data": [{"id": "m", "max_model_len": 2048}]}
 
 def test_read_back_agrees_with_plan(tmp_path: Path) -> None:
     """vLLM's metrics and /v1/models parse to the planned pool; no problems."""
-    model = _model(tmp_path, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-                   head_dim=32, hidden_size=64, dtype="bfloat16")  # fmt: skip
+    model = _model(
+        tmp_path,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        hidden_size=64,
+        dtype="bfloat16",
+    )
     config = _config(model)
     got = parse_readback(METRICS, MODELS)
-    assert got == ReadBack(num_blocks=32, block_size=128, prefix_caching=True, max_model_len=2048, model="m")
+    assert got == ReadBack(
+        num_blocks=32,
+        block_size=128,
+        prefix_caching=True,
+        max_model_len=2048,
+        model="m",
+    )
     assert readback_problems(plan_pool(config), config, got) == []
 
 
 def test_read_back_disagreements_are_each_reported(tmp_path: Path) -> None:
     """A shrunken context, other block counts and a missing metric are all caught."""
-    model = _model(tmp_path, num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1,
-                   head_dim=32, hidden_size=64, dtype="bfloat16")  # fmt: skip
+    model = _model(
+        tmp_path,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        head_dim=32,
+        hidden_size=64,
+        dtype="bfloat16",
+    )
     config = _config(model)
-    shrunk = parse_readback(METRICS.replace('"32"', '"16"'), {"data": [{"id": "x", "max_model_len": 1024}]})
+    shrunk = parse_readback(
+        METRICS.replace('"32"', '"16"'), {"data": [{"id": "x", "max_model_len": 1024}]}
+    )
     problems = readback_problems(plan_pool(config), config, shrunk)
     assert any("KV blocks 16 != planned 32" in p for p in problems)
     assert any("max_model_len 1024 != configured 2048" in p for p in problems)

@@ -37,7 +37,9 @@ def test_distinct_tenants_never_share_a_salt(a: str, b: str) -> None:
         assert derive_cache_salt(KEY, a) != derive_cache_salt(KEY, b)
 
 
-@pytest.mark.parametrize(("key", "tenant"), [(b"short", "acme"), (KEY, ""), ("k" * 32, "acme")])
+@pytest.mark.parametrize(
+    ("key", "tenant"), [(b"short", "acme"), (KEY, ""), ("k" * 32, "acme")]
+)
 def test_bad_key_or_tenant_is_refused(key: object, tenant: str) -> None:
     """A short or non-bytes key and an empty tenant raise instead of salting weakly."""
     with pytest.raises(ValueError):

@@ -96,9 +96,8 @@ class PhoneRecognizer(TiersPatternRecognizer):
 
     def __init__(self, regions: Iterable[str] = ("US", "GB", "DE")) -> None:
         super().__init__()
-        tables = [_RegionTable(r) for r in regions]
-        self._nanp = [t for t in tables if t.country_code == 1]
-        self._trunk = [t for t in tables if t.country_code != 1 and t.trunk == "0"]
+        self._tables = [_RegionTable(r) for r in regions]
+        self._nanp = [t for t in self._tables if t.country_code == 1]
         self._valid = lru_cache(maxsize=16384)(self._check)
 
     def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
@@ -109,6 +108,8 @@ class PhoneRecognizer(TiersPatternRecognizer):
 
         Candidate patterns are greedy: ``+44 20 7946 0958 12 items`` runs into the next number.
         """
+        if sum(c.isdigit() for c in text) < 7:
+            return None
         end = len(text)
         while end > 0:
             if self._valid(text[:end]):
@@ -134,9 +135,15 @@ class PhoneRecognizer(TiersPatternRecognizer):
             except phonenumbers.NumberParseException:
                 return False
             return phonenumbers.is_valid_number(num)
-        if digits.startswith("0"):
-            nsn = digits[1:]
-            return any(t.is_valid_national(nsn) for t in self._trunk)
-        if len(digits) == 11 and digits.startswith("1"):
-            digits = digits[1:]
-        return len(digits) == 10 and any(t.is_valid_national(digits) for t in self._nanp)
+        if len(digits) == 11 and digits.startswith("1") and any(
+            t.is_valid_national(digits[1:]) for t in self._nanp
+        ):
+            return True
+        # National formats: with the region's trunk prefix ("020 7946 0958") or without it, as
+        # Indian and Brazilian numbers are often written ("(362) 748-7752").
+        for t in self._tables:
+            if t.is_valid_national(digits):
+                return True
+            if t.trunk and digits.startswith(t.trunk) and t.is_valid_national(digits[len(t.trunk) :]):
+                return True
+        return False

@@ -1,0 +1,10 @@
+"""``python -m engine serve --config engine.yaml``: the engine commands without the gateway's deps.
+
+Same commands as ``tiergate engine …``; for engine images (e.g. the official vLLM image) that
+install this project with ``--no-deps`` plus the few packages the front needs.
+"""
+
+from gateway.commands.engine import engine_group
+
+if __name__ == "__main__":
+    engine_group(prog_name="python -m engine")

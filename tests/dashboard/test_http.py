@@ -1,0 +1,107 @@
+"""The dashboard over plain HTTP (no browser needed): throttling, headers, redirects, the CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+
+from gateway.dashboard.security import FailureWindow
+from tests.dashboard.conftest import PASSWORD, Seeded
+
+
+def _signin_form(client: httpx.Client, next_path: str = "/admin/") -> str:
+    page = client.get("/admin/sign-in", params={"next": next_path})
+    return re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+
+
+def _attempt(client: httpx.Client, username: str, password: str, next_path: str = "/admin/") -> httpx.Response:
+    token = _signin_form(client, next_path)
+    return client.post("/admin/sign-in", data={"csrf_token": token, "username": username,
+                                               "password": password, "next": next_path})  # fmt: skip
+
+
+def test_failed_sign_ins_lock_the_account(seeded: Seeded) -> None:
+    """After five wrong passwords the account answers 429 with Retry-After, even to the right one."""
+    with httpx.Client(base_url=seeded.url) as client:
+        for _ in range(4):
+            assert _attempt(client, "locky", "wrong password!!").status_code == 401
+        locked = _attempt(client, "locky", "wrong password!!")
+        assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1
+        assert "locked" in locked.text
+        right = _attempt(client, "locky", PASSWORD)
+        assert right.status_code == 429 and "tg_admin_session" not in right.headers.get("set-cookie", "")
+        # Another admin is unaffected.
+        ok = _attempt(client, "globex-admin", PASSWORD)
+        assert ok.status_code == 303 and "tg_admin_session=" in ok.headers["set-cookie"]
+
+
+def test_address_throttle_window() -> None:
+    """One address gets ``limit`` failures per window across all usernames, then must wait."""
+    now = [0.0]
+    window = FailureWindow(3, 60, clock=lambda: now[0])
+    for _ in range(3):
+        assert window.retry_after("1.2.3.4") == 0
+        window.fail("1.2.3.4")
+    assert window.retry_after("1.2.3.4") == 61
+    assert window.retry_after("5.6.7.8") == 0
+    now[0] = 30
+    assert 1 <= window.retry_after("1.2.3.4") <= 31
+    now[0] = 60.5
+    assert window.retry_after("1.2.3.4") == 0
+
+
+def test_headers_cookie_and_open_redirect(seeded: Seeded) -> None:
+    """Pages carry a strict CSP and no-store; the cookie is HttpOnly+SameSite; ``next`` stays local."""
+    with httpx.Client(base_url=seeded.url) as client:
+        resp = _attempt(client, "root", PASSWORD, next_path="//evil.example/phish")
+        assert resp.status_code == 303 and resp.headers["location"] == "/admin/"
+        cookie = resp.headers["set-cookie"]
+        assert "HttpOnly" in cookie and "samesite=strict" in cookie.lower() and "Path=/admin" in cookie
+        page = client.get("/admin/requests")
+        assert page.status_code == 200
+        csp = page.headers["content-security-policy"]
+        assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp and "unsafe-inline" not in csp
+        assert page.headers["cache-control"] == "no-store" and page.headers["x-frame-options"] == "DENY"
+        assert "<script>" not in page.text  # no inline script anywhere
+        # A form posted from another origin is refused before anything else is looked at.
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        forged = client.post("/admin/keys", data={"csrf_token": token, "tenant": "x", "name": "y"},
+                             headers={"origin": "http://evil.example"})  # fmt: skip
+        assert forged.status_code == 403
+        assert seeded.count("SELECT COUNT(*) FROM api_keys WHERE tenant = 'x'") == 0
+        # Errors inside the dashboard are HTML pages that say nothing about what exists.
+        bad = client.get("/admin/requests/" + "x" * 300)
+        assert bad.status_code == 404 and "text/html" in bad.headers["content-type"]
+        assert "x" * 300 not in bad.text
+        out = client.post("/admin/sign-out", data={"csrf_token": token})
+        assert out.status_code == 303
+        assert client.get("/admin/requests").status_code == 303
+
+
+def _cli(*args: str, stdin: str = "", state: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "gateway.cli", "admin", *args], input=stdin,
+                          capture_output=True, text=True, timeout=120,
+                          env={"TIERGATE_STATE_DIR": str(state), "PATH": "/usr/bin:/bin"})  # fmt: skip
+
+
+def test_admin_cli(sqlite_db: str, tmp_path: Path) -> None:
+    """`tiergate admin` creates platform and tenant admins, lists them and refuses bad input."""
+    state = tmp_path / "state"
+    made = _cli("create-user", "ops", "--platform", "--password-stdin", "--db-url", sqlite_db,
+                stdin="a very long password\n", state=state)  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout) == {"username": "ops", "tenant": None, "platform": True}
+    dup = _cli("create-user", "ops", "--tenant", "acme", "--password-stdin", "--db-url", sqlite_db,
+               stdin="a very long password\n", state=state)  # fmt: skip
+    assert dup.returncode != 0 and "already exists" in dup.stderr
+    both = _cli("create-user", "x", "--password-stdin", "--db-url", sqlite_db, stdin="pw\n", state=state)
+    assert both.returncode != 0 and "exactly one of" in both.stderr
+    listed = _cli("list", "--db-url", sqlite_db, state=state)
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [(r["username"], r["platform"], r["disabled"]) for r in rows] == [("ops", True, False)]
+    assert "argon2" not in listed.stdout
