@@ -45,8 +45,6 @@ def derive_chain_key(checkpoint_key: bytes) -> bytes:
     return hmac.new(checkpoint_key, b"tiergate/audit-chain/v1", hashlib.sha256).digest()
 
 
-
-
 class ChainHasher:
     """Computes record hashes; pure and cheap (one HMAC per record)."""
 

@@ -193,8 +193,10 @@ class AuditStore:
         try:
             while True:
                 await asyncio.sleep(every)
-                with contextlib.suppress(Exception):
+                try:
                     await self.write_checkpoint()
+                except Exception as exc:
+                    log.error("audit checkpoint failed: %s", type(exc).__name__)
                 if next_purge is not None and loop.time() >= next_purge:
                     try:
                         await self.purge()

@@ -194,10 +194,23 @@ async def _count(state: State, body: dict[str, Any], chat: bool) -> int:
             code="engine_unreachable",
         ) from exc
     if response.status_code != 200:
-        # vLLM refuses to even tokenize some over-long inputs; relay its 4xx as ours.
-        status = 400 if response.status_code < 500 else 502
-        message = _upstream_message(response) or "prompt could not be counted"
-        raise AdmissionError(message, status_code=status, code="prompt_not_counted")
+        # vLLM refuses to even tokenize some over-long inputs. Its message is not relayed (it
+        # is not ours to vouch for), only classified.
+        if response.status_code >= 500:
+            raise AdmissionError(
+                "engine could not count the prompt",
+                status_code=502,
+                code="engine_error",
+            )
+        if "maximum context length" in (_upstream_message(response) or ""):
+            raise AdmissionError(
+                "prompt exceeds this engine's context length",
+                code="context_length_exceeded",
+            )
+        raise AdmissionError(
+            f"engine refused to count the prompt (HTTP {response.status_code})",
+            code="prompt_not_counted",
+        )
     count = response.json().get("count")
     if type(count) is not int:
         raise AdmissionError(

@@ -39,16 +39,32 @@ from engine.preflight import (
     readback_problems,
 )
 
-__all__ = ["EngineSupervisor", "ZeroingStatus"]
+__all__ = ["EngineSupervisor", "ZeroingStatus", "is_helper_process"]
 
 log = logging.getLogger("tiergate.engine")
 
-# Helper processes that never hold KV and never load vLLM plugins.
-_HELPERS = (
-    "multiprocessing.resource_tracker",
-    "multiprocessing.forkserver",
-    "compile_worker",
+# Helper processes that never hold KV and never load vLLM plugins: Python's multiprocessing
+# trackers (started as ``python -c "from multiprocessing.<x> import main; ..."``) and torch's
+# compile workers.
+_HELPER_CODE = (
+    "from multiprocessing.resource_tracker import",
+    "from multiprocessing.forkserver import",
 )
+
+
+def is_helper_process(cmdline: list[str]) -> bool:
+    """True for multiprocessing trackers and compile workers, judged by their exact launch form."""
+    if "-c" in cmdline[:4]:
+        code = (
+            cmdline[cmdline.index("-c") + 1]
+            if cmdline.index("-c") + 1 < len(cmdline)
+            else ""
+        )
+        if code.startswith(_HELPER_CODE):
+            return True
+    return any(
+        a.endswith("_inductor/compile_worker/__main__.py") for a in cmdline[:3]
+    ) or ("-m" in cmdline[:3] and "torch._inductor.compile_worker" in cmdline[:4])
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,10 +156,10 @@ class EngineSupervisor:
         pids: list[int] = []
         for proc in procs:
             try:
-                cmdline = " ".join(proc.cmdline())
+                cmdline = proc.cmdline()
             except (psutil.NoSuchProcess, psutil.AccessDenied):
                 continue
-            if not any(h in cmdline for h in _HELPERS):
+            if not is_helper_process(cmdline):
                 pids.append(proc.pid)
         return pids
 

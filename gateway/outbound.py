@@ -8,7 +8,7 @@ is sent (placeholders included), since that is what the upstream will report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import msgspec
@@ -82,4 +82,17 @@ def build_outbound(
         options["include_usage"] = True
         out["stream_options"] = options
     count = counter.count([s.text for s in sent.segments], _extra_bytes(out))
+    ids = _token_ids(endpoint, out)
+    if ids:  # prompts given as token ids count exactly, whatever the tokenizer
+        count = replace(count, tokens=count.tokens + ids, lower=count.lower + ids, upper=count.upper + ids)
     return Outbound(candidate, _encode(out), sent, mapping, count)
+
+
+def _token_ids(endpoint: str, body: dict[str, Any]) -> int:
+    """How many token ids (not strings) a completions prompt or embeddings input carries."""
+    value = body.get({"completions": "prompt", "embeddings": "input"}.get(endpoint, ""))
+    if not isinstance(value, list):
+        return 0
+    if value and all(isinstance(v, int) for v in value):
+        return len(value)
+    return sum(len(v) for v in value if isinstance(v, list))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from logging.config import fileConfig
 
 from alembic import context
 from sqlalchemy.engine import Connection
@@ -45,6 +46,8 @@ def run_online() -> None:
     if shared is not None:
         _configure_and_run(shared)
         return
+    if config.config_file_name is not None:
+        fileConfig(config.config_file_name, disable_existing_loggers=False)
     url = os.environ.get("TIERGATE_AUDIT__URL") or config.get_main_option("sqlalchemy.url")
     if not url:
         raise SystemExit("set TIERGATE_AUDIT__URL (or use `tiergate db upgrade`)")

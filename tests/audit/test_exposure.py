@@ -246,3 +246,13 @@ def test_query_streams_in_order(db_url, tmp_path):
             await store.close()
 
     asyncio.run(body())
+
+
+def test_query_progress_goes_to_stderr(sqlite_db, tmp_path):
+    """--progress reports counts on stderr and leaves stdout a clean CSV."""
+    cfg = _seeded(sqlite_db, tmp_path)
+    res = CliRunner().invoke(main, ["exposure", "query", "--config", str(cfg), "--format", "csv",
+                                    "--progress"])  # fmt: skip
+    assert res.exit_code == 0
+    assert "13 rows…" in res.stderr and "13 matching request(s)" in res.stderr
+    assert len(list(csv.reader(io.StringIO(res.stdout)))) == 1 + 13

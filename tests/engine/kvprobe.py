@@ -7,8 +7,9 @@ The pool is sized so that request A (2,000 prompt tokens) occupies every usable 
 (10 tokens) must then get one of A's freed blocks. After B, the slots of B's block beyond B's own
 10 tokens are either zero (the block was zeroed on allocation) or still hold A's K/V.
 
-``--refuse-first`` first asks the same vLLM for a context longer than its pool, which it must
-refuse (one engine start saved against a separate test process).
+``--refuse-first`` (the stock run) first asks the same vLLM for a context longer than its pool,
+which it must refuse, and afterwards checks the plugin's version pin in that stock process
+(two engine starts saved against separate test processes).
 """
 
 from __future__ import annotations
@@ -42,6 +43,30 @@ def _refusal(model_dir: str) -> str | None:
     except ValueError as exc:
         return str(exc)[:400]
     return None
+
+
+def _pin_check() -> dict[str, object]:
+    """After the stock measurement: the plugin refuses an untested vLLM unless overridden."""
+    import vllm
+    from vllm.v1.kv_cache_interface import KVCacheConfig
+
+    from engine.plugin import ENV_ALLOW_UNTESTED
+    from engine.plugin.zeroing import PluginRefused, install
+
+    empty = KVCacheConfig(num_blocks=1, kv_cache_tensors=[], kv_cache_groups=[])
+    out: dict[str, object] = {"stock": empty.needs_kv_cache_zeroing}
+    real, vllm.__version__ = vllm.__version__, "0.33.0"
+    try:
+        install()
+        out["untested"] = "loaded"
+    except PluginRefused as exc:
+        out["untested"] = str(exc)
+    out["after_refusal"] = empty.needs_kv_cache_zeroing
+    os.environ[ENV_ALLOW_UNTESTED] = "1"
+    install()
+    out["overridden"] = empty.needs_kv_cache_zeroing
+    vllm.__version__ = real
+    return out
 
 
 def main(model_dir: str, refuse_first: bool) -> None:
@@ -91,18 +116,21 @@ def main(model_dir: str, refuse_first: bool) -> None:
     from engine.plugin import zeroing
 
     counter = zeroing.counter()
+    blocks_zeroed = counter.blocks if counter else 0
+    pin = _pin_check() if refuse_first else None
     print(
         json.dumps(
             {
                 "plugins_env": os.environ.get("VLLM_PLUGINS"),
                 "plugin_active": counter is not None,
-                "blocks_zeroed": counter.blocks if counter else 0,
+                "blocks_zeroed": blocks_zeroed,
                 "b_blocks": sorted(b_blocks),
                 "nonzero_values": nonzero,
                 "values_beyond_b": excess,
                 "values_equal_to_a": equal_to_a,
                 "torch_threads": torch.get_num_threads(),
                 "refusal": refusal,
+                "pin": pin,
             }
         )
     )

@@ -20,7 +20,8 @@ from tests.engine.conftest import MAX_MODEL_LEN, EngineServer
 from tests.support import FakeUpstream
 from tests.support.harness import SECRETS, FakeUpstreams, GatewayHarness
 
-pytestmark = pytest.mark.vllm
+# The first test also pays for the session's engine start (minutes on a busy 2-core machine).
+pytestmark = [pytest.mark.vllm, pytest.mark.timeout(900)]
 
 SSN = "078-05-1120"
 FILLER = " ".join(f"Quarterly payroll line {i} under review." for i in range(12))

@@ -28,7 +28,7 @@ def env(tmp_path_factory: pytest.TempPathFactory, classifier: Any) -> Iterator[t
             yield gw, fakes["vendor"], gw.create_key()
 
 
-def _check(r: httpx.Response, fake: FakeUpstream, expect: set[int] | None = None) -> None:
+def _check(r: httpx.Response, fake: FakeUpstream, before: int, expect: set[int] | None = None) -> None:
     assert 400 <= r.status_code < 500, (r.status_code, r.text[:300])
     if expect is not None:
         assert r.status_code in expect, (r.status_code, r.text[:300])
@@ -36,7 +36,7 @@ def _check(r: httpx.Response, fake: FakeUpstream, expect: set[int] | None = None
     assert set(err) >= {"message", "type", "code"} and len(err["message"]) < 300
     for word in INTERNALS:
         assert word not in r.text
-    assert len(fake.ledger) == 0
+    assert len(fake.ledger) == before  # nothing forwarded
 
 
 def _nest(depth: int) -> str:
@@ -70,32 +70,53 @@ MALFORMED: dict[str, bytes] = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(MALFORMED))
+# Known gaps, each reported on the issue; strict, so the mark must go once they are fixed.
+KNOWN_GAPS = {
+    "deep_nesting": "content extraction recurses without a depth bound: RecursionError -> 500",
+}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n]))
+                                  if n in KNOWN_GAPS else n for n in sorted(MALFORMED)])  # fmt: skip
 def test_malformed_chat_body(name: str, env: tuple[GatewayHarness, FakeUpstream, str]) -> None:
     """A malformed chat body gets a 4xx error object without internals, and nothing is forwarded."""
     gw, fake, key = env
+    before = len(fake.ledger)
     r = httpx.post(gw.url + "/v1/chat/completions", content=MALFORMED[name], timeout=30,
                    headers={"authorization": f"Bearer {key}", "content-type": "application/json"})  # fmt: skip
-    _check(r, fake)
+    _check(r, fake, before)
 
 
-@pytest.mark.parametrize("path", ["/v1/completions", "/v1/embeddings"])
-@pytest.mark.parametrize("body", [b"", b"[]", b'{"model": "chat"}', b'{"model": "chat", "prompt": {"x": 1}, "input": 5}'])
+_UNCLASSIFIED = pytest.mark.xfail(strict=True, reason="a prompt of an unknown shape is forwarded unclassified")
+OTHER = [
+    ("/v1/completions", b""), ("/v1/completions", b"[]"),
+    pytest.param("/v1/completions", b'{"model": "chat"}',
+                 marks=pytest.mark.xfail(strict=True, reason="completions without a prompt is forwarded")),
+    pytest.param("/v1/completions", b'{"model": "chat", "prompt": {"text": "hidden"}}', marks=_UNCLASSIFIED),
+    ("/v1/embeddings", b""), ("/v1/embeddings", b"[]"), ("/v1/embeddings", b'{"model": "chat"}'),
+    pytest.param("/v1/embeddings", b'{"model": "embed-x", "input": {"text": "hidden"}}'),
+    pytest.param("/v1/embeddings", b'{"model": "chat", "input": {"text": "hidden"}}', marks=_UNCLASSIFIED),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("path", "body"), OTHER)
 def test_malformed_other_endpoints(path: str, body: bytes, env: tuple[GatewayHarness, FakeUpstream, str]) -> None:
     """The legacy completions and embeddings endpoints refuse malformed bodies the same way."""
     gw, fake, key = env
+    before = len(fake.ledger)
     r = httpx.post(gw.url + path, content=body, headers={"authorization": f"Bearer {key}"}, timeout=30)
-    _check(r, fake)
+    _check(r, fake, before)
 
 
 def test_oversized_body_is_413(env: tuple[GatewayHarness, FakeUpstream, str]) -> None:
     """A body over server.max_body_bytes gets 413 request_too_large (with a key) and 401 (without),
     whether it declares its length or streams it chunked."""
     gw, fake, key = env
+    before = len(fake.ledger)
     big = json.dumps({"model": "chat", "messages": [{"role": "user", "content": "a" * (MAX_BODY * 2)}]}).encode()
     auth = {"authorization": f"Bearer {key}"}
     r = httpx.post(gw.url + "/v1/chat/completions", content=big, headers=auth, timeout=30)
-    _check(r, fake, {413})
+    _check(r, fake, before, {413})
     assert r.json()["error"]["code"] == "request_too_large"
 
     def chunks() -> Iterator[bytes]:
@@ -103,15 +124,16 @@ def test_oversized_body_is_413(env: tuple[GatewayHarness, FakeUpstream, str]) ->
             yield big[i : i + 8192]
 
     r = httpx.post(gw.url + "/v1/chat/completions", content=chunks(), headers=auth, timeout=30)
-    _check(r, fake, {413})
+    _check(r, fake, before, {413})
     r = httpx.post(gw.url + "/v1/chat/completions", content=big, timeout=30)
-    _check(r, fake, {401})
+    _check(r, fake, before, {401})
 
 
 def test_lying_content_length_and_garbage_http(env: tuple[GatewayHarness, FakeUpstream, str]) -> None:
     """A Content-Length far above the limit is refused without reading it; raw garbage on the socket
     gets a 4xx or a closed connection, and the server keeps serving."""
     gw, fake, key = env
+    before = len(fake.ledger)
     host, port = "127.0.0.1", int(gw.url.rsplit(":", 1)[1])
     for raw in (
         f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
@@ -128,4 +150,4 @@ def test_lying_content_length_and_garbage_http(env: tuple[GatewayHarness, FakeUp
         status = int(data.split(b" ", 2)[1]) if data.startswith(b"HTTP/1.1 ") else None
         assert status is None or 400 <= status < 500, data[:200]
     assert httpx.get(gw.url + "/healthz", timeout=10).status_code == 200
-    assert len(fake.ledger) == 0
+    assert len(fake.ledger) == before

@@ -68,6 +68,16 @@ def test_embeddings_and_completions(gateway: GatewayHarness, fakes: FakeUpstream
     assert bodies[1]["prompt"] == "hello" and bodies[1]["model"] == "vendor-chat"
 
 
+def test_token_id_prompts_counted(gateway: GatewayHarness, fakes: FakeUpstreams) -> None:
+    """Prompts given as token ids are counted exactly, so an honest upstream is not flagged."""
+    client = gateway.openai(gateway.create_key())
+    done = client.completions.create(model="chat", prompt=list(range(300)), max_tokens=2)
+    assert done.choices[0].text == "ok" and done.usage is not None and done.usage.prompt_tokens == 300
+    emb = client.embeddings.create(model="embed", input=[list(range(50)), list(range(70))])
+    assert len(emb.data) == 2
+    assert fakes["vendor"].ledger.bodies()[0]["prompt"] == list(range(300))
+
+
 def test_models_only_those_the_key_may_use(gateway: GatewayHarness) -> None:
     """GET /v1/models lists every model for an unrestricted key and only the allowed ones otherwise."""
     full = {m.id for m in gateway.openai(gateway.create_key()).models.list()}

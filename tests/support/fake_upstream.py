@@ -159,7 +159,12 @@ class FakeUpstream:
                     total += self.count_tokens(msg["name"])
             return total
         key = "prompt" if path.endswith("/completions") else "input"
-        return sum(self.count_tokens(s) for s in _strings(body.get(key)))
+        value = body.get(key)
+        ids = 0
+        if isinstance(value, list):  # prompts given as token ids
+            ids = len(value) if value and all(isinstance(v, int) for v in value) else sum(
+                len(v) for v in value if isinstance(v, list))
+        return ids + sum(self.count_tokens(s) for s in _strings(value))
 
     # ---- ASGI -----------------------------------------------------------------------------
 

@@ -111,7 +111,7 @@ class GatewayProcess:
         self._log = log
         self.proc: subprocess.Popen[bytes] | None = None
 
-    def start(self, timeout_s: float = 60.0) -> GatewayProcess:
+    def start(self, timeout_s: float = 180.0) -> GatewayProcess:
         out = open(self._log, "ab") if self._log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gateway.cli", "serve", "--config", str(self._config)],

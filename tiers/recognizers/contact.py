@@ -90,7 +90,11 @@ class PhoneRecognizer(TiersPatternRecognizer):
             r"(?:\b1[ .-]?)?(?:\([2-9]\d{2}\)|\b[2-9]\d{2})[ .-]?[2-9]\d{2}[ .-]?\d{4}\b",
             0.5,
         ),
-        Pattern("trunk", r"(?:\(0\d{1,5}\)|\b0\d{1,5})(?:[ ./-]?\d{2,5}){1,4}\b", 0.5),
+        # Trunk-prefixed national numbers: "(030) 901820", "020 7946 0958", "06 12 34 56 78".
+        # Shapes are kept tight so that dates ("2024-01-23") and decimals give no candidates.
+        Pattern("trunk_area", r"\(0\d{1,5}\)[ .-]?\d{2,5}(?:[ .-]?\d{2,5}){0,3}\b", 0.5),
+        Pattern("trunk", r"\b0\d{2,5}[ ./-]?\d{3,5}(?:[ ./-]?\d{2,5}){0,3}\b", 0.5),
+        Pattern("trunk_pairs", r"\b0[1-9](?:[ .-]?\d{2}){4}\b", 0.5),
     ]
     CONTEXT = ["phone", "tel", "telephone", "mobile", "cell", "call", "fax", "whatsapp", "sms"]
 
@@ -139,10 +143,13 @@ class PhoneRecognizer(TiersPatternRecognizer):
             t.is_valid_national(digits[1:]) for t in self._nanp
         ):
             return True
-        # National formats: with the region's trunk prefix ("020 7946 0958") or without it, as
-        # Indian and Brazilian numbers are often written ("(362) 748-7752").
+        # National formats: with the region's trunk prefix ("020 7946 0958") or, when written
+        # with separators, without it, as Indian and Brazilian numbers often are
+        # ("(362) 748-7752"). A bare digit run without a trunk prefix counts only as NANP: too
+        # many plain 10-digit numbers (ids, 2**32) are valid somewhere.
+        formatted = any(c in " .-()/" for c in text.strip())
         for t in self._tables:
-            if t.is_valid_national(digits):
+            if (formatted or t.country_code == 1) and t.is_valid_national(digits):
                 return True
             if t.trunk and digits.startswith(t.trunk) and t.is_valid_national(digits[len(t.trunk) :]):
                 return True
