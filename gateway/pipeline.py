@@ -124,6 +124,9 @@ class Pipeline:
         except GatewayError as exc:
             if not isinstance(exc, _NOT_REFUSALS):
                 await self._refusal(request_id, endpoint, created, started, exc, **seen)
+                classified = seen.get("classified")
+                tier = str(int(classified.decision.tier)) if classified else "unknown"
+                self.metrics.requests.labels(endpoint, tier, "none", str(exc.status_code)).inc()
             if exc.status_code < 500 or isinstance(exc, AuditUnavailable):
                 self.metrics.refusals.labels(exc.error_class).inc()
             raise

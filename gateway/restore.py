@@ -28,6 +28,10 @@ class Restorers:
             stream = self._streams[key] = StreamRestorer(self._mapping)
         return stream.feed(text)
 
+    def pending_choices(self) -> list[int]:
+        """Choices whose restorers still hold text (a stream that ended without finish_reason)."""
+        return sorted({k[0] for k in self._streams})
+
     def flush_choice(self, index: int) -> list[tuple[StreamKey, str]]:
         out = []
         for key in [k for k in self._streams if k[0] == index]:

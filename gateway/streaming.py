@@ -191,6 +191,11 @@ async def relay_sse(
             return
         await _finish(on_done, StreamResult("ok", None, usage, True))
         result = None
+        if restorers is not None:  # text still held for a choice that never sent finish_reason
+            for index in restorers.pending_choices():
+                tail: dict[str, Any] = {"index": index, "delta": {}}
+                _flush_into(tail, index, restorers)
+                held.insert(0, {"object": "chat.completion.chunk", "choices": [tail]})
         for event in held:
             yield _event(event)
         yield b"data: [DONE]\n\n"

@@ -18,7 +18,7 @@ __all__ = ["DomainPattern", "TiersConfig"]
 class DomainPattern(BaseModel):
     """An organisation's own identifier format, e.g. batch or CAPA numbers."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     entity: str = Field(pattern=r"^[A-Z][A-Z0-9_]*$")
     """Entity type reported for a match (e.g. ``BATCH_ID``); the policy gives its tier floor."""
@@ -42,7 +42,7 @@ class DomainPattern(BaseModel):
 class TiersConfig(BaseModel):
     """Settings of the ``tiers`` library (the ``tiers:`` section of the gateway's config)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
 
     policy: Path | None = None
     """Policy YAML file; ``None`` uses the shipped default (``tiers/default_policy.yaml``)."""

@@ -210,6 +210,8 @@ class Scanner:
             return []
         subject = text.encode("utf-8")
         to_char = _identity if len(subject) == len(text) else _CharIndex(subject)
+        # One combined pass says which patterns match at all; it pays for itself at every size
+        # measured (1 KB to 3 MB), most on text where few patterns match.
         matched = self._set.Match(subject) or ()
         in_set: set[int] | None = set(matched) if self._sentinel in matched else None
         best: dict[tuple[str, str, int, int], Hit] = {}

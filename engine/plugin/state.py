@@ -71,9 +71,8 @@ def read_plugin_processes(state_dir: Path) -> list[PluginProcess]:
     for path in sorted(state_dir.glob("kvzero-*.json")):
         try:
             record = json.loads(path.read_text())
-            raw = (state_dir / f"kvzero-{record['pid']}.count").read_bytes()[
-                : _COUNT.size
-            ]
+            count_path = state_dir / f"kvzero-{record['pid']}.count"
+            raw = count_path.read_bytes()[: _COUNT.size] if count_path.exists() else b""
             calls, blocks = _COUNT.unpack(raw) if len(raw) == _COUNT.size else (0, 0)
             found.append(
                 PluginProcess(

@@ -72,6 +72,9 @@ async def sign_in(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
                                   f"{wait} s.", wait)  # fmt: skip
         return _form_page(request, dash, error="Wrong username or password.", username=username,
                           next_path=str(form.get("next") or ""), status_code=401)  # fmt: skip
+    previous = request.cookies.get(SESSION_COOKIE)
+    if previous:  # a fresh token at every sign-in; the browser's old session ends here
+        await end_session(engine, previous)
     token, _session = await create_session(engine, result.admin.username,
                                            lifetime_s=dash.config.session_lifetime_s)  # fmt: skip
     cookies = [session_cookie(request, token, dash.config.session_lifetime_s),

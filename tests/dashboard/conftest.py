@@ -112,19 +112,33 @@ def _traffic(seeded: Seeded) -> None:
 
 
 @pytest.fixture(scope="session")
-def seeded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
-    """A running gateway with seeded audit rows, keys, probe events and admins."""
-    from audit.admins import create_admin
+def classifier() -> Any:
+    """One classifier for the session: building presidio's registry takes a moment."""
     from tiers import Classifier
     from tiers.config import TiersConfig
 
-    tmp = tmp_path_factory.mktemp("dashboard")
+    return Classifier(TiersConfig(internal_domains=("corp.example.com",)))
+
+
+def start_gateway(db_url: str, tmp: Path, fakes: FakeUpstreams, classifier: Any) -> GatewayHarness:
+    """A gateway (not yet entered) in front of ``fakes`` with the dashboard's test config."""
+    return GatewayHarness(db_url, tmp, _config(fakes), classifier=classifier)
+
+
+def make_fakes() -> FakeUpstreams:
     vendor = FakeUpstream(name="vendor", kind="shared", script=_vendor_script)
-    with FakeUpstreams(vendor, FakeUpstream(name="local", kind="onprem")) as fakes:
-        config = _config(fakes)
-        clf = Classifier(TiersConfig(internal_domains=("corp.example.com",)))
+    return FakeUpstreams(vendor, FakeUpstream(name="local", kind="onprem"))
+
+
+@pytest.fixture(scope="session")
+def seeded(tmp_path_factory: pytest.TempPathFactory, classifier: Any) -> Iterator[Seeded]:
+    """A running gateway with seeded audit rows, keys, probe events and admins."""
+    from audit.admins import create_admin
+
+    tmp = tmp_path_factory.mktemp("dashboard")
+    with make_fakes() as fakes:
         db = f"sqlite+aiosqlite:///{tmp / 'audit.db'}"
-        with GatewayHarness(db, tmp, config, classifier=clf) as gw:
+        with start_gateway(db, tmp, fakes, classifier) as gw:
             for name, tenant in ADMINS.items():
                 gw.admin(lambda st, n=name, t=tenant: create_admin(st.engine, n, PASSWORD, t))
             keys = {t: gw.create_key(t) for t in ("acme", "globex")}

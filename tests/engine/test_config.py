@@ -52,3 +52,35 @@ def test_missing_model_dir_and_bad_yaml(tmp_path: Path) -> None:
         load_engine_config(_write(tmp_path, "a: [b"))
     with pytest.raises(EngineConfigError, match="mapping"):
         load_engine_config(_write(tmp_path, "- 1\n"))
+
+
+def test_preflight_command_prints_the_plan_or_refuses(tmp_path: Path) -> None:
+    """`tiergate engine preflight` exits 0 with the pool, or 1 naming the shortfall."""
+    from click.testing import CliRunner
+
+    from gateway.commands.engine import engine_group
+
+    (tmp_path / "m").mkdir()
+    (tmp_path / "m" / "config.json").write_text(
+        json.dumps(
+            {
+                "num_hidden_layers": 2,
+                "num_attention_heads": 2,
+                "num_key_value_heads": 1,
+                "head_dim": 32,
+                "hidden_size": 64,
+                "dtype": "bfloat16",
+            }
+        )
+    )
+    good = tmp_path / "good.yaml"
+    good.write_text(BASE + "block_size: 128\n")
+    ok = CliRunner().invoke(engine_group, ["preflight", "--config", str(good)])
+    assert ok.exit_code == 0 and "32 blocks x 128 tokens (3968 usable" in ok.output
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(BASE.replace("2048", "4096") + "block_size: 128\n")
+    refused = CliRunner().invoke(engine_group, ["preflight", "--config", str(bad)])
+    assert (
+        refused.exit_code == 1
+        and "preflight refused: KV pool holds 3968 tokens" in refused.output
+    )

@@ -405,3 +405,24 @@ def test_plugin_refuses_an_untested_vllm_unless_overridden(kv_probes: KvProbes) 
     assert "tested with vLLM ['0.32.0'], not 0.33.0" in pin["untested"]
     assert pin["after_refusal"] is False
     assert pin["overridden"] is True
+
+
+def test_engine_check_command_judges_the_live_manifest(
+    engine_server: EngineServer,
+) -> None:
+    """`tiergate engine check` passes for this engine at its context, fails for a larger one."""
+    from click.testing import CliRunner
+
+    from gateway.commands.engine import engine_group
+
+    ok = CliRunner().invoke(
+        engine_group, ["check", engine_server.url, "--context-window", "2048"]
+    )
+    assert ok.exit_code == 0 and "hardened: yes" in ok.output
+    bad = CliRunner().invoke(
+        engine_group, ["check", engine_server.url, "--context-window", "8192"]
+    )
+    assert (
+        bad.exit_code == 1
+        and "KV pool 3968 tokens < gateway context window 8192" in bad.output
+    )

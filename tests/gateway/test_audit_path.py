@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -59,15 +60,22 @@ class FailingWrites:
     async def record_request(self, rec: Any) -> int:
         raise RuntimeError("database is down")
 
+    async def ping(self, timeout_s: float = 5.0) -> None:
+        raise RuntimeError("database is down")
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
 
 def test_audit_failure_503_nothing_forwarded(fakes: FakeUpstreams, db_url: str, tmp_path: Path,
                                              classifier: Any) -> None:  # fmt: skip
-    """If the write-ahead row cannot be committed the client gets 503 and the upstream gets nothing."""
+    """If the write-ahead row cannot be committed the client gets 503 and the upstream gets nothing;
+    /readyz reports the database unavailable while /healthz stays up."""
     with GatewayHarness(db_url, tmp_path, base_config(fakes), classifier=classifier,
                         store_wrapper=FailingWrites) as gw:  # fmt: skip
+        assert httpx.get(gw.url + "/healthz").status_code == 200
+        ready = httpx.get(gw.url + "/readyz")
+        assert ready.status_code == 503 and ready.json()["checks"]["database"] == "unavailable"
         client = gw.openai(gw.create_key())
         for stream in (False, True):
             with pytest.raises(openai.APIStatusError) as err:

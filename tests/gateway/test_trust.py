@@ -146,3 +146,18 @@ def test_revoked_key(gateway: GatewayHarness, fakes: FakeUpstreams) -> None:
     with pytest.raises(openai.AuthenticationError):
         client.chat.completions.create(model="chat", messages=[{"role": "user", "content": "hi"}])
     assert len(fakes["vendor"].ledger) == 1
+
+
+def test_stream_ending_without_finish_releases_held_text(gateway: GatewayHarness, fakes: FakeUpstreams) -> None:
+    """Text held back as a possible placeholder prefix is still delivered when the upstream's stream
+    ends without a finish_reason."""
+
+    def script(r: Received) -> Scripted:
+        placeholder = _user_text(r).split("reply to ", 1)[1].split(" about", 1)[0]
+        return Scripted(chunks=["Done ", placeholder[:3]], finish_reason="")
+
+    fakes["vendor"].script = script
+    client = gateway.openai(gateway.create_key())
+    stream = client.chat.completions.create(model="chat", messages=[{"role": "user", "content": TIER2}], stream=True)
+    text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
+    assert text.startswith("Done <") and len(text) == len("Done ") + 3

@@ -85,3 +85,12 @@ def test_large_name_list(tmp_path: Path) -> None:
     clf = Classifier(TiersConfig(customer_lists=(path,)))
     d = clf.classify(content("invoice CUSTOMER NUMBER49999 gmbh and Customer Number4999 GmbHx"))
     assert d.entity_counts() == {"CUSTOMER_NAME": 1}
+
+
+def test_every_setting_is_documented() -> None:
+    """Every TiersConfig / DomainPattern field carries a description (its attribute docstring)."""
+    from tiers import DomainPattern
+
+    for model in (TiersConfig, DomainPattern):
+        for name, field in model.model_fields.items():
+            assert field.description and len(field.description) > 20, f"{model.__name__}.{name}"

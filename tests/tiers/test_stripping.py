@@ -130,3 +130,15 @@ def test_stripped_content_applies_back_to_the_body(clf: Classifier) -> None:
     new = apply_content(body, s.content)
     assert new["messages"][0]["content"][0]["text"] == "mail <EMAIL_1>"
     assert isinstance(s.content, Content)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.one_of(st.text(max_size=30), st.sampled_from(TIER2_VALUES + ["4111 1111 1111 1111"])), max_size=8).map("".join))
+def test_arbitrary_unicode_never_crashes(clf: Classifier, text: str) -> None:
+    """Any text (random Unicode around identifiers) classifies without failing closed, and the
+    strip/restore round trip is exact."""
+    c = content(text)
+    d = clf.classify(c)
+    assert not d.failed_closed, d.reasons
+    s = clf.strip(c, d)
+    assert Restorer(s.mapping).restore(s.content.segments[0].text) == text
