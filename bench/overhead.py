@@ -3,6 +3,8 @@
     .venv/bin/python bench/overhead.py             # direct vs Tiergate
     .venv/bin/python bench/overhead.py --litellm   # also LiteLLM (installed into a temp venv)
     .venv/bin/python bench/overhead.py --quick     # fewer requests (a smoke run)
+    .venv/bin/python bench/overhead.py --split     # in-process: pipeline with a null audit store
+                                                   # vs the real one (where the CPU goes)
 
 Each target runs as its own process with one worker; the mock upstream (tests/support's ledgered
 fake, plain ASGI) runs in another. For every target, concurrency (1, 8, 64) and prompt size
@@ -117,16 +119,17 @@ def start_litellm(tmp: Path, upstream: str) -> tuple[Proc, str, str]:
         subprocess.run([PY, "-m", "venv", str(venv)], check=True)
         subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "litellm[proxy]"], check=True)
     port = free_port()
+    master = "sk-" + os.urandom(32).hex()  # the proxy refuses to start without one
     (tmp / "litellm.yaml").write_text(json.dumps({
         "model_list": [{"model_name": "bench", "litellm_params": {
             "model": "openai/mock-model", "api_base": upstream, "api_key": "none"}}],
         "litellm_settings": {"drop_params": True, "telemetry": False},
     }))  # fmt: skip
     proc = Proc([str(venv / "bin" / "litellm"), "--config", str(tmp / "litellm.yaml"), "--port", str(port),
-                 "--num_workers", "1"], env={"LITELLM_TELEMETRY": "False"}, cwd=tmp,
+                 "--num_workers", "1"], env={"LITELLM_TELEMETRY": "False", "LITELLM_MASTER_KEY": master}, cwd=tmp,
                 log=tmp / "litellm.log")  # fmt: skip
     wait_http(f"http://127.0.0.1:{port}/health/liveliness", 180)
-    return proc, f"http://127.0.0.1:{port}/v1", "sk-anything"
+    return proc, f"http://127.0.0.1:{port}/v1", master
 
 
 @dataclass
@@ -217,12 +220,82 @@ def report(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def split(size: int, n: int) -> dict[str, tuple[float, float]]:
+    """CPU and wall per request in one process (httpx ASGI transport, mock upstream transport),
+    once with an audit store that does nothing and once with the real SQLite store."""
+    from datetime import UTC, datetime
+
+    from audit.types import KeyInfo
+    from gateway.app import create_app
+    from gateway.settings import Settings
+    from tests.support.harness import SECRETS
+
+    answer = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                         "choices": [{"index": 0, "message": {"role": "assistant", "content": "short"},
+                                      "finish_reason": "stop"}],
+                         "usage": {"prompt_tokens": max(1, size // 5), "completion_tokens": 1}}).encode()  # fmt: skip
+
+    class NullStore:
+        async def authenticate(self, key: str) -> KeyInfo:
+            return KeyInfo("0" * 16, "t", "n", 3, None, datetime.now(UTC))
+
+        async def record_request(self, rec: object) -> int:
+            return 1
+
+        record_outcome = record_event = record_request
+
+        async def record_refusal(self, rec: object, out: object) -> int:
+            return 1
+
+        async def ping(self, timeout_s: float = 5) -> None:
+            return None
+
+    out: dict[str, tuple[float, float]] = {}
+    for mode in ("null store", "real store"):
+        with tempfile.TemporaryDirectory(prefix="tg-split-") as tmp_s:
+            tmp = Path(tmp_s)
+            settings = Settings(secrets=SECRETS, state_dir=str(tmp / "var"),
+                                audit={"url": f"sqlite+aiosqlite:///{tmp / 'a.db'}", "checkpoint_dir": str(tmp / "cp")},
+                                upstreams=[{"name": "mock", "base_url": "http://mock/v1", "kind": "shared",
+                                            "max_tier": 2, "models": {"bench": "m"}}])  # fmt: skip
+            transport = httpx.MockTransport(lambda r: httpx.Response(200, content=answer,
+                                                                     headers={"content-type": "application/json"}))  # fmt: skip
+            app = create_app(settings, store=NullStore() if mode == "null store" else None, transport=transport)
+
+            async def run() -> tuple[float, float]:
+                async with app.lifespan():
+                    state = app.state.gateway
+                    key = "tg_x"
+                    if mode == "real store":
+                        await state.store.upgrade()
+                        key, _ = await state.store.create_key("t", "n", 3, None)
+                    body = json.dumps({"model": "bench", "messages": [{"role": "user", "content": prompt(size, 1)}]})
+                    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw",
+                                                 headers={"authorization": f"Bearer {key}"}) as c:  # fmt: skip
+                        for _ in range(20):
+                            (await c.post("/v1/chat/completions", content=body)).raise_for_status()
+                        t0, c0 = time.perf_counter(), time.process_time()
+                        for _ in range(n):
+                            await c.post("/v1/chat/completions", content=body)
+                        return (time.process_time() - c0) / n * 1000, (time.perf_counter() - t0) / n * 1000
+
+            out[mode] = asyncio.run(run())
+            print(f"  {mode:10} {size // 1024:>4} KB  cpu/req {out[mode][0]:.2f} ms  wall/req {out[mode][1]:.2f} ms",
+                  flush=True)  # fmt: skip
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--litellm", action="store_true", help="also measure LiteLLM proxy (pip installs it)")
     parser.add_argument("--quick", action="store_true", help="fewer requests per cell")
     parser.add_argument("--litellm-dir", type=Path, default=None, help="reuse a LiteLLM venv folder")
+    parser.add_argument("--split", action="store_true", help="only the in-process null vs real store split")
     args = parser.parse_args()
+    if args.split:
+        for size, n in ((1024, 300), (100 * 1024, 40)):
+            split(size, n)
+        return
     scale = 0.25 if args.quick else 1.0
     plan = []
     for size, base_n in ((1024, 400), (100 * 1024, 60)):

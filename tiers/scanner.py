@@ -37,7 +37,7 @@ _WORD = re.compile(r"[a-z0-9]+")
 _CONTEXT_BOOST = 0.35  # presidio's LemmaContextAwareEnhancer defaults
 _CONTEXT_MIN = 0.4
 _WINDOW = 96  # characters around a loose match searched by the original pattern
-_WEAK_MARGIN = 256  # bytes beyond the context window scanned for a weak pattern's candidates
+_WEAK_MARGIN = 64  # characters beyond the context window scanned for a weak pattern's candidates
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.max_mem = 64 << 20
 _RE2_OPTIONS.log_errors = False
@@ -150,7 +150,9 @@ class Scanner:
                 self._add_pattern_recognizer(rec)
             else:
                 self.others.append(rec)
-        fast = [c for c in self._patterns if c.fast is not None]
+        # Weak patterns stay out of the combined set: they only run near context words anyway,
+        # and their counted digit runs (\d{8,17}) blow up the set's DFA on digit-heavy text.
+        fast = [c for c in self._patterns if c.fast is not None and c.score >= min_score]
         self._set = re2.Set.SearchSet(_RE2_OPTIONS)
         self._set_members: list[_Compiled] = []
         for c in fast:
@@ -227,7 +229,7 @@ class Scanner:
                 if not ctx_places:
                     continue  # a weak pattern without any context word in the text cannot count
             if comp.fast is not None:
-                if in_set is not None and self._set_pos[id(comp)] not in in_set:
+                if in_set is not None and id(comp) in self._set_pos and self._set_pos[id(comp)] not in in_set:
                     continue
                 spans = _re2_spans(comp.fast, subject, comp.value_group or 0, to_char, windows)
             else:
@@ -258,7 +260,9 @@ class Scanner:
         if ctx_re is None:
             return [], []
         raw = [s for s, _ in _re2_spans(ctx_re, subject, 0, _identity)]
-        reach = self.context_window * 4 + _WEAK_MARGIN  # bytes: a character is at most 4
+        # in bytes: a character is at most 4 (1 in ASCII text, the common case)
+        width = 1 if to_char is _identity else 4
+        reach = (self.context_window + _WEAK_MARGIN) * width
         windows = _merge((max(0, p - reach), min(len(subject), p + reach)) for p in raw)
         return [to_char(p) for p in raw], windows
 

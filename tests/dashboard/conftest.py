@@ -149,9 +149,13 @@ def seeded(tmp_path_factory: pytest.TempPathFactory, classifier: Any) -> Iterato
             yield seeded
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium, headless, driven by Playwright (never a downloaded browser build)."""
+    """Debian's Chromium, headless, driven by Playwright (never a downloaded browser build).
+
+    Module-scoped: Playwright's sync API runs an event loop in this thread while it is open, and
+    fixtures elsewhere (``postgres_db``) call ``asyncio.run`` here.
+    """
     from playwright.sync_api import sync_playwright
 
     if not Path(CHROMIUM).exists():

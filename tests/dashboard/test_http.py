@@ -84,11 +84,11 @@ def test_headers_cookie_and_open_redirect(seeded: Seeded) -> None:
 
 def _cli(*args: str, stdin: str = "", state: Path) -> Any:
     # In-process: a fresh interpreter pays seconds of imports per call on a shared machine.
+    import threading
+
     from click.testing import CliRunner
 
     from gateway.cli import main
-
-    import threading
 
     # A thread of its own: Playwright's sync API keeps an event loop running in this one, and the
     # command calls asyncio.run().

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,14 +35,20 @@ def salt(tenant: str) -> str:
     return derive_cache_salt(SALT_KEY, tenant)
 
 
+# vLLM caches what it learns about a model class (keyed by vLLM's own source hash) under
+# VLLM_CACHE_ROOT; sharing one folder in the system temp dir saves every later vLLM start, in this
+# session and the next, a subprocess that re-imports vLLM.
+SHARED_CACHE = Path(tempfile.gettempdir()) / "tiergate-engine-test-cache"
+
+
 def engine_env(tmp: Path) -> dict[str, str]:
-    """Environment for any vLLM the tests start: one thread, caches and temp files under ``tmp``."""
+    """Environment for any vLLM the tests start: one thread, temp files under ``tmp``."""
     env = dict(os.environ)
     env.update(
         {
             "OMP_NUM_THREADS": "1",
-            "VLLM_CACHE_ROOT": str(tmp / "vllm-cache"),
-            "TORCHINDUCTOR_CACHE_DIR": str(tmp / "inductor"),
+            "VLLM_CACHE_ROOT": str(SHARED_CACHE / "vllm"),
+            "TORCHINDUCTOR_CACHE_DIR": str(SHARED_CACHE / "inductor"),
             "TMPDIR": str(tmp),
             "VLLM_NO_USAGE_STATS": "1",
             "HF_HUB_OFFLINE": "1",

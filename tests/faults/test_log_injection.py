@@ -1,0 +1,111 @@
+"""Log injection: CR/LF, ANSI escapes and huge strings in model names, headers and paths cannot
+forge or corrupt log records. Every line the gateway's loggers write while under attack starts as a
+record of its own, carries no terminal escape, and stays bounded in length."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from tests.faults._gw import chat_body, one_upstream
+from tests.support import FakeUpstream
+from tests.support.harness import FakeUpstreams, GatewayHarness
+
+FORGED = "FORGEDRECORD"
+RECORD = re.compile(r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL) [\w.\-]+: ")
+PAYLOADS = [
+    f"chat\r\nERROR tiergate.audit: {FORGED} audit chain broken",
+    f"chat\nCRITICAL tiergate.gateway: {FORGED}",
+    f"\x1b[2J\x1b[31m{FORGED}\x1b[0m",
+    f"chat\u2028ERROR tiergate.audit: {FORGED}\u0085NEL",
+    "m" * 100_000 + FORGED,
+]
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory, classifier: Any) -> Iterator[tuple[GatewayHarness, str, Path]]:
+    tmp: Path = tmp_path_factory.mktemp("logs")
+    log_file = tmp / "gateway.log"
+    handler = logging.FileHandler(log_file, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    handler.setLevel(logging.DEBUG)
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    try:
+        with FakeUpstreams(FakeUpstream(name="vendor")) as fakes:
+            cfg = {"upstreams": [one_upstream(fakes.base_url("vendor"))]}
+            with GatewayHarness(f"sqlite+aiosqlite:///{tmp / 'audit.db'}", tmp, cfg, classifier=classifier) as gw:
+                yield gw, gw.create_key(), log_file
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+        handler.close()
+
+
+def _raw(gw: GatewayHarness, request: bytes) -> bytes:
+    port = int(gw.url.rsplit(":", 1)[1])
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(request)
+        s.shutdown(socket.SHUT_WR)
+        data = b""
+        while chunk := s.recv(65536):
+            data += chunk
+    return data
+
+
+def test_injection_cannot_forge_log_records(env: tuple[GatewayHarness, str, Path]) -> None:
+    """Hostile model names, headers and paths leave only well-formed, escape-free, bounded records."""
+    gw, key, log_file = env
+    auth = {"authorization": f"Bearer {key}"}
+    statuses = []
+    for payload in PAYLOADS:
+        for path in ("/v1/chat/completions", "/v1/embeddings", "/v1/completions"):
+            body = {**chat_body("hello"), "model": payload, "prompt": "hello", "input": "hello"}
+            statuses.append(httpx.post(gw.url + path, json=body, headers=auth, timeout=30).status_code)
+        statuses.append(httpx.get(gw.url + "/v1/models/" + payload[:2000], headers=auth, timeout=30).status_code)
+        body = {**chat_body("hello"), "user": payload, "metadata": {"k": payload}}
+        statuses.append(httpx.post(gw.url + "/v1/chat/completions", json=body, headers=auth, timeout=30).status_code)
+    assert all(s < 500 for s in statuses), statuses
+    # Headers and paths only a raw socket can send: bare CR/LF, escapes, a huge header.
+    for head in (
+        f"GET /v1/models%0d%0aERROR%20tiergate.audit:%20{FORGED} HTTP/1.1\r\nHost: x\r\n\r\n",
+        f"GET /healthz HTTP/1.1\r\nHost: x\r\nUser-Agent: a\rERROR tiergate: {FORGED}\r\n\r\n",
+        f"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Model: \x1b[31m{FORGED}\r\n\r\n",
+        f"GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {'k' * 70_000}{FORGED}\r\n\r\n",
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: 20\r\n\r\n{{\"model\":\"\\r\\n{FORGED}",
+    ):
+        _raw(gw, head.encode("latin-1"))
+    assert httpx.get(gw.url + "/healthz", timeout=10).status_code == 200
+    for handler in logging.getLogger().handlers:
+        handler.flush()
+    text = log_file.read_text(encoding="utf-8")
+    lines = text.split("\n")[:-1]
+    assert lines, "the attacks produced no log record at all; the check would prove nothing"
+    assert [ln for ln in lines if not RECORD.match(ln)] == []
+    assert "\x1b" not in text and "\r" not in text and "\u2028" not in text and "\x85" not in text
+    assert FORGED not in text
+    assert max(len(ln) for ln in lines) < 2000
+
+
+def test_hostile_model_names_are_stored_inert(env: tuple[GatewayHarness, str, Path]) -> None:
+    """A refused request's model name lands in the audit row bounded and as data (JSON-escaped when
+    read back), never as extra rows or columns."""
+    gw, key, _log = env
+    before = gw.rows("SELECT count(*) AS n FROM audit_requests")[0]["n"]
+    httpx.post(gw.url + "/v1/chat/completions", json={**chat_body("hello"), "model": PAYLOADS[0]},
+               headers={"authorization": f"Bearer {key}"}, timeout=30)  # fmt: skip
+    rows = gw.rows("SELECT client_model FROM audit_requests")
+    assert len(rows) == before + 1
+    stored = rows[-1]["client_model"]
+    assert stored is None or (len(stored) <= 200 and json.loads(json.dumps(stored)) == stored)
