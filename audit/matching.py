@@ -40,8 +40,9 @@ async def match_fingerprint(engine: AsyncEngine, fp: str) -> AsyncIterator[Docum
     )
     async with engine.connect() as conn:
         result = await conn.stream(stmt.execution_options(yield_per=1000))
-        async for r in result:
-            whole = r.fingerprint == fp
-            if not whole and fp not in (r.segment_fps or "").split():
-                continue  # the index pointed at a row whose chained data does not carry it
-            yield DocumentMatch(to_row(r), "whole_prompt" if whole else "segment")
+        async for partition in result.partitions(1000):
+            for r in partition:
+                whole = r.fingerprint == fp
+                if not whole and fp not in (r.segment_fps or "").split():
+                    continue  # the index pointed at a row whose chained data does not carry it
+                yield DocumentMatch(to_row(r), "whole_prompt" if whole else "segment")

@@ -164,6 +164,22 @@ def rows_select(flt: ExposureFilter) -> Select[Any]:
     return select(*_ROW_COLUMNS).select_from(joined).where(and_(True, *flt.where()))
 
 
+_FINDINGS_CACHE: dict[str, dict[str, int]] = {}
+
+
+def _findings(raw: str | None) -> dict[str, int]:
+    # A handful of distinct values repeat across millions of rows: parse each once. The cached
+    # dicts are shared, so callers must treat ``ExposureRow.findings`` as read-only.
+    if not raw or raw == "{}":
+        return {}
+    parsed = _FINDINGS_CACHE.get(raw)
+    if parsed is None:
+        parsed = json.loads(raw)
+        if len(_FINDINGS_CACHE) < 10_000:
+            _FINDINGS_CACHE[raw] = parsed
+    return parsed
+
+
 def to_row(r: Any) -> ExposureRow:
     return ExposureRow(
         seq=int(r.seq),
@@ -180,7 +196,7 @@ def to_row(r: Any) -> ExposureRow:
         prompt_chars=int(r.prompt_chars),
         prompt_tokens=int(r.prompt_tokens),
         tier=int(r.tier),
-        findings=json.loads(r.findings) if r.findings else {},
+        findings=_findings(r.findings),
         stripped=bool(r.stripped),
         stream=bool(r.stream),
         forwarded=bool(r.forwarded),
@@ -195,8 +211,10 @@ async def stream_select(engine: AsyncEngine, stmt: Select[Any], chunk: int = 200
                         ) -> AsyncIterator[ExposureRow]:  # fmt: skip
     async with engine.connect() as conn:
         result = await conn.stream(stmt.execution_options(yield_per=chunk))
-        async for r in result:
-            yield to_row(r)
+        # Whole partitions: iterating an AsyncResult row by row costs a greenlet switch per row.
+        async for partition in result.partitions(chunk):
+            for r in partition:
+                yield to_row(r)
 
 
 def stream_rows(engine: AsyncEngine, flt: ExposureFilter, *, limit: int | None = None,

@@ -22,16 +22,6 @@ _TABLE_COLUMNS = (
 )  # fmt: skip
 
 
-def _cell(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, dict):
-        return ",".join(f"{k}={v}" for k, v in sorted(value.items()))
-    if isinstance(value, bool):
-        return "yes" if value else "no"
-    return str(value)
-
-
 def _clean(text: str) -> str:
     # Model names and tenants come from clients: keep control characters out of the terminal.
     return "".join(ch if ch.isprintable() else "?" for ch in text)
@@ -39,6 +29,31 @@ def _clean(text: str) -> str:
 
 def _md(text: str) -> str:
     return _clean(text).replace("|", "\\|")
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return ""
+    return str(value)
+
+
+def _time(value: Any) -> str:
+    return value.isoformat()
+
+
+def _yes_no(value: Any) -> str:
+    return "yes" if value else "no"
+
+
+def _findings_cell(value: Any) -> str:
+    return ",".join(f"{k}={v}" for k, v in sorted(value.items())) if value else ""
+
+
+# One converter per column, chosen once: the per-row cost is what bounds a large export.
+_CELL = {name: _plain for name in ROW_FIELDS} | {
+    "created_at": _time, "stripped": _yes_no, "stream": _yes_no, "forwarded": _yes_no,
+    "findings": _findings_cell,
+}  # fmt: skip
 
 
 async def write_rows(
@@ -54,15 +69,15 @@ async def write_rows(
         raise ValueError(f"unknown format {fmt!r}")
     n = 0
     fields = list(ROW_FIELDS)
-    writer: Any = None
-    if fmt == "csv":
-        writer = csv.writer(out)
+    getters = [(name, _CELL[name]) for name in ROW_FIELDS]
+    writer: Any = csv.writer(out) if fmt == "csv" else None
+    encode = json.JSONEncoder(ensure_ascii=False).encode
+    table_cols = [(name, width, _CELL[name]) for name, width in _TABLE_COLUMNS]
     async for row in rows:
-        record = row.as_dict()
-        if extra is not None:
-            record.update(extra(row))
+        more = extra(row) if extra is not None else None
         if n == 0:
-            fields += [k for k in record if k not in fields]
+            if more:
+                fields += [k for k in more if k not in fields]
             if fmt == "csv":
                 writer.writerow(fields)
             elif fmt == "markdown":
@@ -73,24 +88,32 @@ async def write_rows(
             elif fmt == "json":
                 out.write("[\n")
         if fmt == "csv":
-            writer.writerow([_cell(record.get(f)) for f in fields])
+            cells = [conv(getattr(row, name)) for name, conv in getters]
+            if more:
+                cells += [_plain(more.get(k)) for k in fields[len(getters):]]
+            writer.writerow(cells)
         elif fmt == "markdown":
-            out.write("| " + " | ".join(_md(_cell(record.get(f))) for f in fields) + " |\n")
+            cells = [conv(getattr(row, name)) for name, conv in getters]
+            if more:
+                cells += [_plain(more.get(k)) for k in fields[len(getters):]]
+            out.write("| " + " | ".join(_md(c) for c in cells) + " |\n")
         elif fmt == "table":
-            out.write("  ".join(_clean(_cell(record.get(c))).ljust(w)[:w]
-                                for c, w in _TABLE_COLUMNS) + "\n")  # fmt: skip
+            out.write("  ".join(_clean(conv(getattr(row, name))).ljust(w)[:w]
+                                for name, w, conv in table_cols) + "\n")  # fmt: skip
         else:
-            out.write(("" if n == 0 else ",\n") + json.dumps(record, ensure_ascii=False))
+            record = row.as_dict()
+            if more:
+                record.update(more)
+            out.write(("" if n == 0 else ",\n") + encode(record))
         n += 1
         if progress is not None and n % every == 0:
             progress(n)
     if fmt == "json":
         out.write("[]\n" if n == 0 else "\n]\n")
-    elif n == 0 and fmt in ("csv", "markdown"):
-        if fmt == "csv":
-            writer.writerow(fields)
-        else:
-            out.write("| " + " | ".join(fields) + " |\n|" + "---|" * len(fields) + "\n")
+    elif n == 0 and fmt == "csv":
+        writer.writerow(fields)
+    elif n == 0 and fmt == "markdown":
+        out.write("| " + " | ".join(fields) + " |\n|" + "---|" * len(fields) + "\n")
     if progress is not None:
         progress(n)
     return n

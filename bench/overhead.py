@@ -149,6 +149,7 @@ async def load(base: str, key: str, text: str, concurrency: int, n: int, stream:
     """Latencies (s) of ``n`` chat requests at ``concurrency``; for streams, time to first content byte."""
     body = {"model": "bench", "messages": [{"role": "user", "content": text}], "stream": stream}
     lat: list[float] = []
+    errors: list[int] = []
     limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits,
                                  headers={"authorization": f"Bearer {key}"}) as client:  # fmt: skip
@@ -158,24 +159,34 @@ async def load(base: str, key: str, text: str, concurrency: int, n: int, stream:
             while queue:
                 queue.pop()
                 t0 = time.perf_counter()
-                if stream:
-                    async with client.stream("POST", "/chat/completions", json=body) as r:
-                        r.raise_for_status()
-                        first = None
-                        async for chunk in r.aiter_bytes():
-                            if first is None and b'"content"' in chunk:
-                                first = time.perf_counter() - t0
-                        lat.append(first if first is not None else time.perf_counter() - t0)
-                else:
-                    r = await client.post("/chat/completions", json=body)
+                try:
+                    await one(t0)
+                except httpx.HTTPError:
+                    errors.append(1)  # counted and reported; a dropped request has no latency
+
+        async def one(t0: float) -> None:
+            if stream:
+                async with client.stream("POST", "/chat/completions", json=body) as r:
                     r.raise_for_status()
-                    lat.append(time.perf_counter() - t0)
+                    first = None
+                    async for chunk in r.aiter_bytes():
+                        if first is None and b'"content"' in chunk:
+                            first = time.perf_counter() - t0
+                    lat.append(first if first is not None else time.perf_counter() - t0)
+            else:
+                r = await client.post("/chat/completions", json=body)
+                r.raise_for_status()
+                lat.append(time.perf_counter() - t0)
 
         for _ in range(min(2, n)):  # warm up connections and caches
             queue.append(-1)
         start = time.perf_counter()
         await asyncio.gather(*(worker() for _ in range(concurrency)))
         wall = time.perf_counter() - start
+    if errors:
+        print(f"    ({len(errors)} of {n} requests failed at the transport level)", flush=True)
+    if not lat:
+        lat.append(float("nan"))
     return lat, wall
 
 
@@ -257,7 +268,7 @@ def split(size: int, n: int) -> dict[str, tuple[float, float]]:
             settings = Settings(secrets=SECRETS, state_dir=str(tmp / "var"),
                                 audit={"url": f"sqlite+aiosqlite:///{tmp / 'a.db'}", "checkpoint_dir": str(tmp / "cp")},
                                 upstreams=[{"name": "mock", "base_url": "http://mock/v1", "kind": "shared",
-                                            "max_tier": 2, "models": {"bench": "m"}}])  # fmt: skip
+                                            "max_tier": 2, "models": {"bench": "m"}, "context_window": 1_000_000}])  # fmt: skip
             transport = httpx.MockTransport(lambda r: httpx.Response(200, content=answer,
                                                                      headers={"content-type": "application/json"}))  # fmt: skip
             app = create_app(settings, store=NullStore() if mode == "null store" else None, transport=transport)

@@ -93,7 +93,8 @@ def handle_exception(request: Request[Any, Any, Any], exc: Exception) -> Respons
     if isinstance(exc, HTTPException):
         return _error_response(_translate_http(exc))
     # Only the class name: an exception's text may quote what it was processing.
-    log.error("unhandled %s on %s", type(exc).__name__, request.scope.get("path", "?")[:200])
+    # %r: a client-chosen path cannot inject CR/LF into the log.
+    log.error("unhandled %s on %r", type(exc).__name__, str(request.scope.get("path", "?"))[:200])
     return _error_response(GatewayError())
 
 
@@ -188,6 +189,15 @@ def create_app(
                 now=clock or (lambda: datetime.now(UTC)),
             )
             stack.push_async_callback(pipeline.drain)
+            if settings.probes.interval_s is not None:
+                from gateway.probe import ProbeMetrics, run_scheduled
+
+                probes = asyncio.create_task(run_scheduled(
+                    clients, settings.probes, record_event=the_store.record_event,
+                    metrics=ProbeMetrics(metrics.registry),
+                    salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
+                ))  # fmt: skip
+                stack.callback(probes.cancel)
             if owns_store:
                 maintenance = asyncio.create_task(the_store.run_maintenance())
                 stack.callback(maintenance.cancel)

@@ -23,6 +23,7 @@ from pydantic_settings import (
 )
 
 from audit.settings import AuditSettings
+from gateway.probe import ProbeSettings
 from tiers.config import TiersConfig
 from tiers.types import Tier, UpstreamKind
 
@@ -184,6 +185,8 @@ class Settings(BaseSettings):
     """Server secrets; generated under ``state_dir`` in embedded mode when absent."""
     redis_url: str | None = None
     """Redis for shared rate limits; None keeps the limits in process."""
+    probes: ProbeSettings = Field(default_factory=ProbeSettings)
+    """Isolation probes the server runs on a schedule (``tiergate probe`` uses the same knobs)."""
     state_dir: Path = Path("var")
     """Where embedded mode keeps its generated secrets (and the default SQLite file)."""
 
@@ -209,6 +212,9 @@ class Settings(BaseSettings):
         if dupes:
             raise ValueError(f"duplicate upstream names: {', '.join(dupes)}")
         by_name = {u.name: u for u in self.upstreams}
+        for name in self.probes.upstreams:
+            if name not in by_name:
+                raise ValueError(f"probes.upstreams: unknown upstream {name!r}")
         for i, alias in enumerate(self.aliases):
             for up in alias.upstreams:
                 if up not in by_name:

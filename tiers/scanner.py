@@ -141,7 +141,7 @@ class Scanner:
         self.context_window = context_window
         self._patterns: list[_Compiled] = []
         self._terms: list[_TermMatcher] = []
-        self._context: dict[int, object] = {}
+        self._context: dict[int, set[str]] = {}
         self.others: list[EntityRecognizer] = []
         for rec in recognizers:
             if isinstance(rec, TermRecognizer):
@@ -150,6 +150,17 @@ class Scanner:
                 self._add_pattern_recognizer(rec)
             else:
                 self.others.append(rec)
+        weak = {id(c.rec) for c in self._patterns if c.score < min_score}
+        self._owners: dict[str, list[int]] = {}
+        for key, phrases in self._context.items():
+            if key in weak:
+                for phrase in phrases:
+                    self._owners.setdefault(phrase, []).append(key)
+        alts = "|".join(
+            r"\s+".join(re2.escape(x) for x in phrase.split())
+            for phrase in sorted(self._owners, key=len, reverse=True)
+        )
+        self._context_re = re2.compile(r"(?i)\b(?:" + alts + r")\b", _RE2_OPTIONS) if alts else None
         # Weak patterns stay out of the combined set: they only run near context words anyway,
         # and their counted digit runs (\d{8,17}) blow up the set's DFA on digit-heavy text.
         fast = [c for c in self._patterns if c.fast is not None and c.score >= min_score]
@@ -169,12 +180,11 @@ class Scanner:
         entity = rec.supported_entities[0]
         flags = _inline_flags(getattr(rec, "global_regex_flags", None))
         # Context words match as whole words ("check" must not fire on "checksum"); one RE2
-        # pass per scan lists where they occur, and a candidate looks them up by bisection.
-        context = [_WORD.findall(w.lower()) for w in (rec.context or [])]
-        context = [words for words in context if words]
+        # pass per scan over all recognizers' words lists where they occur, and a candidate
+        # looks them up by bisection.
+        context = {" ".join(words) for w in (rec.context or []) if (words := _WORD.findall(w.lower()))}
         if context:
-            alts = "|".join(r"\s+".join(re2.escape(x) for x in words) for words in context)
-            self._context[id(rec)] = re2.compile(r"(?i)\b(?:" + alts + r")\b", _RE2_OPTIONS)
+            self._context[id(rec)] = context
         patterns = list(rec.patterns)
         if getattr(rec, "deny_list", None):
             # Presidio turns a deny list into a look-behind regex; run it as a term list instead.
@@ -217,15 +227,14 @@ class Scanner:
         matched = self._set.Match(subject) or ()
         in_set: set[int] | None = set(matched) if self._sentinel in matched else None
         best: dict[tuple[str, str, int, int], Hit] = {}
-        places: dict[int, tuple[list[int], list[tuple[int, int]]]] = {}
+        places: dict[int, tuple[list[int], list[tuple[int, int]]]] | None = None
         for comp in self._patterns:
             ctx_places: list[int] | None = None
             windows: list[tuple[int, int]] | None = None
             if comp.score < self.min_score:
-                key = id(comp.rec)
-                if key not in places:
-                    places[key] = self._context_places(key, subject, to_char)
-                ctx_places, windows = places[key]
+                if places is None:
+                    places = self._context_places(subject, to_char)
+                ctx_places, windows = places.get(id(comp.rec), ([], []))
                 if not ctx_places:
                     continue  # a weak pattern without any context word in the text cannot count
             if comp.fast is not None:
@@ -252,19 +261,26 @@ class Scanner:
         return sorted(best.values(), key=lambda h: (h.start, -h.end, h.entity))
 
     def _context_places(
-        self, key: int, subject: bytes, to_char: Callable[[int], int]
-    ) -> tuple[list[int], list[tuple[int, int]]]:
-        """Where the recognizer's context words occur (character offsets), and the byte windows
-        around them in which its weak patterns can still count."""
-        ctx_re = self._context.get(key)
-        if ctx_re is None:
-            return [], []
-        raw = [s for s, _ in _re2_spans(ctx_re, subject, 0, _identity)]
+        self, subject: bytes, to_char: Callable[[int], int]
+    ) -> dict[int, tuple[list[int], list[tuple[int, int]]]]:
+        """Per recognizer with weak patterns: where its context words occur (character offsets)
+        and the byte windows around them in which those patterns can still count."""
+        raw: dict[int, list[int]] = {}
+        if self._context_re is not None:
+            for s, e in _re2_spans(self._context_re, subject, 0, _identity):
+                phrase = " ".join(_WORD.findall(subject[s:e].decode("utf-8", "replace").lower()))
+                for key in self._owners.get(phrase, ()):
+                    raw.setdefault(key, []).append(s)
         # in bytes: a character is at most 4 (1 in ASCII text, the common case)
-        width = 1 if to_char is _identity else 4
-        reach = (self.context_window + _WEAK_MARGIN) * width
-        windows = _merge((max(0, p - reach), min(len(subject), p + reach)) for p in raw)
-        return [to_char(p) for p in raw], windows
+        reach = (self.context_window + _WEAK_MARGIN) * (1 if to_char is _identity else 4)
+        n = len(subject)
+        return {
+            key: (
+                [to_char(p) for p in positions],
+                _merge((max(0, p - reach), min(n, p + reach)) for p in positions),
+            )
+            for key, positions in raw.items()
+        }
 
     def _slow_spans(
         self, comp: _Compiled, text: str, subject: bytes, to_char: Callable[[int], int]

@@ -46,7 +46,7 @@ def probe_command(
         upstream = settings.upstream(upstream_name)
     except KeyError:
         raise click.ClickException(f"no upstream named {upstream_name!r} in the configuration") from None
-    base = _probe_settings(settings)
+    base = settings.probes
     overrides = {k: v for k, v in (("requests", n_requests), ("concurrency", concurrency),
                                    ("tenants", tenants), ("max_missing", max_missing)) if v is not None}  # fmt: skip
     cfg = base.model_copy(update=overrides)
@@ -86,10 +86,3 @@ def probe_command(
         click.echo(f"isolation probe FAILED: {', '.join(report.reasons)}", err=True)
         raise SystemExit(1)
 
-
-def _probe_settings(settings: Any) -> Any:
-    """``settings.probes`` once the gateway's settings carry it; the defaults until then."""
-    from gateway.probe import ProbeSettings
-
-    probes = getattr(settings, "probes", None)
-    return probes if isinstance(probes, ProbeSettings) else ProbeSettings()

@@ -11,7 +11,6 @@ import asyncio
 import os
 import signal
 from pathlib import Path
-from typing import Any
 
 import httpx
 

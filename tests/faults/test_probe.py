@@ -235,3 +235,39 @@ def test_scheduled_probes_run_until_cancelled(tmp_path: Path) -> None:
     assert {k for k, _d in events} == {"isolation_probe"}
     text = generate_latest(registry).decode()
     assert 'tiergate_probe_runs_total{result="pass",upstream="vendor"} 2.0' in text
+
+
+def test_server_runs_scheduled_probes(tmp_path: Path, classifier: Any) -> None:
+    """With probes.interval_s set, the running gateway probes its upstream on its own and records
+    each run in the audit log and in /metrics."""
+    import time
+
+    import httpx
+
+    from tests.support.harness import FakeUpstreams, GatewayHarness
+
+    with FakeUpstreams(FakeUpstream(name="vendor", script=echo)) as fakes:
+        cfg = {"upstreams": [{"name": "vendor", "base_url": fakes.base_url("vendor"), "kind": "shared",
+                              "max_tier": 2, "models": {"chat": "vendor-chat"}}],
+               "probes": {"interval_s": 0.2, "requests": 4, "concurrency": 2}}  # fmt: skip
+        db = f"sqlite+aiosqlite:///{tmp_path / 'audit.db'}"
+        with GatewayHarness(db, tmp_path, cfg, classifier=classifier) as gw:
+            rows: list[dict[str, Any]] = []
+            deadline = time.monotonic() + 30
+            while len(rows) < 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
+                rows = gw.rows("SELECT detail FROM audit_events WHERE kind = 'isolation_probe'")
+            metrics = httpx.get(gw.url + "/metrics", timeout=10).text
+    assert len(rows) >= 2 and all(json.loads(r["detail"])["passed"] for r in rows)
+    assert 'tiergate_probe_runs_total{result="pass",upstream="vendor"}' in metrics
+    assert len(fakes["vendor"].ledger) >= 8
+
+
+def test_probe_settings_reject_unknown_upstreams() -> None:
+    """probes.upstreams naming no configured upstream fails at start-up, naming the key."""
+    from gateway.settings import ConfigError, load_settings
+
+    with pytest.raises(ConfigError) as err:
+        load_settings(None, upstreams=[{"name": "vendor", "base_url": "http://x/v1", "kind": "shared"}],
+                      probes={"interval_s": 5, "upstreams": ["nope"]})  # fmt: skip
+    assert "probes.upstreams" in str(err.value)

@@ -12,10 +12,10 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 
-__all__ = ["EmailRecognizer", "PhoneRecognizer"]
+__all__ = ["EmailAddressRecognizer", "PhoneNumberRecognizer"]
 
 
-class EmailRecognizer(TiersPatternRecognizer):
+class EmailAddressRecognizer(TiersPatternRecognizer):
     """E-mail addresses. Presidio's own recognizer validates with tldextract, which fetches the
     public-suffix list over the network on first use; this one checks the shape locally."""
 
@@ -74,7 +74,7 @@ class _RegionTable:
         )
 
 
-class PhoneRecognizer(TiersPatternRecognizer):
+class PhoneNumberRecognizer(TiersPatternRecognizer):
     """Phone numbers in international form (any country) or the national formats of the
     configured regions: NANP (``(415) 555-2671``) and trunk-prefixed (``020 7946 0958``)."""
 

@@ -14,7 +14,7 @@ from presidio_analyzer import RecognizerRegistry
 from ..config import TiersConfig
 from ..errors import RecognizerError
 from ._base import TermRecognizer, read_term_file
-from .contact import EmailRecognizer, PhoneRecognizer
+from .contact import EmailAddressRecognizer, PhoneNumberRecognizer
 from .domain import configured_domain_recognizers, default_domain_recognizers
 from .financial import CardRecognizer, IbanCodeRecognizer
 from .markers import default_marker_recognizers
@@ -58,8 +58,8 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
     """Every recognizer the classifier runs, defaults first, then the user's files."""
     registry = RecognizerRegistry(recognizers=[], supported_languages=["en"])
     defaults = [
-        EmailRecognizer(),
-        PhoneRecognizer(cfg.phone_regions),
+        EmailAddressRecognizer(),
+        PhoneNumberRecognizer(cfg.phone_regions),
         CardRecognizer(),
         IbanCodeRecognizer(),
         IpAddressRecognizer(),
