@@ -196,7 +196,7 @@ async def _one(client: UpstreamClient, index: int, body: bytes) -> _Answer:
             raw = await opened.response.aread()
         finally:
             await opened.response.aclose()
-    except Exception as exc:  # the class only: an upstream error text may quote the prompt
+    except Exception as exc:  # noqa: BLE001 -- the class only: an upstream error may quote the prompt
         return _Answer(index, error=type(exc).__name__)
     # Scan the whole answer, not only the message: a leak may surface in any field.
     text = raw.decode("utf-8", "replace")
@@ -332,5 +332,5 @@ async def run_scheduled(
                 await record_probe(report, record_event=record_event, metrics=metrics)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- a probe must never stop the server
                 log.error("scheduled isolation probe of %s failed: %s", name, type(exc).__name__)

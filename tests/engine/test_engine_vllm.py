@@ -104,7 +104,7 @@ def test_consistent_engine_starts_with_read_back_manifest(
 def test_our_preflight_refuses_before_vllm_starts(
     tiny_model: Path, tmp_path: Path
 ) -> None:
-    """`engine serve` (as `python -m engine`) with a pool below max_model_len exits 1, no vLLM started."""
+    """`tiergate engine serve` with a pool below max_model_len exits 1 without starting vLLM."""
     from tests.engine.conftest import write_config
 
     config = write_config(tmp_path / "engine.yaml", tiny_model, max_model_len=4096)

@@ -22,7 +22,7 @@ from tests.support.crosstalk import last_user_text
 from tests.support.harness import SECRETS, fetch_rows
 
 TOTAL = 2000
-KILL_AFTER = 600
+KILL_AFTER = 400
 CONCURRENCY = 24
 
 

@@ -97,6 +97,8 @@ def test_no_prompt_marker_at_rest(db_url: str, tmp_path: Path, classifier: Any) 
 
                 admin(db_url, tmp_path, probe)
                 admin(db_url, tmp_path, lambda st: st.write_checkpoint())
+                live = _sqlite_files(db_url)  # while the server holds it open: the WAL exists
+                live_hits = _scan(live, markers)
             seen = fakes["vendor"].ledger.raw_text()
     finally:
         root.removeHandler(handler)
@@ -108,11 +110,9 @@ def test_no_prompt_marker_at_rest(db_url: str, tmp_path: Path, classifier: Any) 
     assert markers[0] in seen and markers[2] not in seen
 
     files = [log_file, *sorted((tmp_path / "checkpoints").glob("**/*"))]
-    url = make_url(db_url)
-    if url.get_backend_name() == "sqlite":
-        db = Path(url.database or "")
-        files += [p for p in db.parent.glob(db.name + "*")]
-        assert any(p.name.endswith("-wal") for p in files)
+    if make_url(db_url).get_backend_name() == "sqlite":
+        assert any(p.name.endswith("-wal") for p in live) and live_hits == []
+        files += _sqlite_files(db_url)
     else:
         files += _postgres_wal(db_url, started)
         tables = fetch_rows(db_url, "SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
@@ -122,6 +122,14 @@ def test_no_prompt_marker_at_rest(db_url: str, tmp_path: Path, classifier: Any) 
         assert len(dump) > 1000 and [m for m in markers if m in dump] == []
     files = [p for p in files if p.is_file()]
     assert _scan(files, markers) == []
+
+
+def _sqlite_files(db_url: str) -> list[Path]:
+    url = make_url(db_url)
+    if url.get_backend_name() != "sqlite":
+        return []
+    db = Path(url.database or "")
+    return [p for p in db.parent.glob(db.name + "*") if p.is_file()]
 
 
 def _postgres_wal(db_url: str, since: float) -> list[Path]:

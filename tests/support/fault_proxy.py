@@ -25,7 +25,7 @@ import struct
 import threading
 from collections.abc import Coroutine
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 __all__ = ["FaultProxy", "ProxyStats"]
 
@@ -86,7 +86,7 @@ class FaultProxy:
 
     # ---- lifecycle ---------------------------------------------------------------------------
 
-    def start(self) -> FaultProxy:
+    def start(self) -> Self:
         self._thread.start()
         self._call(self._listen())
         return self
@@ -99,7 +99,7 @@ class FaultProxy:
         self._thread.join(timeout=5)
         self._loop.close()
 
-    def __enter__(self) -> FaultProxy:
+    def __enter__(self) -> Self:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -140,3 +140,16 @@ def test_phone_after_600_kb_of_digit_groups(clf: Classifier) -> None:
     d = clf.classify(content(text))
     phones = {text[f.start : f.end] for f in d.findings if f.entity_type == "PHONE_NUMBER"}
     assert {"(415) 555-2671", "+44 20 7946 0958"} <= phones
+
+
+def test_classification_makes_no_network_calls(clf: Classifier, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every socket connection refused, e-mails and URLs still classify (no tldextract fetch)."""
+    import socket
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("network access from tiers")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+    d = clf.classify(content("mail bob@example.co.uk, see https://user:pw12345@example.org/x"))
+    assert not d.failed_closed and set(d.entity_counts()) == {"EMAIL_ADDRESS", "SECRET"}

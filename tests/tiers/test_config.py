@@ -94,3 +94,15 @@ def test_every_setting_is_documented() -> None:
     for model in (TiersConfig, DomainPattern):
         for name, field in model.model_fields.items():
             assert field.description and len(field.description) > 20, f"{model.__name__}.{name}"
+
+
+def test_stock_presidio_engine_still_builds_next_to_tiers() -> None:
+    """Presidio's loader finds recognizer classes by name; ours must not shadow its defaults."""
+    from presidio_analyzer import RecognizerRegistry
+
+    import tiers  # noqa: F401  (registers our subclasses)
+
+    registry = RecognizerRegistry()
+    registry.load_predefined_recognizers(languages=["en"])
+    names = {type(r).__module__.split(".")[0] for r in registry.recognizers}
+    assert names == {"presidio_analyzer"}

@@ -27,6 +27,8 @@ POSITIVES = [
     ("PHONE_NUMBER", "Tel.: {}", "030 901820"),
     ("PHONE_NUMBER", "portable {}", "06 12 34 56 78"),
     ("PHONE_NUMBER", "ring {}", "+49 30 901820"),
+    ("PHONE_NUMBER", "mobile {} any time", "98765 43210"),
+    ("PHONE_NUMBER", "office {}", "(362) 748-7752"),
     # cards and IBANs
     ("CREDIT_CARD", "card {} exp 12/29", "4111 1111 1111 1111"),
     ("CREDIT_CARD", "paid with {}", "5500-0000-0000-0004"),

@@ -95,6 +95,7 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         Pattern("trunk_area", r"\(0\d{1,5}\)[ .-]?\d{2,5}(?:[ .-]?\d{2,5}){0,3}\b", 0.5),
         Pattern("trunk", r"\b0\d{2,5}[ ./-]?\d{3,5}(?:[ ./-]?\d{2,5}){0,3}\b", 0.5),
         Pattern("trunk_pairs", r"\b0[1-9](?:[ .-]?\d{2}){4}\b", 0.5),
+        Pattern("mobile_5_5", r"\b[6-9]\d{4}[ -]\d{5}\b", 0.5),  # Indian mobiles: 98765 43210
     ]
     CONTEXT = ["phone", "tel", "telephone", "mobile", "cell", "call", "fax", "whatsapp", "sms"]
 
