@@ -56,6 +56,45 @@ def _content_value(value: Any, path: Path) -> Iterator[Segment]:
                 raise _fail("inline file data", ppath)
 
 
+# Schema keywords whose string values are machine syntax the model needs intact, never prose.
+_SCHEMA_SYNTAX = frozenset({"type", "$ref", "format", "name"})
+
+
+def _schema_strings(value: Any, path: Path) -> Iterator[Segment]:
+    """Every prose string inside a tool or response schema (descriptions, enums, defaults …)."""
+    if isinstance(value, str):
+        yield Segment(path, value)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(item, str) and key in _SCHEMA_SYNTAX:
+                continue
+            yield from _schema_strings(item, (*path, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            yield from _schema_strings(item, (*path, i))
+
+
+def _definitions(body: Mapping[str, Any]) -> Iterator[Segment]:
+    """Tool / function definitions and response schemas: they reach the model as prompt text."""
+    for key, inner in (("tools", "function"), ("functions", None)):
+        items = body.get(key)
+        if items is None:
+            continue
+        if not isinstance(items, list):
+            raise _fail(key, (key,))
+        for i, item in enumerate(items):
+            fn = item.get(inner) if inner and isinstance(item, Mapping) else item
+            if not isinstance(fn, Mapping):
+                continue  # built-in tools carry no text of the caller's
+            base: Path = (key, i, inner) if inner else (key, i)
+            for field in ("description", "parameters"):
+                if field in fn:
+                    yield from _schema_strings(fn[field], (*base, field))
+    fmt = body.get("response_format")
+    if isinstance(fmt, Mapping) and isinstance(fmt.get("json_schema"), Mapping):
+        yield from _schema_strings(fmt["json_schema"], ("response_format", "json_schema"))
+
+
 def _chat(body: Mapping[str, Any]) -> Iterator[Segment]:
     messages = body.get("messages")
     if not isinstance(messages, list):
@@ -87,6 +126,7 @@ def _chat(body: Mapping[str, Any]) -> Iterator[Segment]:
         legacy = msg.get("function_call")
         if isinstance(legacy, Mapping) and isinstance(legacy.get("arguments"), str):
             yield Segment((*mpath, "function_call", "arguments"), legacy["arguments"])
+    yield from _definitions(body)
 
 
 def _completions(body: Mapping[str, Any]) -> Iterator[Segment]:

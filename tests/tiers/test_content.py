@@ -91,3 +91,39 @@ def test_apply_content_rejects_a_path_that_is_not_a_string() -> None:
     """A segment path that does not address a string in the body raises ContentError."""
     with pytest.raises(ContentError):
         apply_content({"prompt": [1]}, Content((Segment(("prompt", 0), "x"),)))
+
+
+def test_tool_definitions_and_response_schemas_are_read_and_written_back() -> None:
+    """Tool descriptions, schema prose and enums reach the model, so they are analysed and stripped."""
+    body = {
+        "messages": [{"role": "user", "content": "hi"}],
+        "tools": [
+            {"type": "function", "function": {
+                "name": "notify",
+                "description": "Mail ops-lead@corp.example.com",
+                "parameters": {"type": "object", "properties": {
+                    "name": {"type": "string", "description": "who", "enum": ["Jane Roe"]},
+                }},
+            }},
+            {"type": "code_interpreter"},
+        ],
+        "response_format": {"type": "json_schema", "json_schema": {
+            "name": "answer", "schema": {"type": "object", "description": "for batch LOT-42"}}},
+    }
+    content = extract_content("chat", body)
+    paths = [s.path for s in content.segments]
+    assert paths == [
+        ("messages", 0, "content"),
+        ("tools", 0, "function", "description"),
+        ("tools", 0, "function", "parameters", "properties", "name", "description"),
+        ("tools", 0, "function", "parameters", "properties", "name", "enum", 0),
+        ("response_format", "json_schema", "schema", "description"),
+    ]
+    # Schema syntax ("type", "name") is left for the model untouched.
+    assert "object" not in [s.text for s in content.segments]
+    redacted = Content(tuple(Segment(s.path, s.text.upper()) for s in content.segments))
+    out = apply_content(body, redacted)
+    assert out["tools"][0]["function"]["description"] == "MAIL OPS-LEAD@CORP.EXAMPLE.COM"
+    assert out["tools"][0]["function"]["name"] == "notify"
+    assert out["tools"][0]["function"]["parameters"]["properties"]["name"]["enum"] == ["JANE ROE"]
+    assert body["tools"][0]["function"]["description"] == "Mail ops-lead@corp.example.com"
