@@ -51,18 +51,21 @@ class ClassifyStep:
         segs = tuple(dict.fromkeys(fingerprint(self._key, n) for n in normalized if n))
         return (fingerprint(self._key, whole) if whole else None), segs
 
-    def _work(self, endpoint: str, body: dict[str, Any], tenant: str) -> Classified:
+    def _work(self, endpoint: str, body: dict[str, Any], tenant: str, floor: Tier) -> Classified:
         content = extract_content(endpoint, body)  # ContentError -> 400, nothing forwarded
-        decision = self._clf.classify(content, tenant=tenant)
+        decision = self._clf.classify(content, tenant=tenant, floor=floor)
         whole, segs = self._fingerprints(content)
         return Classified(content, decision, whole, segs)
 
-    async def run(self, endpoint: str, body: dict[str, Any], tenant: str) -> Classified:
+    async def run(
+        self, endpoint: str, body: dict[str, Any], tenant: str, floor: Tier = Tier.GENERAL
+    ) -> Classified:
+        """Classify ``body`` for ``tenant``; ``floor`` is the tier the client asked for at least."""
         size = _rough_size(endpoint, body)
         if size <= self._offload:
-            return self._work(endpoint, body, tenant)
+            return self._work(endpoint, body, tenant, floor)
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._executor, self._work, endpoint, body, tenant)
+        future = loop.run_in_executor(self._executor, self._work, endpoint, body, tenant, floor)
         try:
             return await asyncio.wait_for(future, self._timeout)
         except TimeoutError:

@@ -71,6 +71,20 @@ ENDPOINTS = {"chat": "/chat/completions", "completions": "/completions", "embedd
 _decode = msgspec.json.Decoder()
 
 
+TIER_HEADER = "x-tiergate-tier"
+
+
+def _requested_tier(headers: Any) -> Tier:
+    """The tier a client asks for with ``X-Tiergate-Tier``: it may raise the tier, never lower it
+    (classification still runs and the higher of the two wins)."""
+    value = headers.get(TIER_HEADER)
+    if value is None:
+        return Tier.GENERAL
+    if value.strip() not in ("1", "2", "3"):
+        raise BadRequest(f"{TIER_HEADER} must be 1, 2 or 3", param=TIER_HEADER)
+    return Tier(int(value.strip()))
+
+
 @dataclass(frozen=True, slots=True)
 class Inbound:
     request_id: str
@@ -143,8 +157,11 @@ class Pipeline:
             raise ModelNotAllowed()
         if not self.router.knows(inbound.model):
             raise NotFound()
+        floor = _requested_tier(headers)
         await self._rate(principal, "requests", 1, self.settings.limits.requests_per_minute)
-        classified = seen["classified"] = await self.classify.run(endpoint, inbound.body, principal.tenant)
+        classified = seen["classified"] = await self.classify.run(
+            endpoint, inbound.body, principal.tenant, floor
+        )
         if classified.decision.tier > principal.max_tier:
             raise TierNotAllowed("the prompt's tier is above this API key's tier cap")
         return await self._forward(inbound, principal, classified)
