@@ -171,6 +171,8 @@ class Pipeline:
             body = _decode.decode(raw)
         except msgspec.DecodeError:
             raise BadRequest("the request body is not valid JSON") from None
+        except RecursionError:  # msgspec's own nesting bound
+            raise BadRequest("the request body is nested too deeply") from None
         if not isinstance(body, dict):
             raise Unprocessable("the request body must be a JSON object")
         model = body.get("model")
@@ -183,6 +185,8 @@ class Pipeline:
             raise Unprocessable("embeddings cannot be streamed", param="stream")
         if endpoint == "chat" and (not isinstance(body.get("messages"), list) or not body["messages"]):
             raise Unprocessable("'messages' must be a non-empty array", param="messages")
+        if endpoint == "completions" and "prompt" not in body:
+            raise Unprocessable("'prompt' is required", param="prompt")
         if endpoint == "embeddings" and "input" not in body:
             raise Unprocessable("'input' is required", param="input")
         return Inbound(rid, endpoint, body, model, stream, created, started)

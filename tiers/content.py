@@ -43,6 +43,8 @@ def _content_value(value: Any, path: Path) -> Iterator[Segment]:
         if not isinstance(part, Mapping):
             raise _fail("content part", ppath)
         ptype = part.get("type")
+        if ptype is not None and not isinstance(ptype, str):
+            raise _fail("content part type", ppath)
         if ptype in _TEXT_PARTS or (ptype not in ("image_url", "input_audio", "file") and "text" in part):
             key = "refusal" if ptype == "refusal" and "refusal" in part else "text"
             text = part.get(key)
@@ -169,6 +171,36 @@ def _embeddings(body: Mapping[str, Any]) -> Iterator[Segment]:
 
 _READERS = {"chat": _chat, "completions": _completions, "embeddings": _embeddings}
 
+# Keys whose string values are protocol syntax the upstream needs verbatim, never prose.
+_PROTOCOL_KEYS = frozenset({"model", "role", "type", "id", "tool_call_id", "tool_choice", "$ref",
+                            "format", "encoding_format", "reasoning_effort", "service_tier", "detail"})
+# Nesting deeper than this is refused rather than walked (and no real request comes close).
+MAX_DEPTH = 64
+
+
+def _everything_else(body: Mapping[str, Any], seen: set[Path]) -> Iterator[Segment]:
+    """Every other string of the body, wherever it sits: fields the readers above do not know
+    (``user``, ``metadata``, a vendor extension, an unknown message field …) still reach the
+    upstream, so they are analysed and stripped like the prompt itself (fail closed)."""
+    stack: list[tuple[Path, Any]] = [((), body)]  # depth-first, in document order
+    while stack:
+        path, value = stack.pop()
+        if len(path) > MAX_DEPTH:
+            raise ContentError(f"the request nests deeper than {MAX_DEPTH} levels")
+        if isinstance(value, str):
+            if path not in seen and not value.startswith("data:"):  # inline media: opaque bytes
+                yield Segment(path, value)
+        elif isinstance(value, Mapping):
+            children = [
+                ((*path, key), item)
+                for key, item in value.items()
+                # base64 audio is opaque to us; protocol syntax must reach the upstream verbatim
+                if key != "input_audio" and not (isinstance(item, str) and key in _PROTOCOL_KEYS)
+            ]
+            stack.extend(reversed(children))
+        elif isinstance(value, list):
+            stack.extend(reversed([((*path, i), item) for i, item in enumerate(value)]))
+
 
 def extract_content(endpoint: str, body: Mapping[str, Any]) -> Content:
     """Every string of ``body`` that reaches the model, with its JSON path, in request order.
@@ -181,7 +213,9 @@ def extract_content(endpoint: str, body: Mapping[str, Any]) -> Content:
         raise ContentError(f"unknown endpoint kind {endpoint!r}")
     if not isinstance(body, Mapping):
         raise _fail("request body", ())
-    return Content(tuple(reader(body)))
+    known = tuple(reader(body))
+    rest = tuple(_everything_else(body, {seg.path for seg in known}))
+    return Content(known + rest)
 
 
 def apply_content(body: Mapping[str, Any], content: Content) -> dict[str, Any]:

@@ -33,7 +33,39 @@ def test_chat_paths_in_order() -> None:
         (("messages", 1, "name"), "alice"),
         (("messages", 2, "tool_calls", 0, "function", "arguments"), "{\"q\": \"x\"}"),
         (("messages", 3, "content"), "result text"),
+        # Then every other string that reaches the upstream, protocol syntax (role, id, type) aside.
+        (("messages", 1, "content", 1, "image_url", "url"), "https://example.org/a.png"),
+        (("messages", 2, "tool_calls", 0, "function", "name"), "lookup"),
     ]
+
+
+def test_strings_in_fields_no_reader_knows_are_still_extracted() -> None:
+    """Unknown message fields, ``user`` and ``metadata`` reach the upstream, so they are analysed;
+    inline media and protocol syntax are not."""
+    body = {
+        "model": "m", "user": "jane@corp.example.com", "metadata": {"ticket": "T-1"},
+        "messages": [{"role": "user", "content": [
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}},
+            {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}},
+        ], "notes": ["SSN 078-05-1120"]}],
+    }
+    got = [(s.path, s.text) for s in extract_content("chat", body).segments]
+    assert got == [
+        (("user",), "jane@corp.example.com"),
+        (("metadata", "ticket"), "T-1"),
+        (("messages", 0, "notes", 0), "SSN 078-05-1120"),
+    ]
+
+
+def test_nesting_deeper_than_the_bound_is_refused() -> None:
+    """A body nested thousands of levels deep is a ContentError (400), never a RecursionError."""
+    deep: object = "x"
+    for _ in range(5000):
+        deep = [deep]
+    with pytest.raises(ContentError):
+        extract_content("chat", {"model": "m", "messages": [{"role": "user", "content": "hi"}], "x": deep})
+    with pytest.raises(ContentError):
+        extract_content("chat", {"model": "m", "messages": [{"role": "user", "content": [{"type": {"a": 1}}]}]})
 
 
 @pytest.mark.parametrize(
@@ -118,10 +150,15 @@ def test_tool_definitions_and_response_schemas_are_read_and_written_back() -> No
         ("tools", 0, "function", "parameters", "properties", "name", "description"),
         ("tools", 0, "function", "parameters", "properties", "name", "enum", 0),
         ("response_format", "json_schema", "schema", "description"),
+        # names are read too (the sweep over every other string), and left as they are if clean
+        ("tools", 0, "function", "name"),
+        ("response_format", "json_schema", "name"),
     ]
     # Schema syntax ("type", "name") is left for the model untouched.
     assert "object" not in [s.text for s in content.segments]
-    redacted = Content(tuple(Segment(s.path, s.text.upper()) for s in content.segments))
+    redacted = Content(tuple(
+        Segment(s.path, s.text if s.path[-1] == "name" else s.text.upper()) for s in content.segments
+    ))
     out = apply_content(body, redacted)
     assert out["tools"][0]["function"]["description"] == "MAIL OPS-LEAD@CORP.EXAMPLE.COM"
     assert out["tools"][0]["function"]["name"] == "notify"
