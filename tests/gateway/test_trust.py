@@ -161,3 +161,24 @@ def test_stream_ending_without_finish_releases_held_text(gateway: GatewayHarness
     stream = client.chat.completions.create(model="chat", messages=[{"role": "user", "content": TIER2}], stream=True)
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert text.startswith("Done <") and len(text) == len("Done ") + 3
+
+
+def test_client_may_raise_the_tier_never_lower_it(gateway: GatewayHarness, fakes: FakeUpstreams) -> None:
+    """X-Tiergate-Tier: 3 sends a harmless prompt on-prem only; 1 does not lower a Tier-3 prompt;
+    a bad value is a 400 with nothing forwarded."""
+    client = gateway.openai(gateway.create_key("acme"))
+    harmless = [{"role": "user", "content": "What is the boiling point of water?"}]
+    raised = client.chat.completions.with_raw_response.create(
+        model="chat", messages=harmless, extra_headers={"X-Tiergate-Tier": "3"})  # fmt: skip
+    assert raised.headers["x-tiergate-tier"] == "3"
+    assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 1
+
+    lowered = client.chat.completions.with_raw_response.create(
+        model="chat", messages=[{"role": "user", "content": TIER3}], extra_headers={"X-Tiergate-Tier": "1"})  # fmt: skip
+    assert lowered.headers["x-tiergate-tier"] == "3"
+    assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 2
+
+    with pytest.raises(openai.BadRequestError) as err:
+        client.chat.completions.create(model="chat", messages=harmless, extra_headers={"X-Tiergate-Tier": "0"})
+    assert err.value.body["param"] == "x-tiergate-tier"  # type: ignore[index]
+    assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 2
