@@ -81,7 +81,9 @@ def build_outbound(
         options = dict(options) if isinstance(options, dict) else {}
         options["include_usage"] = True
         out["stream_options"] = options
-    count = counter.count([s.text for s in sent.segments], _extra_bytes(out))
+    # Only the prompt proper is what the upstream reports as prompt tokens; tool schemas and other
+    # fields widen the ceiling (extra bytes) instead of raising the floor.
+    count = counter.count([s.text for s in sent.segments if s.prompt], _extra_bytes(out))
     ids = _token_ids(endpoint, out)
     if ids:  # prompts given as token ids count exactly, whatever the tokenizer
         count = replace(count, tokens=count.tokens + ids, lower=count.lower + ids, upper=count.upper + ids)

@@ -65,7 +65,7 @@ _SCHEMA_SYNTAX = frozenset({"type", "$ref", "format", "name"})
 def _schema_strings(value: Any, path: Path) -> Iterator[Segment]:
     """Every prose string inside a tool or response schema (descriptions, enums, defaults …)."""
     if isinstance(value, str):
-        yield Segment(path, value)
+        yield Segment(path, value, prompt=False)
     elif isinstance(value, Mapping):
         for key, item in value.items():
             if isinstance(item, str) and key in _SCHEMA_SYNTAX:
@@ -189,7 +189,7 @@ def _everything_else(body: Mapping[str, Any], seen: set[Path]) -> Iterator[Segme
             raise ContentError(f"the request nests deeper than {MAX_DEPTH} levels")
         if isinstance(value, str):
             if path not in seen and not value.startswith("data:"):  # inline media: opaque bytes
-                yield Segment(path, value)
+                yield Segment(path, value, prompt=False)
         elif isinstance(value, Mapping):
             children = [
                 ((*path, key), item)

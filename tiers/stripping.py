@@ -104,5 +104,5 @@ def strip_content(content: Content, decision: Decision) -> Stripped:
             parts.append(alloc.placeholder(label_for(lead.entity_type), text[s:e]))
             last = e
         parts.append(text[last:])
-        segments.append(Segment(seg.path, "".join(parts)))
+        segments.append(Segment(seg.path, "".join(parts), seg.prompt))
     return Stripped(Content(tuple(segments)), alloc.mapping)

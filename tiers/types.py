@@ -37,6 +37,10 @@ class Segment:
 
     path: tuple[str | int, ...]
     text: str
+    # True for the prompt proper (messages, prompt, input); False for other strings the request
+    # carries to the upstream (tool schemas, ``user``, metadata, unknown fields): those are
+    # classified and stripped all the same, but are not the text a model counts as its prompt.
+    prompt: bool = True
 
 
 @dataclass(frozen=True, slots=True)

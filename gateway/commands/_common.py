@@ -32,9 +32,17 @@ def load_or_exit(config_path: str | None) -> Settings:
         raise click.ClickException(str(exc)) from None
 
 
-def run_with_store(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T:
-    """Open the audit store, run ``work(store)``, close it; one event loop for the command."""
-    from audit.store import AuditStore
+def run_with_store(
+    settings: Settings, work: Callable[[Any], Awaitable[T]], *, migrate: bool | None = None
+) -> T:
+    """Open the audit store, run ``work(store)``, close it; one event loop for the command.
+
+    ``migrate``: apply migrations first (default: only in embedded SQLite mode). Audit and
+    database errors become a clean CLI error without a traceback.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from audit import AuditError, AuditStore
 
     async def main() -> T:
         s = settings.secrets
@@ -44,10 +52,18 @@ def run_with_store(settings: Settings, work: Callable[[Any], Awaitable[T]]) -> T
             checkpoint_key=s.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]
         )
         try:
-            if settings.embedded:
+            if settings.embedded if migrate is None else migrate:
                 await store.upgrade()
             return await work(store)
         finally:
             await store.close()
 
-    return asyncio.run(main())
+    try:
+        return asyncio.run(main())
+    except AuditError as exc:
+        raise click.ClickException(str(exc)) from None
+    except SQLAlchemyError as exc:  # e.g. no schema yet: say so without a traceback
+        raise click.ClickException(
+            f"audit database error ({type(exc).__name__}); is the schema migrated? "
+            "run `tiergate db upgrade`"
+        ) from None

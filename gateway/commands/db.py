@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from gateway.commands._common import config_option, load_or_exit
+from gateway.commands._common import config_option, load_or_exit, run_with_store
 from gateway.settings import Settings
 
 __all__ = ["db_group", "db_url_option", "load_audit_settings"]
@@ -31,36 +31,8 @@ def load_audit_settings(config_path: str | None, db_url: str | None) -> Settings
 
 
 def run_store(settings: Settings, work: Callable[[Any], Any], *, migrate: bool = False) -> Any:
-    """Open the store, run ``work(store)``; audit errors become a clean CLI error."""
-    import asyncio
-
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from audit import AuditError, AuditStore
-
-    async def main() -> Any:
-        s = settings.secrets
-        store = await AuditStore.open(
-            settings.audit,
-            fingerprint_key=s.fingerprint_key.get_secret_value().encode(),  # type: ignore[union-attr]
-            checkpoint_key=s.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]
-        )
-        try:
-            if migrate:
-                await store.upgrade()
-            return await work(store)
-        finally:
-            await store.close()
-
-    try:
-        return asyncio.run(main())
-    except AuditError as exc:
-        raise click.ClickException(str(exc)) from None
-    except SQLAlchemyError as exc:  # e.g. no schema yet: say so without a traceback
-        raise click.ClickException(
-            f"audit database error ({type(exc).__name__}); is the schema migrated? "
-            "run `tiergate db upgrade`"
-        ) from None
+    """Open the store, run ``work(store)``; migrations only when asked (``tiergate db upgrade``)."""
+    return run_with_store(settings, work, migrate=migrate)
 
 
 @click.group(name="db")

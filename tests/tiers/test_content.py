@@ -110,7 +110,7 @@ def test_unreadable_shapes_raise(endpoint: str, body: dict) -> None:
 def test_apply_content_writes_back_by_path_on_a_copy() -> None:
     """apply_content puts each segment's text back at its path in a deep copy."""
     c = extract_content("chat", CHAT)
-    changed = Content(tuple(Segment(s.path, s.text.upper()) for s in c.segments))
+    changed = Content(tuple(Segment(s.path, s.text.upper(), s.prompt) for s in c.segments))
     new = apply_content(CHAT, changed)
     assert new["messages"][1]["content"][2]["text"] == "AND THIS"
     assert new["messages"][2]["tool_calls"][0]["function"]["arguments"] == "{\"Q\": \"X\"}"
