@@ -253,7 +253,9 @@ def test_isolation_oracle_greedy_outputs_equal_alone_and_under_load(
         }
 
     victims = [job(f"victim{i}", 200 + 60 * i, 120) for i in range(5)]
-    noise = [job(f"noise{i}", 900 + 50 * i, 260) for i in range(5)]
+    # Eight long decodes that are alive at the same time and together outgrow the 3,968-token
+    # pool (8 x ~950 tokens): some must be preempted whatever the timing of their arrival.
+    noise = [job(f"noise{i}", 250 + 20 * i, 700) for i in range(8)]
     aborts = [job(f"abort{i}", 700, 400) for i in range(4)]
     alone = [asyncio.run(_oracle_run(engine_server.url, [v], []))[0] for v in victims]
     assert all(len(a) == 120 for a in alone)
