@@ -71,12 +71,7 @@ MALFORMED: dict[str, bytes] = {
 }
 
 
-# Known gaps, each reported on the issue; strict, so the mark must go once they are fixed.
-KNOWN_GAPS: dict[str, str] = {}
-
-
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(strict=True, reason=KNOWN_GAPS[n]))
-                                  if n in KNOWN_GAPS else n for n in sorted(MALFORMED)])  # fmt: skip
+@pytest.mark.parametrize("name", sorted(MALFORMED))
 def test_malformed_chat_body(name: str, env: tuple[GatewayHarness, FakeUpstream, str]) -> None:
     """A malformed chat body gets a 4xx error object without internals, and nothing is forwarded."""
     gw, fake, key = env
