@@ -20,7 +20,7 @@ from sqlalchemy import event
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-__all__ = ["IMMEDIATE", "is_sqlite", "make_engine"]
+__all__ = ["IMMEDIATE", "configure_sqlite", "is_sqlite", "make_engine"]
 
 # Execution option the writer sets to take SQLite's write lock at BEGIN.
 IMMEDIATE = "tiergate_immediate"
@@ -48,23 +48,30 @@ def make_engine(url: str, *, sqlite_synchronous: str = "FULL", pool_size: int = 
     raise ValueError(f"unsupported audit database backend: {parsed.get_backend_name()}")
 
 
+def configure_sqlite(dbapi_conn: Any, synchronous: str) -> None:
+    """Settings every SQLite connection of this project gets (the engine's and the chain writer's)."""
+    if synchronous not in {"FULL", "NORMAL"}:
+        raise ValueError("sqlite_synchronous must be FULL or NORMAL")
+    dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (see module docstring)
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute(f"PRAGMA synchronous={synchronous}")
+    cur.execute("PRAGMA busy_timeout=30000")
+    cur.execute("PRAGMA foreign_keys=ON")
+    # Exposure queries walk index ranges and then table pages: map the file instead of
+    # copying every page through read(), and keep a larger page cache per connection.
+    cur.execute("PRAGMA mmap_size=1073741824")
+    cur.execute("PRAGMA cache_size=-65536")
+    cur.close()
+
+
 def _install_sqlite_hooks(engine: AsyncEngine, synchronous: str) -> None:
     if synchronous not in {"FULL", "NORMAL"}:
         raise ValueError("sqlite_synchronous must be FULL or NORMAL")
 
     @event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
-        dbapi_conn.isolation_level = None  # we issue BEGIN ourselves (see module docstring)
-        cur = dbapi_conn.cursor()
-        cur.execute("PRAGMA journal_mode=WAL")
-        cur.execute(f"PRAGMA synchronous={synchronous}")
-        cur.execute("PRAGMA busy_timeout=30000")
-        cur.execute("PRAGMA foreign_keys=ON")
-        # Exposure queries walk index ranges and then table pages: map the file instead of
-        # copying every page through read(), and keep a larger page cache per connection.
-        cur.execute("PRAGMA mmap_size=1073741824")
-        cur.execute("PRAGMA cache_size=-65536")
-        cur.close()
+        configure_sqlite(dbapi_conn, synchronous)
 
     @event.listens_for(engine.sync_engine, "begin")
     def _on_begin(conn: Any) -> None:

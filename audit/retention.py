@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import delete, func, select
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from audit.db import IMMEDIATE
 from audit.errors import RetentionError
 from audit.models import AuditEvent, AuditOutcome, AuditRequest, AuditSegment, ChainHead
 from audit.settings import MIN_RETENTION_DAYS
@@ -121,13 +122,18 @@ async def purge(store: AuditStore, now: datetime, *, batch_size: int = 10_000) -
     lo = start
     while lo <= through:
         hi = min(lo + batch_size - 1, through)
-        async with engine.begin() as conn:  # one short transaction per batch
+        # One short transaction per batch, holding SQLite's write lock from its BEGIN so that it
+        # queues behind the chain writer instead of failing to upgrade a read snapshot.
+        async with engine.connect() as plain:
+            conn = await plain.execution_options(**{IMMEDIATE: True})
+            await conn.begin()
             await conn.execute(
                 delete(_SEGMENTS).where(_SEGMENTS.c.request_seq >= lo, _SEGMENTS.c.request_seq <= hi)
             )
             for name, table in _TABLES.items():
                 result = await conn.execute(delete(table).where(table.c.seq >= lo, table.c.seq <= hi))
                 deleted[name] += max(result.rowcount or 0, 0)
+            await conn.commit()
         lo = hi + 1
     await store.record_event("purge_completed", {"through_seq": through, "deleted": deleted})
     return PurgeResult(from_us(cutoff_us), start, through, deleted, event_seq)

@@ -64,7 +64,8 @@ class AuditStore:
         self._signer = CheckpointSigner(checkpoint_key)
         self._clock = clock
         self._writer = ChainWriter(engine, self._hasher, max_batch=settings.max_batch,
-                                   timeout_s=settings.write_timeout_s)  # fmt: skip
+                                   timeout_s=settings.write_timeout_s, linger_s=settings.outcome_linger_s,
+                                   sqlite_synchronous=settings.sqlite_synchronous)  # fmt: skip
 
     @classmethod
     async def open(
@@ -119,8 +120,10 @@ class AuditStore:
         (seq,) = await self._writer.append([request_row(rec, forwarded=True)])
         return seq
 
-    async def record_outcome(self, out: Outcome) -> int:
-        (seq,) = await self._writer.append([outcome_row(out, self._now_us())])
+    async def record_outcome(self, out: Outcome, *, lazy: bool = False) -> int:
+        """Append the outcome. ``lazy``: it may wait ``outcome_linger_s`` to share the next
+        write-ahead transaction (the gateway's choice: its client already has the answer)."""
+        (seq,) = await self._writer.append([outcome_row(out, self._now_us())], lazy=lazy)
         return seq
 
     async def record_refusal(self, rec: RequestRecord, out: Outcome) -> tuple[int, int]:

@@ -253,7 +253,10 @@ def split(size: int, n: int) -> dict[str, tuple[float, float]]:
         async def record_request(self, rec: object) -> int:
             return 1
 
-        record_outcome = record_event = record_request
+        async def record_outcome(self, out: object, *, lazy: bool = False) -> int:
+            return 1
+
+        record_event = record_request
 
         async def record_refusal(self, rec: object, out: object) -> int:
             return 1

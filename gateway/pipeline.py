@@ -237,12 +237,12 @@ class Pipeline:
                 opened = await self.clients[candidate.name].open(ENDPOINTS[inbound.endpoint], outbound.body)
             except RetryableUpstreamError as exc:
                 self.metrics.fallbacks.labels(candidate.name, exc.reason).inc()
-                await self._outcome(rid, inbound, "upstream_error", 502, exc.upstream_status, error=exc.reason)
+                self._outcome(rid, inbound, "upstream_error", 502, exc.upstream_status, error=exc.reason)
                 last = exc
                 continue
             except GatewayError as exc:
                 status = "timeout" if isinstance(exc, UpstreamTimeout) else "upstream_error"
-                await self._outcome(rid, inbound, status, exc.status_code, getattr(exc, "upstream_status", None),
+                self._outcome(rid, inbound, status, exc.status_code, getattr(exc, "upstream_status", None),
                                     error=exc.error_class)
                 self._count(inbound, decision.tier, candidate.name, exc.status_code)
                 raise
@@ -296,7 +296,7 @@ class Pipeline:
             raw = await response.aread()
         except Exception as exc:
             timeout = "Timeout" in type(exc).__name__
-            await self._outcome(rid, inbound, "timeout" if timeout else "upstream_error", 504 if timeout else 502,
+            self._outcome(rid, inbound, "timeout" if timeout else "upstream_error", 504 if timeout else 502,
                                 response.status_code, error=type(exc).__name__)
             self._count(inbound, tier, name, 504 if timeout else 502)
             raise (UpstreamTimeout() if timeout else UpstreamError()) from None
@@ -307,7 +307,7 @@ class Pipeline:
             if not isinstance(data, dict):
                 raise ValueError
         except (msgspec.DecodeError, ValueError):
-            await self._outcome(rid, inbound, "upstream_error", 502, response.status_code, error="malformed_body")
+            self._outcome(rid, inbound, "upstream_error", 502, response.status_code, error="malformed_body")
             self._count(inbound, tier, name, 502)
             raise UpstreamError("the upstream's answer was not a JSON object") from None
         usage = data.get("usage")
@@ -317,12 +317,12 @@ class Pipeline:
             reason = check_answer(outbound.count, [c for c in data.get("choices") or () if isinstance(c, dict)])
         if reason is not None:
             self.metrics.integrity_failures.labels(name, reason).inc()
-            await self._outcome(rid, inbound, "integrity_error", 502, response.status_code, usage=usage,
+            self._outcome(rid, inbound, "integrity_error", 502, response.status_code, usage=usage,
                                 error=reason, integrity=True)
             self._count(inbound, tier, name, 502)
             raise UpstreamIntegrityError()
         restore_response(data, outbound.mapping)
-        await self._outcome(rid, inbound, "ok", 200, response.status_code, usage=usage)
+        self._outcome(rid, inbound, "ok", 200, response.status_code, usage=usage)
         self._count(inbound, tier, name, 200)
         return Reply(200, data, headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))})
 
@@ -336,13 +336,8 @@ class Pipeline:
             if result.status == "integrity_error":
                 self.metrics.integrity_failures.labels(name, result.error_class or "").inc()
             self._count(inbound, tier, name, status)
-            task = asyncio.ensure_future(
-                self._outcome(rid, inbound, result.status, status, response.status_code, usage=result.usage,
-                              error=result.error_class, integrity=result.status == "integrity_error")
-            )
-            self._background.add(task)
-            task.add_done_callback(self._background.discard)
-            await asyncio.shield(task)
+            self._outcome(rid, inbound, result.status, status, response.status_code, usage=result.usage,
+                          error=result.error_class, integrity=result.status == "integrity_error")
 
         stream = relay_sse(
             response,
@@ -358,10 +353,12 @@ class Pipeline:
 
     # ---- audit helpers ----------------------------------------------------------------------
 
-    async def _outcome(
+    def _outcome(
         self, rid: str, inbound: Inbound, status: str, http_status: int, upstream_status: int | None,
         *, usage: Any = None, error: str | None = None, integrity: bool = False,
     ) -> None:
+        """Record what happened after forwarding, in the background: the write-ahead row is
+        already committed, so the client's answer does not wait for this one (``drain`` does)."""
         completion = usage.get("completion_tokens") if isinstance(usage, dict) else None
         outcome = Outcome(
             request_id=rid,
@@ -374,8 +371,13 @@ class Pipeline:
             error_class=error,
             integrity_flag=integrity,
         )
+        task = asyncio.ensure_future(self._write_outcome(outcome))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _write_outcome(self, outcome: Outcome) -> None:
         try:
-            await self.store.record_outcome(outcome)
+            await self.store.record_outcome(outcome, lazy=True)
         except Exception:
             # The write-ahead row exists; a lost outcome shows as "no outcome" in the log.
             self.metrics.refusals.labels("outcome_write_failed").inc()

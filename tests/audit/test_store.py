@@ -278,3 +278,59 @@ def test_maintenance_writes_checkpoints_and_purges(sqlite_db, tmp_path):
             await store.close()
 
     asyncio.run(body())
+
+
+def test_lazy_outcome_rides_with_the_next_write_ahead_row(db_url, tmp_path):
+    """A lazy outcome is not committed on its own while it lingers; the next ordinary record
+    commits it in the same transaction (adjacent seqs), and close() flushes one still waiting."""
+
+    async def body() -> None:
+        store = await open_store(make_settings(db_url, tmp_path, outcome_linger_s=5))
+        try:
+            first = request()
+            await store.record_request(first)
+            lazy = asyncio.ensure_future(store.record_outcome(outcome(first.request_id), lazy=True))
+            await asyncio.sleep(0.3)
+            assert not lazy.done() and await _count(db_url, AuditOutcome.__table__) == 0
+            second = request()
+            seq = await store.record_request(second)
+            assert await lazy in (seq - 1, seq + 1)  # one transaction: next to the request row
+            assert await _count(db_url, AuditOutcome.__table__) == 1
+            pending = asyncio.ensure_future(store.record_outcome(outcome(second.request_id), lazy=True))
+            await asyncio.sleep(0.05)
+        finally:
+            await store.close()
+        assert await pending == seq + 2
+        assert await _count(db_url, AuditOutcome.__table__) == 2
+
+    asyncio.run(body())
+
+
+def test_lazy_outcome_commits_alone_after_the_linger(db_url, tmp_path):
+    """With no other traffic a lazy outcome is committed after ``outcome_linger_s`` anyway."""
+
+    async def body() -> None:
+        store = await open_store(make_settings(db_url, tmp_path, outcome_linger_s=0.2))
+        try:
+            rec = request()
+            await store.record_request(rec)
+            loop = asyncio.get_running_loop()
+            t0 = loop.time()
+            await store.record_outcome(outcome(rec.request_id), lazy=True)
+            assert loop.time() - t0 >= 0.15
+            assert await _count(db_url, AuditOutcome.__table__) == 1
+        finally:
+            await store.close()
+
+    asyncio.run(body())
+
+
+def test_in_memory_sqlite_is_refused(tmp_path):
+    """An in-memory SQLite audit log would vanish with the process: opening it is refused."""
+
+    async def body() -> None:
+        await AuditStore.open(make_settings("sqlite+aiosqlite:///:memory:", tmp_path),
+                              fingerprint_key=FP_KEY, checkpoint_key=CP_KEY)  # fmt: skip
+
+    with pytest.raises(ValueError, match="must be a file"):
+        asyncio.run(body())

@@ -172,7 +172,25 @@ class GatewayHarness:
         return openai.OpenAI(api_key=key, base_url=self.url + "/v1", max_retries=0, timeout=30, **kwargs)
 
     def rows(self, sql: str, params: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Query the audit database once every outcome has landed (see :meth:`settle`)."""
+        self.settle()
         return fetch_rows(self.db_url, sql, params)
+
+    def settle(self, timeout_s: float = 3.0) -> None:
+        """Wait until every forwarded request has its outcome row: the gateway writes outcomes
+        after the client has its answer, so a test reading right after a response could race."""
+        import time
+
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            (row,) = fetch_rows(self.db_url, _UNSETTLED)
+            if not row["n"]:
+                return
+            time.sleep(0.02)
+
+
+_UNSETTLED = ("SELECT count(*) AS n FROM audit_requests r WHERE r.forwarded AND NOT EXISTS "
+              "(SELECT 1 FROM audit_outcomes o WHERE o.request_id = r.request_id)")
 
 
 class _LazyStore:
