@@ -232,19 +232,12 @@ def report(rows: list[Row]) -> str:
 
 
 def split(size: int, n: int) -> dict[str, tuple[float, float]]:
-    """CPU and wall per request in one process (httpx ASGI transport, mock upstream transport),
-    once with an audit store that does nothing and once with the real SQLite store."""
+    """CPU and wall per request in one process (httpx ASGI transport into the app, the mock
+    upstream in a process of its own), once with an audit store that does nothing and once with
+    the real SQLite store."""
     from datetime import UTC, datetime
 
     from audit.types import KeyInfo
-    from gateway.app import create_app
-    from gateway.settings import Settings
-    from tests.support.harness import SECRETS
-
-    answer = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
-                         "choices": [{"index": 0, "message": {"role": "assistant", "content": "short"},
-                                      "finish_reason": "stop"}],
-                         "usage": {"prompt_tokens": max(1, size // 5), "completion_tokens": 1}}).encode()  # fmt: skip
 
     class NullStore:
         async def authenticate(self, key: str) -> KeyInfo:
@@ -265,38 +258,51 @@ def split(size: int, n: int) -> dict[str, tuple[float, float]]:
             return None
 
     out: dict[str, tuple[float, float]] = {}
-    for mode in ("null store", "real store"):
-        with tempfile.TemporaryDirectory(prefix="tg-split-") as tmp_s:
-            tmp = Path(tmp_s)
-            settings = Settings(secrets=SECRETS, state_dir=str(tmp / "var"),
-                                audit={"url": f"sqlite+aiosqlite:///{tmp / 'a.db'}", "checkpoint_dir": str(tmp / "cp")},
-                                upstreams=[{"name": "mock", "base_url": "http://mock/v1", "kind": "shared",
-                                            "max_tier": 2, "models": {"bench": "m"}, "context_window": 1_000_000}])  # fmt: skip
-            transport = httpx.MockTransport(lambda r: httpx.Response(200, content=answer,
-                                                                     headers={"content-type": "application/json"}))  # fmt: skip
-            app = create_app(settings, store=NullStore() if mode == "null store" else None, transport=transport)
-
-            async def run() -> tuple[float, float]:
-                async with app.lifespan():
-                    state = app.state.gateway
-                    key = "tg_x"
-                    if mode == "real store":
-                        await state.store.upgrade()
-                        key, _ = await state.store.create_key("t", "n", 3, None)
-                    body = json.dumps({"model": "bench", "messages": [{"role": "user", "content": prompt(size, 1)}]})
-                    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw",
-                                                 headers={"authorization": f"Bearer {key}"}) as c:  # fmt: skip
-                        for _ in range(20):
-                            (await c.post("/v1/chat/completions", content=body)).raise_for_status()
-                        t0, c0 = time.perf_counter(), time.process_time()
-                        for _ in range(n):
-                            await c.post("/v1/chat/completions", content=body)
-                        return (time.process_time() - c0) / n * 1000, (time.perf_counter() - t0) / n * 1000
-
-            out[mode] = asyncio.run(run())
-            print(f"  {mode:10} {size // 1024:>4} KB  cpu/req {out[mode][0]:.2f} ms  wall/req {out[mode][1]:.2f} ms",
-                  flush=True)  # fmt: skip
+    up_port = free_port()
+    upstream = start_upstream(up_port)
+    try:
+        for mode in ("null store", "real store"):
+            out[mode] = _split_one(mode, size, n, up_port, NullStore)
+    finally:
+        upstream.stop()
     return out
+
+
+def _split_one(mode: str, size: int, n: int, up_port: int, null_store: type) -> tuple[float, float]:
+    """One mode of :func:`split`: a fresh app and temporary state, timed after a warm-up."""
+    from gateway.app import create_app
+    from gateway.settings import Settings
+    from tests.support.harness import SECRETS
+
+    with tempfile.TemporaryDirectory(prefix="tg-split-") as tmp_s:
+        tmp = Path(tmp_s)
+        settings = Settings(secrets=SECRETS, state_dir=str(tmp / "var"),
+                            audit={"url": f"sqlite+aiosqlite:///{tmp / 'a.db'}", "checkpoint_dir": str(tmp / "cp")},
+                            upstreams=[{"name": "mock", "base_url": f"http://127.0.0.1:{up_port}/v1", "kind": "shared",
+                                        "max_tier": 2, "models": {"bench": "m"}, "context_window": 1_000_000}])  # fmt: skip
+        app = create_app(settings, store=null_store() if mode == "null store" else None)
+
+        async def run() -> tuple[float, float]:
+            async with app.lifespan():
+                state = app.state.gateway
+                key = "tg_x"
+                if mode == "real store":
+                    await state.store.upgrade()
+                    key, _ = await state.store.create_key("t", "n", 3, None)
+                body = json.dumps({"model": "bench", "messages": [{"role": "user", "content": prompt(size, 1)}]})
+                async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw",
+                                             headers={"authorization": f"Bearer {key}"}) as c:  # fmt: skip
+                    for _ in range(20):
+                        (await c.post("/v1/chat/completions", content=body)).raise_for_status()
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    for _ in range(n):
+                        await c.post("/v1/chat/completions", content=body)
+                    return (time.process_time() - c0) / n * 1000, (time.perf_counter() - t0) / n * 1000
+
+        result = asyncio.run(run())
+        print(f"  {mode:10} {size // 1024:>4} KB  cpu/req {result[0]:.2f} ms  wall/req {result[1]:.2f} ms",
+              flush=True)  # fmt: skip
+        return result
 
 
 def main() -> None:

@@ -1,7 +1,6 @@
 """``create_app(settings, *, seams…) -> Litestar``: the one place the gateway is assembled.
 
 Seams (for tests and embedding, never monkeypatching): ``store`` (an opened audit store),
-``transport`` (one httpx transport for every upstream) or ``transports`` (per upstream name),
 ``classifier`` (a built ``tiers.Classifier``, which is slow to build), ``limiter`` and ``clock``.
 Everything else is built from ``settings`` in the lifespan and torn down with it.
 """
@@ -17,7 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-import httpx
 import msgspec
 from litestar import Litestar, Request, Response
 from litestar.exceptions import HTTPException
@@ -114,8 +112,6 @@ def create_app(
     settings: Settings,
     *,
     store: Any = None,
-    transport: httpx.AsyncBaseTransport | None = None,
-    transports: dict[str, httpx.AsyncBaseTransport] | None = None,
     classifier: Any = None,
     limiter: Limiter | None = None,
     clock: Callable[[], datetime] | None = None,
@@ -144,8 +140,7 @@ def create_app(
                 if _auto_migrate(settings):
                     await the_store.upgrade()
             clients = {
-                u.name: UpstreamClient(u, transport=(transports or {}).get(u.name, transport))
-                for u in settings.upstreams
+                u.name: UpstreamClient(u) for u in settings.upstreams
             }
             for c in clients.values():
                 stack.push_async_callback(c.aclose)

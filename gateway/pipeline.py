@@ -294,10 +294,10 @@ class Pipeline:
         name = outbound.candidate.name
         try:
             raw = await response.aread()
-        except Exception as exc:
-            timeout = "Timeout" in type(exc).__name__
+        except (UpstreamError, UpstreamTimeout) as exc:
+            timeout = isinstance(exc, UpstreamTimeout)
             self._outcome(rid, inbound, "timeout" if timeout else "upstream_error", 504 if timeout else 502,
-                                response.status_code, error=type(exc).__name__)
+                          response.status_code, error="upstream_timeout" if timeout else "upstream_reset")
             self._count(inbound, tier, name, 504 if timeout else 502)
             raise (UpstreamTimeout() if timeout else UpstreamError()) from None
         finally:

@@ -13,12 +13,13 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-import httpx
 import msgspec
 
+from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.integrity import check_answer, check_usage, reported_prompt_tokens
 from gateway.restore import Restorers
 from gateway.tokens import PromptCount
+from gateway.upstream import UpstreamResponse
 
 __all__ = ["StreamResult", "relay_sse"]
 
@@ -53,7 +54,7 @@ def error_event(message: str, type_: str, code: str) -> bytes:
     return _event({"error": {"message": message, "type": type_, "param": None, "code": code}})
 
 
-async def _data_lines(response: httpx.Response) -> AsyncIterator[str]:
+async def _data_lines(response: UpstreamResponse) -> AsyncIterator[str]:
     """The ``data:`` payloads of an SSE stream (comments and other fields ignored)."""
     async for line in response.aiter_lines():
         if line.startswith("data:"):
@@ -119,7 +120,7 @@ def _flush_into(choice: dict[str, Any], index: int, restorers: Restorers) -> Non
 
 
 async def relay_sse(
-    response: httpx.Response,
+    response: UpstreamResponse,
     *,
     restorers: Restorers | None,
     count: PromptCount,
@@ -163,9 +164,9 @@ async def relay_sse(
                     continue
                 first = True
                 yield _event(event)
-        except httpx.TimeoutException:
+        except UpstreamTimeout:
             failure = ("timeout", "upstream_timeout")
-        except httpx.HTTPError:
+        except UpstreamError:
             failure = ("upstream_error", "upstream_reset")
         if failure is None and not done:
             failure = ("upstream_error", "upstream_incomplete")
@@ -179,8 +180,7 @@ async def relay_sse(
             status, code = failure
             integrity = status == "integrity_error"
             result = StreamResult(status, code, usage, first)
-            # Recorded before the client sees the end of its stream, so every stream a client
-            # saw finish (well or badly) already has its outcome row.
+            # Handed to the audit log before the client sees the end of its stream.
             await _finish(on_done, result)
             result = None
             yield error_event(

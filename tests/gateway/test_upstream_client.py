@@ -1,0 +1,124 @@
+"""The request-path upstream client against a real HTTP server on 127.0.0.1: SSE line splitting
+whatever the chunking, lines longer than any read buffer, and failures translated at the edge."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from typing import Any
+
+import pytest
+
+from gateway.errors import UpstreamError, UpstreamTimeout
+from gateway.settings import UpstreamSettings
+from gateway.upstream import RetryableUpstreamError, UpstreamClient, UpstreamRejected
+from tests.support import serve
+
+
+def _chunked(chunks: list[bytes], status: int = 200, delay_s: float = 0.0) -> Any:
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"text/event-stream")]})  # fmt: skip
+        for chunk in chunks:
+            await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await asyncio.sleep(delay_s or 0.01)  # separate writes: separate reads on our side
+        await send({"type": "http.response.body", "body": b""})
+
+    return app
+
+
+def _client(url: str, **timeouts: float) -> UpstreamClient:
+    return UpstreamClient(UpstreamSettings(name="u", base_url=url + "/v1", kind="shared",
+                                           timeouts=timeouts or {}))  # fmt: skip
+
+
+async def _lines(url: str) -> list[str]:
+    client = _client(url)
+    try:
+        opened = await client.open("/chat/completions", b"{}")
+        lines = [line async for line in opened.response.aiter_lines()]
+        await opened.response.aclose()
+        return lines
+    finally:
+        await client.aclose()
+
+
+def test_sse_lines_split_on_cr_lf_and_crlf_across_chunk_boundaries() -> None:
+    """CRLF cut between two reads is one line end, not two; bare CR and LF end lines too."""
+    chunks = [b"data: a\r", b"\ndata: b\r\n\r", b"\ndata: c\rdata: d\n", b"\ndata: [DO", b"NE]"]
+    with serve(_chunked(chunks), lifespan="off") as server:
+        lines = asyncio.run(_lines(server.url))
+    assert lines == ["data: a", "data: b", "", "data: c", "data: d", "", "data: [DONE]"]
+
+
+def test_a_line_longer_than_any_read_buffer_arrives_whole() -> None:
+    """A 600 KB SSE event (one line) is yielded whole, not refused as 'too long'."""
+    payload = b"data: " + b"x" * 600_000
+    with serve(_chunked([payload[:250_000], payload[250_000:], b"\n\n"]), lifespan="off") as server:
+        lines = asyncio.run(_lines(server.url))
+    assert lines[0] == payload.decode() and lines[1:] == [""]
+
+
+def test_errors_are_translated_where_they_enter() -> None:
+    """Refused connection: retryable. 5xx: retryable with its status. 4xx: the upstream's short
+    code only. A stalled body: UpstreamTimeout, never an aiohttp exception."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed_port = s.getsockname()[1]
+
+    async def attempt(url: str, **timeouts: float) -> BaseException:
+        client = _client(url, **timeouts)
+        try:
+            opened = await client.open("/chat/completions", b"{}")
+            await opened.response.aread()
+        except BaseException as exc:  # noqa: BLE001 - the test inspects what came out
+            return exc
+        finally:
+            await client.aclose()
+        raise AssertionError("no error")
+
+    refused = asyncio.run(attempt(f"http://127.0.0.1:{closed_port}"))
+    assert isinstance(refused, RetryableUpstreamError) and refused.upstream_status is None
+    with serve(_chunked([b'{"error": {"code": "overloaded"}}'], status=503), lifespan="off") as server:
+        busy = asyncio.run(attempt(server.url))
+    assert isinstance(busy, RetryableUpstreamError) and busy.upstream_status == 503
+    body = b'{"error": {"code": "context_length_exceeded", "message": "your prompt: SECRET"}}'
+    with serve(_chunked([body], status=400), lifespan="off") as server:
+        rejected = asyncio.run(attempt(server.url))
+    assert isinstance(rejected, UpstreamRejected) and rejected.status_code == 400
+    assert "context_length_exceeded" in str(rejected) and "SECRET" not in str(rejected)
+    with serve(_chunked([b'{"id": ', b"1}"], delay_s=1.0), lifespan="off") as server:
+        stalled = asyncio.run(attempt(server.url, read=0.3))
+    assert isinstance(stalled, UpstreamTimeout)
+
+
+@pytest.mark.parametrize("cut", [b'{"id": 1', b"data: {}\n"])
+def test_a_connection_reset_mid_body_is_an_upstream_error(cut: bytes) -> None:
+    """The server closes the socket mid-body: the reader gets UpstreamError, never a partial body."""
+
+    async def run(port: int) -> BaseException | bytes:
+        client = _client(f"http://127.0.0.1:{port}")
+        try:
+            opened = await client.open("/chat/completions", b"{}")
+            return await opened.response.aread()
+        except UpstreamError as exc:
+            return exc
+        finally:
+            await client.aclose()
+
+    async def main() -> BaseException | bytes:
+        async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            await reader.readuntil(b"\r\n\r\n")
+            writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\n" + cut)
+            await writer.drain()
+            writer.transport.abort()
+
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            return await run(port)
+
+    result = asyncio.run(main())
+    assert isinstance(result, UpstreamError) and not isinstance(result, UpstreamTimeout)
