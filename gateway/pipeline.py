@@ -322,6 +322,8 @@ class Pipeline:
             self._count(inbound, tier, name, 502)
             raise UpstreamIntegrityError()
         restore_response(data, outbound.mapping)
+        if "model" in data:  # the name the client asked for: upstream names and routing stay inside
+            data["model"] = inbound.model
         self._outcome(rid, inbound, "ok", 200, response.status_code, usage=usage)
         self._count(inbound, tier, name, 200)
         return Reply(200, data, headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))})
@@ -345,6 +347,7 @@ class Pipeline:
             count=outbound.count,
             promised_usage=outbound.candidate.upstream.promises_usage,
             client_wants_usage=wants_usage,
+            client_model=inbound.model,
             on_done=done,
         )
         self.metrics.latency.labels(inbound.endpoint).observe(self.monotonic() - inbound.started)

@@ -16,16 +16,27 @@ StreamKey = tuple[Any, ...]  # (choice index, "content" | "text" | "tool", [tool
 
 
 class Restorers:
-    """One streaming restorer per (choice, field), created on first use."""
+    """One streaming restorer per (choice, field), created on first use.
+
+    Streamed tool-call arguments are fragments of a JSON document, so a placeholder there sits
+    inside a JSON string literal: its original goes back JSON-escaped (an identifier holding a
+    quote or a backslash must not break the client's ``json.loads``). Whole arguments are
+    restored in the decoded JSON instead (:func:`restore_response`)."""
 
     def __init__(self, mapping: dict[str, str]) -> None:
         self._mapping = mapping
+        self._escaped: dict[str, str] | None = None
         self._streams: dict[StreamKey, StreamRestorer] = {}
 
     def feed(self, key: StreamKey, text: str) -> str:
         stream = self._streams.get(key)
         if stream is None:
-            stream = self._streams[key] = StreamRestorer(self._mapping)
+            mapping = self._mapping
+            if key[1] == "tool":
+                if self._escaped is None:
+                    self._escaped = {k: json.dumps(v, ensure_ascii=False)[1:-1] for k, v in self._mapping.items()}
+                mapping = self._escaped
+            stream = self._streams[key] = StreamRestorer(mapping)
         return stream.feed(text)
 
     def pending_choices(self) -> list[int]:

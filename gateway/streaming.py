@@ -126,6 +126,7 @@ async def relay_sse(
     count: PromptCount,
     promised_usage: bool,
     client_wants_usage: bool,
+    client_model: str | None = None,
     on_done: Callable[[StreamResult], Awaitable[None] | None],
 ) -> AsyncIterator[bytes]:
     """Yield the client's SSE bytes; call ``on_done`` exactly once with how it ended."""
@@ -154,6 +155,8 @@ async def relay_sse(
                     usage = event["usage"]
                 if not client_wants_usage:
                     event.pop("usage", None)
+                if client_model is not None and "model" in event:
+                    event["model"] = client_model
                 choices = event.get("choices") or []
                 for choice in choices:
                     if isinstance(choice, dict):

@@ -17,11 +17,13 @@ HELLO = [{"role": "user", "content": "Say hello to the team."}]
 
 
 def test_chat_non_streaming(gateway: GatewayHarness, fakes: FakeUpstreams) -> None:
-    """A chat completion goes to the first eligible upstream under its provider name and back."""
+    """A chat completion goes to the first eligible upstream under its provider name and back under
+    the name the client asked for."""
     fakes["vendor"].script = lambda r: Scripted(content="Hello, team!")
     client = gateway.openai(gateway.create_key())
     reply = client.chat.completions.create(model="chat", messages=HELLO, temperature=0.2)
     assert reply.choices[0].message.content == "Hello, team!"
+    assert reply.model == "chat"
     assert reply.usage is not None and reply.usage.prompt_tokens > 0
     (seen,) = fakes["vendor"].ledger.bodies()
     assert seen["model"] == "vendor-chat" and seen["temperature"] == 0.2
@@ -39,6 +41,7 @@ def test_chat_content_parts_and_streaming(gateway: GatewayHarness, fakes: FakeUp
     chunks = list(stream)
     text = "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
     assert text == "Hello, team!"
+    assert {c.model for c in chunks} == {"chat"}  # never the provider's "vendor-chat"
     assert [c.choices[0].finish_reason for c in chunks if c.choices][-1] == "stop"
     assert chunks[-1].usage is not None and chunks[-1].usage.prompt_tokens > 0
     (seen,) = fakes["vendor"].ledger.bodies()
@@ -60,9 +63,10 @@ def test_embeddings_and_completions(gateway: GatewayHarness, fakes: FakeUpstream
     client = gateway.openai(gateway.create_key())
     emb = client.embeddings.create(model="embed", input=["first text", "second text"])
     assert len(emb.data) == 2 and emb.data[1].embedding == [0.0, 0.1, 0.2]
+    assert emb.model == "embed"
     fakes["vendor"].script = lambda r: Scripted(content=" world")
     done = client.completions.create(model="chat", prompt="hello", max_tokens=3)
-    assert done.choices[0].text == " world"
+    assert done.choices[0].text == " world" and done.model == "chat"
     bodies = fakes["vendor"].ledger.bodies()
     assert bodies[0]["model"] == "vendor-embed" and bodies[0]["input"] == ["first text", "second text"]
     assert bodies[1]["prompt"] == "hello" and bodies[1]["model"] == "vendor-chat"
