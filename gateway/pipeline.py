@@ -16,7 +16,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -48,7 +48,8 @@ from gateway.restore import Restorers, restore_response
 from gateway.routing import Router
 from gateway.settings import Settings
 from gateway.streaming import StreamResult, relay_sse
-from gateway.tokens import TokenCounter
+from engine.admission import tokenize_request
+from gateway.tokens import TokenCounter, counted_by_upstream
 from gateway.upstream import RetryableUpstreamError, UpstreamClient
 from tiers.errors import ContentError, TiersError
 from tiers.types import Tier
@@ -222,7 +223,15 @@ class Pipeline:
                 salt_key=self.salt_key,
                 stream=inbound.stream,
             )
-            if outbound.count.tokens > candidate.upstream.safe_tokens:
+            safe = candidate.upstream.safe_tokens
+            if not outbound.count.settles(safe) and candidate.upstream.tokenize_url:
+                try:
+                    outbound = await self._count_at_upstream(inbound, outbound)
+                except UpstreamError as exc:  # length unknown: this upstream gets nothing
+                    self.metrics.fallbacks.labels(candidate.name, "prompt_not_counted").inc()
+                    last = exc
+                    continue
+            if outbound.count.tokens > safe:
                 too_long += 1
                 continue
             if not charged:
@@ -255,6 +264,16 @@ class Pipeline:
             self._count(inbound, decision.tier, "none", 502)
             raise UpstreamError("every eligible upstream failed before answering", code="upstream_unavailable")
         raise TierNotAllowed()
+
+    async def _count_at_upstream(self, inbound: Inbound, outbound: Outbound) -> Outbound:
+        """Replace the estimate by the upstream's own count of exactly what it would receive."""
+        if inbound.endpoint == "embeddings":
+            return outbound  # /tokenize has no embeddings shape; the estimate stands
+        request = tokenize_request(_decode.decode(outbound.body), chat=inbound.endpoint == "chat")
+        if request is None:  # a prompt of token ids: already counted exactly
+            return outbound
+        tokens = await self.clients[outbound.candidate.name].count_tokens(request)
+        return replace(outbound, count=counted_by_upstream(tokens))
 
     async def _write_ahead(
         self, rid: str, inbound: Inbound, principal: Principal, classified: Classified, outbound: Outbound

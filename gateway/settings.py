@@ -81,6 +81,9 @@ class LimitsSettings(BaseModel):
     auth_cache_s: float = Field(2.0, ge=0)
     """Seconds an authenticated key is trusted without asking the database again (0: never).
     Bounds how long a revoked key keeps working on a replica."""
+    auth_timeout_s: float = Field(5.0, gt=0)
+    """Seconds a key lookup may take before the request is refused with 503 (``auth_unavailable``),
+    nothing forwarded: a paused key database must give a fast, explicit error, never a hang."""
 
 
 class TimeoutSettings(BaseModel):
@@ -119,6 +122,10 @@ class UpstreamSettings(BaseModel):
     """Connection / read / write / pool timeouts."""
     tokenizer_file: Path | None = None
     """A ``tokenizer.json`` for exact prompt-token counts; else a calibrated estimate is used."""
+    tokenize_url: str | None = Field(None, pattern=r"^https?://")
+    """The upstream's vLLM-style ``/tokenize`` (e.g. ``http://engine:8000/tokenize``). Without a
+    ``tokenizer_file``, a prompt whose estimate cannot tell whether it fits ``safe_prompt_tokens``
+    is counted there exactly before it is sent; if that count fails, this upstream gets nothing."""
     bytes_per_token: float = Field(4.0, gt=0)
     """Calibration of the estimate: UTF-8 bytes per token of the upstream's tokenizer."""
     usage_tolerance: float = Field(3.0, gt=1)

@@ -6,7 +6,9 @@ upstream's ``bytes_per_token``) is used; the band's floor is the estimate divide
 and its ceiling the byte count itself — no byte-level or byte-fallback tokenizer emits more tokens
 than bytes — plus the template's framing.
 
-The estimate also drives safe-length routing; only an exact tokenizer makes that limit exact.
+The estimate also drives safe-length routing; only an exact count makes that limit exact: a
+``tokenizer_file``, or the upstream's own ``/tokenize`` (:func:`counted_by_upstream`), which the
+pipeline asks whenever the estimate's band straddles the limit.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-__all__ = ["EstimateCounter", "PromptCount", "TokenCounter", "TokenizerCounter", "counter_for"]
+__all__ = ["EstimateCounter", "PromptCount", "TokenCounter", "TokenizerCounter", "counted_by_upstream", "counter_for"]
 
 # What a chat template may add around each message and the whole prompt (role markers, BOS,
 # generation prompt). Generous on purpose: the failure this guards against is orders of magnitude.
@@ -32,6 +34,17 @@ class PromptCount:
     lower: int
     upper: int
     exact: bool
+
+    def settles(self, limit: int) -> bool:
+        """Whether this count alone tells if the prompt fits ``limit`` tokens."""
+        return self.exact or self.upper <= limit or self.lower > limit
+
+
+def counted_by_upstream(tokens: int) -> PromptCount:
+    """A count the upstream gave itself (its tokenizer and chat template, tools included): its
+    ``usage.prompt_tokens`` should equal it, so the band is narrow."""
+    return PromptCount(tokens=tokens, lower=math.floor(tokens / 1.25), upper=math.ceil(tokens * 1.25) + BASE_FRAMING,
+                       exact=True)  # fmt: skip
 
 
 class TokenCounter(Protocol):

@@ -143,6 +143,26 @@ class UpstreamClient:
             raise UpstreamRejected(response.status, code)
         return Opened(UpstreamResponse(response))
 
+    async def count_tokens(self, body: dict[str, object]) -> int:
+        """The upstream's own prompt-token count from its ``tokenize_url`` (vLLM's /tokenize
+        shape: ``{"count": n}``). Any failure raises :class:`UpstreamError`: a prompt that could
+        not be counted must not be sent where its length matters."""
+        url = self.settings.tokenize_url
+        if url is None:
+            raise UpstreamError(code="prompt_not_counted", message="this upstream has no tokenize_url")
+        failed = UpstreamError(code="prompt_not_counted", message="the upstream could not count the prompt")
+        try:
+            async with self._get_session().post(url, json=body) as response:
+                if response.status != 200:
+                    raise failed
+                data = await response.json(content_type=None)
+        except (aiohttp.ClientError, TimeoutError, ValueError):
+            raise failed from None
+        count = data.get("count") if isinstance(data, dict) else None
+        if type(count) is not int or count < 0:
+            raise failed
+        return count
+
     async def get_json(self, path: str) -> object:
         response = await self.client.get(path)
         response.raise_for_status()

@@ -89,6 +89,42 @@ def test_safe_prompt_length_exact(fakes: FakeUpstreams, sqlite_db: str, tmp_path
     assert len(fakes["vendor"].ledger) == 1 and len(fakes["local"].ledger) == 2
 
 
+def test_safe_prompt_length_asks_the_engine_when_the_estimate_cannot_tell(
+        fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path, classifier: Any) -> None:  # fmt: skip
+    """No tokenizer file, a tokenize_url: a prompt the estimate calls short but the engine counts
+    past the safe length is not sent there; one the engine counts within it is, and its count
+    is the one recorded; a clearly short prompt costs no /tokenize call; a failed count sends
+    nothing to that upstream."""
+    tok = byte_tokenizer(tmp_path / "bytes.json")
+    fakes["local"].count_tokens = counter(tok)  # one token per byte, 4x the default estimate
+    ups = upstream_config(fakes, vendor={"max_tier": 2},
+                          local={"safe_prompt_tokens": 300, "tokenize_url": fakes.servers["local"].url + "/tokenize"})
+    cfg = {"upstreams": ups}
+    with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as gw:
+        client = gw.openai(gw.create_key())
+
+        def ask(n: int) -> str:
+            r = client.chat.completions.with_raw_response.create(
+                model="local-only", messages=[{"role": "user", "content": "a" * n}])
+            return r.headers["x-request-id"]
+
+        ask(40)  # estimate band tops out under 300: settled without asking
+        assert len(fakes["local"].tokenized) == 0 and len(fakes["local"].ledger) == 1
+        rid = ask(280)  # estimate 70 tokens, but its band reaches past 300: the engine says 286
+        assert len(fakes["local"].tokenized) == 1 and len(fakes["local"].ledger) == 2
+        (row,) = gw.rows("SELECT prompt_tokens FROM audit_requests WHERE request_id = :r", {"r": rid})
+        assert row["prompt_tokens"] == fakes["local"].prompt_tokens("/v1/chat/completions",
+                                                                    fakes["local"].ledger.bodies()[-1])
+        with pytest.raises(openai.BadRequestError) as err:
+            ask(298)  # estimate 75 tokens (fits), engine count 304 (does not)
+        assert err.value.body["code"] == "context_length_exceeded"  # type: ignore[index]
+        assert len(fakes["local"].tokenized) == 2 and len(fakes["local"].ledger) == 2
+        fakes["local"].tokenize_status = 500
+        with pytest.raises(openai.APIStatusError) as err2:
+            ask(280)
+        assert err2.value.status_code == 502 and len(fakes["local"].ledger) == 2
+
+
 def test_rate_limits_in_redis_shared_by_replicas(fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path,
                                                  classifier: Any, redis_url: str, unique_prefix: str) -> None:  # fmt: skip
     """Two gateway replicas on one Redis share a key's budget: the third request overall gets 429."""

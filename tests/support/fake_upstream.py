@@ -142,6 +142,8 @@ class FakeUpstream:
         self.name = name
         self.kind = kind
         self.ledger = Ledger(keep=keep_ledger)
+        self.tokenized = Ledger(keep=keep_ledger)  # POST /tokenize bodies (they carry prompts too)
+        self.tokenize_status = 200
         self.count_tokens = count_tokens or (lambda t: max(1, (len(t.encode()) + 3) // 4) if t else 0)
         self.script: Callable[[Received], Scripted] = script or (lambda r: Scripted())
         self.manifest = manifest if manifest is not None else (HARDENED_MANIFEST if kind == "onprem" else None)
@@ -166,6 +168,14 @@ class FakeUpstream:
             ids = len(value) if value and all(isinstance(v, int) for v in value) else sum(
                 len(v) for v in value if isinstance(v, list))
         return ids + sum(self.count_tokens(s) for s in _strings(value))
+
+    async def _tokenize(self, r: Received, send: Any) -> None:
+        """vLLM's /tokenize: the same accounting as ``usage.prompt_tokens`` of the real request."""
+        if self.tokenize_status != 200:
+            await _json(send, self.tokenize_status, {"error": {"message": "scripted", "code": "scripted"}})
+            return
+        path = "/v1/chat/completions" if "messages" in r.body else "/v1/completions"
+        await _json(send, 200, {"count": self.prompt_tokens(path, r.body), "max_model_len": 1_000_000})
 
     # ---- ASGI -----------------------------------------------------------------------------
 
@@ -195,6 +205,9 @@ class FakeUpstream:
                 break
         raw = b"".join(chunks)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
+        if path == "/tokenize":  # vLLM's counting route: no generation, so its own ledger
+            await self._tokenize(self.tokenized.add(path, headers, raw), send)
+            return
         received = self.ledger.add(path, headers, raw)
         answer = self.script(received)
         if answer.delay_s:
