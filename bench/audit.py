@@ -81,6 +81,23 @@ class Backend:
         base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
         return f"{base}/{self.pg_name}"
 
+    async def kept_url(self, keep: Path, rows: int) -> tuple[str, bool]:
+        """A database kept between runs (``--keep``) for the 10M-row queries: (url, needs filling).
+        Filling takes many minutes; the queries are what is measured."""
+        if self.name == "sqlite":
+            path = keep / f"bench-{rows}.db"
+            return f"sqlite+aiosqlite:///{path}", not path.exists()
+        name = f"tg_bench_keep_{rows}"
+        conn = await asyncpg.connect(PG_ADMIN)
+        try:
+            exists = await conn.fetchval("SELECT 1 FROM pg_database WHERE datname = $1", name)
+            if not exists:
+                await conn.execute(f'CREATE DATABASE "{name}"')
+        finally:
+            await conn.close()
+        base = PG_ADMIN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
+        return f"{base}/{name}", not exists
+
     async def drop(self) -> None:
         if self.pg_name:
             conn = await asyncpg.connect(PG_ADMIN)
@@ -207,14 +224,24 @@ async def timed(coro_fn, repeat: int = 3) -> tuple[float, object]:
     return best, result
 
 
-async def big_queries(backend: Backend, workdir: Path, rows: int) -> dict[str, object]:
-    url = await backend.fresh_url()
+async def big_queries(backend: Backend, workdir: Path, rows: int, keep: Path | None = None,
+                      fill_only: bool = False) -> dict[str, object]:  # fmt: skip
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        url, needs_fill = await backend.kept_url(keep, rows)
+    else:
+        url, needs_fill = await backend.fresh_url(), True
     store = await open_store(url, workdir)
     out: dict[str, object] = {}
     try:
-        log(f"{backend.name}: generating {rows} rows")
-        out["fill_s"] = await fill(store, rows)
-        log(f"{backend.name}: filled in {out['fill_s']:.0f}s")
+        if needs_fill:
+            log(f"{backend.name}: generating {rows} rows")
+            out["fill_s"] = await fill(store, rows)
+            log(f"{backend.name}: filled in {out['fill_s']:.0f}s")
+        else:
+            log(f"{backend.name}: reusing the {rows}-row database kept in {keep}")
+        if fill_only:
+            return out
         start = BASE + timedelta(days=100)
         end = start + timedelta(days=13) - timedelta(microseconds=1)
         incident = ExposureFilter(start=start, end=end, providers=("vendor-2",),
@@ -274,6 +301,10 @@ async def main() -> None:
     ap.add_argument("--concurrency", type=int, default=1024,
                     help="concurrent writers: a gateway's in-flight requests")
     ap.add_argument("--skip", default="", help="comma list of: write,query,verify")
+    ap.add_argument("--keep", type=Path, default=None,
+                    help="keep the 10M-row databases here (SQLite file; PostgreSQL database "
+                         "tg_bench_keep_N) and reuse them on the next run instead of refilling")
+    ap.add_argument("--fill-only", action="store_true", help="with --keep: fill, measure nothing")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
     workdir = Path(tempfile.mkdtemp(prefix="tg-bench-"))
@@ -293,7 +324,10 @@ async def main() -> None:
                 log(f"{name}: verify {rate:,.0f} records/s over {args.verify_rows} records "
                     f"({cpu_rate:,.0f} records per CPU-second)")  # fmt: skip
             if "query" not in skip:
-                r = await big_queries(backend, workdir, args.rows)
+                if args.fill_only:
+                    await big_queries(backend, workdir, args.rows, args.keep, fill_only=True)
+                    continue
+                r = await big_queries(backend, workdir, args.rows, args.keep)
                 log(f"{name}: over {args.rows:,} rows: query (CSV, {r['query_rows']} rows) "
                     f"{r['query_s']:.3f}s, count {r['count_s']:.3f}s; 13-day assessment "
                     f"({r['assess_rows']} rows) {r['assess_s']:.2f}s; all-vendor 13-day "
