@@ -82,6 +82,9 @@ class EngineConfig(BaseModel):
     """How long vLLM may take to become healthy before the start is abandoned."""
     upstream_timeout_s: float = Field(default=600.0, gt=0)
     """The front's read timeout towards vLLM, per request."""
+    stop_grace_s: float = Field(default=15.0, gt=0)
+    """How long vLLM gets to exit after SIGTERM before SIGKILL: on a normal stop, and when the
+    orphan watchdog ends a vLLM whose supervisor died."""
 
     @field_validator("model")
     @classmethod

@@ -1,5 +1,7 @@
-"""Start and stop vLLM's OpenAI server with the hardening on, in its own process group.
+"""Start and stop vLLM's OpenAI server with the hardening on, in a process group of its own.
 
+The group is led by ``engine.watchdog``, which ends it if the supervisor dies without stopping
+vLLM; vLLM's server also gets SIGTERM from the kernel when that happens (``PR_SET_PDEATHSIG``).
 vLLM listens on 127.0.0.1 only; clients reach it through the front (``engine.front``). The
 server is started as ``python -m vllm.entrypoints.openai.api_server`` because the ``vllm``
 console script of the CPU build fails to find its own distribution.
@@ -13,8 +15,10 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import httpx
 
@@ -98,47 +102,105 @@ def vllm_env(
     return env
 
 
-def _die_with_parent() -> None:
-    # Linux: SIGTERM vLLM if the supervisor dies without stopping it (kill -9, crash), so an
-    # unsupervised engine never keeps serving.
-    if sys.platform.startswith("linux"):
+def _die_with_parent(parent_pid: int) -> Callable[[], None]:
+    """``preexec_fn`` for vLLM: SIGTERM it when the supervisor dies without stopping it (Linux).
+
+    The first line of defence for a running engine (vLLM shuts down cleanly on SIGTERM once it
+    serves); ``engine.watchdog`` covers the rest of the group and a vLLM that ignores the signal.
+    """
+
+    def preexec() -> None:
+        if not sys.platform.startswith("linux"):
+            return
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(
-            1, signal.SIGTERM
-        )  # PR_SET_PDEATHSIG
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        # A supervisor that died between fork and prctl sends no death signal: check by hand.
+        if os.getppid() != parent_pid:
+            os._exit(1)
+
+    return preexec
+
+
+WATCHDOG_SCRIPT = Path(__file__).with_name("watchdog.py")
+
+
+def _spawn_watchdog(grace_s: float, log: IO[bytes]) -> tuple[subprocess.Popen[bytes], int]:
+    """Start ``engine.watchdog`` leading a new process group; return it and the pipe's write end."""
+    read_end, write_end = os.pipe()  # not inheritable: only the watchdog gets (only) the read end
+    try:
+        watchdog = subprocess.Popen(
+            [sys.executable, "-I", str(WATCHDOG_SCRIPT), str(grace_s)],
+            stdin=read_end,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            process_group=0,
+        )
+    except BaseException:
+        os.close(write_end)
+        raise
+    finally:
+        os.close(read_end)
+    return watchdog, write_end
 
 
 @dataclass
 class VllmProcess:
-    """A running vLLM server: its process (group leader), port and log file."""
+    """A running vLLM server: its process, port and log file, and the group it runs in.
+
+    ``watchdog`` (when spawned by ``spawn``) leads the process group vLLM runs in and ends that
+    group if this process dies without calling ``stop``; ``watch_fd`` is the pipe end whose
+    closing tells it so. Without a watchdog, vLLM leads its own group.
+    """
 
     popen: subprocess.Popen[bytes]
     port: int
     log_path: Path
+    watchdog: subprocess.Popen[bytes] | None = None
+    watch_fd: int | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def pgid(self) -> int:
+        return self.watchdog.pid if self.watchdog is not None else self.popen.pid
+
     @classmethod
     def spawn(
-        cls, cmd: list[str], env: dict[str, str], log_path: Path, port: int
+        cls,
+        cmd: list[str],
+        env: dict[str, str],
+        log_path: Path,
+        port: int,
+        *,
+        orphan_grace_s: float = 15.0,
     ) -> VllmProcess:
-        log = log_path.open("ab")
-        try:
-            popen = subprocess.Popen(
-                cmd,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                start_new_session=True,
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 - spawned before any thread starts
-            )
-        finally:
-            log.close()
-        return cls(popen, port, log_path)
+        """Start the watchdog, then vLLM in its process group: vLLM is never unwatched.
+
+        ``orphan_grace_s``: how long an orphaned vLLM gets between SIGTERM and SIGKILL.
+        """
+        with log_path.open("ab") as log:
+            watchdog, watch_fd = _spawn_watchdog(orphan_grace_s, log)
+            try:
+                popen = subprocess.Popen(
+                    cmd,
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    # Not a new session: a process group can only be joined within one session.
+                    process_group=watchdog.pid,
+                    # Spawned before any thread starts, so preexec_fn is safe here.
+                    preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509
+                )
+            except BaseException:
+                watchdog.kill()
+                watchdog.wait()
+                os.close(watch_fd)
+                raise
+        return cls(popen, port, log_path, watchdog, watch_fd)
 
     def log_tail(self, lines: int = 15) -> str:
         try:
@@ -172,20 +234,30 @@ class VllmProcess:
         return self.popen.poll() is None
 
     def stop(self, grace_s: float = 15.0) -> int | None:
-        """SIGTERM the whole process group, then SIGKILL what is left; return the exit code."""
+        """SIGTERM the whole process group, then SIGKILL what is left; return vLLM's exit code."""
         for sig, wait in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 5.0)):
             try:
-                os.killpg(self.popen.pid, sig)
+                os.killpg(self.pgid, sig)
             except ProcessLookupError:
                 break
             try:
                 self.popen.wait(timeout=wait)
             except subprocess.TimeoutExpired:
                 continue
-            # The leader is gone; children of the group may linger: finish them too.
+            # vLLM's server is gone; its children (and the watchdog) may linger: finish them too.
             try:
-                os.killpg(self.popen.pid, signal.SIGKILL)
+                os.killpg(self.pgid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             break
+        if self.watch_fd is not None:
+            # Only after the group is dead: closing it earlier would set the watchdog off too.
+            os.close(self.watch_fd)
+            self.watch_fd = None
+        if self.watchdog is not None:
+            try:
+                self.watchdog.wait(timeout=5.0)
+            except subprocess.TimeoutExpired:
+                self.watchdog.kill()
+                self.watchdog.wait()
         return self.popen.returncode

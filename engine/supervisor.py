@@ -5,11 +5,15 @@ Start order, each step fatal on failure (the engine never serves half-checked):
 2. spawn vLLM with only our plugin allowed, wait for /health;
 3. read back the pool and context from vLLM and compare with the plan;
 4. check that every vLLM process (API server, engine core, workers) reported the plugin active.
+
+A plugin that refused to load (e.g. an untested vLLM version) stops vLLM; the start then fails
+with the plugin's own reason, never with an engine that runs unhardened.
 """
 
 from __future__ import annotations
 
 import logging
+import signal
 import tempfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -20,6 +24,7 @@ import psutil
 
 from engine.config import EngineConfig
 from engine.launcher import (
+    WATCHDOG_SCRIPT,
     EngineStartError,
     VllmProcess,
     free_port,
@@ -28,7 +33,7 @@ from engine.launcher import (
 )
 from engine.manifest import MANIFEST_SCHEMA, EngineManifest
 from engine.plugin import PLUGIN_VERSION
-from engine.plugin.state import read_plugin_processes
+from engine.plugin.state import read_plugin_processes, read_refusals
 from engine.preflight import (
     PoolPlan,
     PreflightError,
@@ -44,8 +49,8 @@ __all__ = ["EngineSupervisor", "ZeroingStatus", "is_helper_process"]
 log = logging.getLogger("tiergate.engine")
 
 # Helper processes that never hold KV and never load vLLM plugins: Python's multiprocessing
-# trackers (started as ``python -c "from multiprocessing.<x> import main; ..."``) and torch's
-# compile workers.
+# trackers (started as ``python -c "from multiprocessing.<x> import main; ..."``), torch's
+# compile workers, and our orphan watchdog (``python -I .../engine/watchdog.py``).
 _HELPER_CODE = (
     "from multiprocessing.resource_tracker import",
     "from multiprocessing.forkserver import",
@@ -62,9 +67,11 @@ def is_helper_process(cmdline: list[str]) -> bool:
         )
         if code.startswith(_HELPER_CODE):
             return True
-    return any(
-        a.endswith("_inductor/compile_worker/__main__.py") for a in cmdline[:3]
-    ) or ("-m" in cmdline[:3] and "torch._inductor.compile_worker" in cmdline[:4])
+    return (
+        any(a.endswith("_inductor/compile_worker/__main__.py") for a in cmdline[:3])
+        or ("-m" in cmdline[:3] and "torch._inductor.compile_worker" in cmdline[:4])
+        or (cmdline[1:2] == ["-I"] and cmdline[2:3] == [str(WATCHDOG_SCRIPT)])
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +100,7 @@ class EngineSupervisor:
         self.readback: ReadBack | None = None
         self.process: VllmProcess | None = None
         self.started_at: str | None = None
+        self._exit_logged = False
 
     @property
     def vllm_url(self) -> str:
@@ -103,14 +111,16 @@ class EngineSupervisor:
     def start(self) -> None:
         self.plan = plan_pool(self.config)
         log.info("preflight ok: %s", describe(self.plan))
-        for stale in self.state_dir.glob("kvzero-*"):
-            stale.unlink()  # evidence of an earlier run must not vouch for this one
+        for pattern in ("kvzero-*", "kvrefused-*"):
+            for stale in self.state_dir.glob(pattern):
+                stale.unlink()  # evidence of an earlier run must not speak for this one
         port = self.config.vllm_port or free_port()
         self.process = VllmProcess.spawn(
             vllm_command(self.config, port),
             vllm_env(self.config, self.state_dir),
             self.state_dir / "vllm.log",
             port,
+            orphan_grace_s=self.config.stop_grace_s,
         )
         try:
             self.process.wait_healthy(self.config.startup_timeout_s)
@@ -126,14 +136,28 @@ class EngineSupervisor:
                     f"KV hygiene plugin not active in vLLM processes {list(status.missing)} "
                     f"(active in {status.processes})"
                 )
-        except BaseException:
+        except BaseException as exc:
             self.stop()
+            refused = self._plugin_refusal()
+            if refused is not None and isinstance(exc, Exception):
+                # vLLM's exit code and log tail bury the reason; the plugin's record names it.
+                raise EngineStartError(refused) from exc
             raise
         self.started_at = datetime.now(UTC).isoformat(timespec="seconds")
         log.info(
             "engine ready on %s; plugin active in %d processes",
             self.vllm_url,
             status.processes,
+        )
+
+    def _plugin_refusal(self) -> str | None:
+        refusals = read_refusals(self.state_dir)
+        if not refusals:
+            return None
+        first = refusals[0]
+        return (
+            f"the KV hygiene plugin refused to load in vLLM (pid {first.pid}), so vLLM did not "
+            f"start: {first.reason}"
         )
 
     def _read_back(self) -> ReadBack:
@@ -179,7 +203,19 @@ class EngineSupervisor:
         )
 
     def alive(self) -> bool:
-        return self.process is not None and self.process.alive()
+        if self.process is None:
+            return False
+        if self.process.alive():
+            return True
+        if not self._exit_logged and self.started_at is not None:
+            # Once, at the first look after the fact: the line that says why the front went down.
+            self._exit_logged = True
+            log.error(
+                "vLLM (pid %d) %s; the engine is down",
+                self.process.popen.pid,
+                _describe_exit(self.process.popen.returncode),
+            )
+        return False
 
     def manifest(self) -> EngineManifest:
         """The manifest as of now; raises ``EngineStartError`` when the engine is not running."""
@@ -216,4 +252,15 @@ class EngineSupervisor:
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.stop()
+            self.process.stop(self.config.stop_grace_s)
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "is running"
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 __all__ = [
     "ENV_ALLOW_UNTESTED",
+    "ENV_ALSO_CHECK_VERSION",
     "ENV_STATE_DIR",
     "PLUGIN_NAME",
     "PLUGIN_VERSION",
@@ -22,6 +23,9 @@ PLUGIN_NAME = "tiergate_kv_hygiene"
 PLUGIN_VERSION = "0.1.0"
 ENV_STATE_DIR = "TIERGATE_ENGINE_STATE_DIR"
 ENV_ALLOW_UNTESTED = "TIERGATE_KV_PLUGIN_ALLOW_UNTESTED"
+# A second version for the pin to judge besides vLLM's own (to rehearse an upgrade, or to test the
+# refusal on the vLLM at hand). It can only add a refusal, never lift one.
+ENV_ALSO_CHECK_VERSION = "TIERGATE_KV_PLUGIN_ALSO_CHECK_VERSION"
 
 
 def register() -> None:

@@ -4,6 +4,9 @@ Each vLLM process that runs ``register`` writes ``kvzero-<pid>.json`` (written o
 and keeps ``kvzero-<pid>.count`` open: two little-endian u64 (zeroing calls, blocks zeroed)
 updated with one ``pwrite`` per zeroing call. A pwrite is a single syscall; anything heavier
 (JSON, locks, fsync) would sit on the scheduler's step path.
+
+A process in which the plugin refused to load writes ``kvrefused-<pid>.json`` with the reason
+instead, so that the supervisor can name it (vLLM's log buries it in a traceback).
 """
 
 from __future__ import annotations
@@ -17,9 +20,12 @@ from pathlib import Path
 
 __all__ = [
     "PluginProcess",
+    "PluginRefusal",
     "ZeroCounter",
     "read_plugin_processes",
+    "read_refusals",
     "write_process_record",
+    "write_refusal",
 ]
 
 _COUNT = struct.Struct("<QQ")
@@ -87,4 +93,32 @@ def read_plugin_processes(state_dir: Path) -> list[PluginProcess]:
             )
         except (OSError, ValueError, KeyError):
             continue  # a half-written or foreign file proves nothing: it simply does not count
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class PluginRefusal:
+    """One vLLM process in which the plugin refused to load, and why."""
+
+    pid: int
+    reason: str
+
+
+def write_refusal(state_dir: Path, reason: str) -> None:
+    """Atomically write this process's ``kvrefused-<pid>.json``."""
+    pid = os.getpid()
+    tmp = state_dir / f".kvrefused-{pid}.json.tmp"
+    tmp.write_text(json.dumps({"pid": pid, "reason": reason, "written_at": time.time()}))
+    os.replace(tmp, state_dir / f"kvrefused-{pid}.json")
+
+
+def read_refusals(state_dir: Path) -> list[PluginRefusal]:
+    """Every refusal recorded in ``state_dir``; unreadable files are skipped."""
+    found: list[PluginRefusal] = []
+    for path in sorted(state_dir.glob("kvrefused-*.json")):
+        try:
+            record = json.loads(path.read_text())
+            found.append(PluginRefusal(pid=int(record["pid"]), reason=str(record["reason"])))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
     return found

@@ -7,22 +7,34 @@ the step that writes them. Stock vLLM turns it on only for Mamba and mixed-preci
 plain attention model reuses freed blocks with the previous request's K/V still in them.
 
 That property is private, so this module refuses to run on a vLLM it was not tested with (unless
-``TIERGATE_KV_PLUGIN_ALLOW_UNTESTED=1``), checks that every piece it relies on exists, and wraps
-the zeroing functions so that a silent skip (the GPU runner returns without zeroing when its
-zeroer was never built) becomes an error that stops the engine instead.
+``TIERGATE_KV_PLUGIN_ALLOW_UNTESTED=1``; ``TIERGATE_KV_PLUGIN_ALSO_CHECK_VERSION`` makes it judge
+a second version too, which can only add a refusal), checks that every piece it relies on
+exists, and wraps the zeroing functions so that a silent skip (the GPU runner returns without
+zeroing when its zeroer was never built) becomes an error that stops the engine instead.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from engine.plugin import ENV_ALLOW_UNTESTED, ENV_STATE_DIR, PLUGIN_VERSION
-from engine.plugin.state import ZeroCounter, write_process_record
+from engine.plugin import (
+    ENV_ALLOW_UNTESTED,
+    ENV_ALSO_CHECK_VERSION,
+    ENV_STATE_DIR,
+    PLUGIN_VERSION,
+)
+from engine.plugin.state import ZeroCounter, write_process_record, write_refusal
 
-__all__ = ["TESTED_VLLM_VERSIONS", "PluginRefused", "counter", "install"]
+__all__ = [
+    "TESTED_VLLM_VERSIONS",
+    "PluginRefused",
+    "check_version_pin",
+    "counter",
+    "install",
+]
 
 TESTED_VLLM_VERSIONS = frozenset({"0.32.0"})
 
@@ -105,20 +117,50 @@ def _patch_runners() -> None:
         GPUModelRunner._zero_block_ids = checked  # type: ignore[method-assign]
 
 
+def check_version_pin(vllm_version: str, environ: Mapping[str, str]) -> bool:
+    """Raise ``PluginRefused`` for an untested vLLM unless overridden; True when overridden.
+
+    ``ENV_ALSO_CHECK_VERSION`` adds a version to judge besides ``vllm_version``: both must pass.
+    """
+    judged = [vllm_version]
+    extra = environ.get(ENV_ALSO_CHECK_VERSION, "").strip()
+    if extra:
+        judged.append(extra)
+    untested = [v for v in judged if v not in TESTED_VLLM_VERSIONS]
+    if not untested:
+        return False
+    if environ.get(ENV_ALLOW_UNTESTED) == "1":
+        return True
+    raise PluginRefused(
+        f"tiergate KV hygiene plugin {PLUGIN_VERSION} is tested with vLLM "
+        f"{sorted(TESTED_VLLM_VERSIONS)}, not {untested[-1]}; set allow_untested_vllm: true in "
+        f"the engine config ({ENV_ALLOW_UNTESTED}=1 for a vLLM started by hand) to override"
+    )
+
+
 def install() -> None:
-    """Turn zero-on-allocate on in this process; idempotent; raises ``PluginRefused``."""
+    """Turn zero-on-allocate on in this process; idempotent; raises ``PluginRefused``.
+
+    A refusal is also recorded in the state dir (when set) for the supervisor to report.
+    """
+    raw_dir = os.environ.get(ENV_STATE_DIR)
+    state_dir = Path(raw_dir) if raw_dir else None
+    try:
+        _install(state_dir)
+    except PluginRefused as exc:
+        if state_dir is not None:
+            write_refusal(state_dir, str(exc))
+        raise
+
+
+def _install(state_dir: Path | None) -> None:
     global _counter
     if _counter is not None:
         return
     import vllm
 
     version = str(getattr(vllm, "__version__", "unknown"))
-    override = os.environ.get(ENV_ALLOW_UNTESTED) == "1"
-    if version not in TESTED_VLLM_VERSIONS and not override:
-        raise PluginRefused(
-            f"tiergate KV hygiene plugin {PLUGIN_VERSION} is tested with vLLM "
-            f"{sorted(TESTED_VLLM_VERSIONS)}, not {version}; set {ENV_ALLOW_UNTESTED}=1 to override"
-        )
+    override = check_version_pin(version, os.environ)
     from vllm.v1.core.sched.output import SchedulerOutput
     from vllm.v1.kv_cache_interface import KVCacheConfig
 
@@ -132,8 +174,6 @@ def install() -> None:
     KVCacheConfig.needs_kv_cache_zeroing = property(  # type: ignore[method-assign,assignment]
         _always, doc="Always zero new KV blocks (tiergate KV hygiene plugin)."
     )
-    raw_dir = os.environ.get(ENV_STATE_DIR)
-    state_dir = Path(raw_dir) if raw_dir else None
     _counter = ZeroCounter(state_dir)
     if state_dir is not None:
         write_process_record(
@@ -141,7 +181,7 @@ def install() -> None:
             {
                 "plugin_version": PLUGIN_VERSION,
                 "vllm_version": version,
-                "version_override": version not in TESTED_VLLM_VERSIONS,
+                "version_override": override,
                 "zeroing": True,
             },
         )

@@ -1,0 +1,132 @@
+"""A stand-in for vLLM's OpenAI server, for the engine's process-lifecycle tests.
+
+``vllm_shim`` writes a ``vllm.entrypoints.openai.api_server`` module into a folder that, put
+first on ``PYTHONPATH``, takes the place of the real vLLM for ``python -m`` (the command the
+launcher runs). The stand-in answers what the supervisor reads at start (``/health``,
+``/metrics`` with ``vllm:cache_config_info``, ``/v1/models``), with the pool the config asks
+for, and records the plugin as active for itself and for one child process, like vLLM's
+engine core. It starts in well under a second, where a real vLLM takes about a minute here.
+
+With ``FAKE_VLLM_IGNORE_SIGTERM=1`` both processes ignore SIGTERM, as vLLM 0.32 does while it is
+still starting.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from engine.config import EngineConfig
+from engine.plugin import ENV_STATE_DIR, PLUGIN_VERSION
+from engine.plugin.state import write_process_record
+from engine.preflight import plan_pool
+
+__all__ = ["vllm_shim"]
+
+_REPO = Path(__file__).resolve().parents[2]
+_CHILD_FLAG = "--fake-engine-core"
+
+
+def vllm_shim(folder: Path) -> Path:
+    """Write the shadowing ``vllm`` package under ``folder``; return the PYTHONPATH to use."""
+    pkg = folder / "vllm" / "entrypoints" / "openai"
+    pkg.mkdir(parents=True, exist_ok=True)
+    for init in (folder / "vllm", folder / "vllm" / "entrypoints", pkg):
+        (init / "__init__.py").write_text("")
+    (pkg / "api_server.py").write_text(
+        "from tests.engine.fake_vllm import main\n\nif __name__ == '__main__':\n    main()\n"
+    )
+    return Path(f"{folder}{os.pathsep}{_REPO}")
+
+
+def _record() -> None:
+    write_process_record(
+        Path(os.environ[ENV_STATE_DIR]),
+        {
+            "plugin_version": PLUGIN_VERSION,
+            "vllm_version": "0.32.0",
+            "version_override": False,
+            "zeroing": True,
+        },
+    )
+
+
+def _ignore_sigterm_if_asked() -> None:
+    if os.environ.get("FAKE_VLLM_IGNORE_SIGTERM") == "1":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
+def _engine_core() -> None:
+    _ignore_sigterm_if_asked()
+    _record()
+    while True:
+        time.sleep(3600)
+
+
+def main() -> None:
+    if _CHILD_FLAG in sys.argv:
+        _engine_core()
+        return
+    _ignore_sigterm_if_asked()
+    parser = argparse.ArgumentParser()
+    for flag in ("--model", "--served-model-name", "--dtype"):
+        parser.add_argument(flag, required=True)
+    for flag in ("--max-model-len", "--kv-cache-memory-bytes", "--block-size", "--port"):
+        parser.add_argument(flag, type=int, required=True)
+    parser.add_argument("--no-enable-prefix-caching", action="store_true")
+    args, _ = parser.parse_known_args()
+    plan = plan_pool(
+        EngineConfig(
+            model=Path(args.model),
+            served_model_name=args.served_model_name,
+            max_model_len=args.max_model_len,
+            kv_cache_memory_bytes=args.kv_cache_memory_bytes,
+            block_size=args.block_size,
+            dtype=args.dtype,
+        )
+    )
+    core = subprocess.Popen([sys.executable, "-m", "tests.engine.fake_vllm", _CHILD_FLAG])
+    state = Path(os.environ[ENV_STATE_DIR])
+    while not (state / f"kvzero-{core.pid}.json").exists():
+        time.sleep(0.02)  # vLLM too answers /health only once its engine core is up
+    _record()
+    metrics = (
+        "# TYPE vllm:cache_config_info gauge\n"
+        f'vllm:cache_config_info{{block_size="{args.block_size}",'
+        f'enable_prefix_caching="{not args.no_enable_prefix_caching}",'
+        f'num_gpu_blocks="{plan.num_blocks}"}} 1.0\n'
+    )
+    models = {
+        "object": "list",
+        "data": [{"id": args.served_model_name, "max_model_len": args.max_model_len}],
+    }
+    routes = {
+        "/health": ("application/json", b"{}"),
+        "/metrics": ("text/plain", metrics.encode()),
+        "/v1/models": ("application/json", json.dumps(models).encode()),
+    }
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            kind, body = routes.get(self.path, ("application/json", b""))
+            self.send_response(200 if body else 404)
+            self.send_header("content-type", kind)
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: object) -> None:
+            return None
+
+    ThreadingHTTPServer(("127.0.0.1", args.port), Handler).serve_forever()
+
+
+if __name__ == "__main__":
+    main()
