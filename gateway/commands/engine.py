@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import signal
 import sys
 from pathlib import Path
 
@@ -65,12 +66,21 @@ def serve_command(config_path: Path) -> None:
     )
     config = _load(config_path)
     supervisor = EngineSupervisor(config)
+    # An orchestrator's SIGTERM during the (minute-long) start: stop vLLM now rather than die and
+    # leave it to the watchdog's grace period. uvicorn installs its own handlers afterwards.
+    previous = signal.signal(signal.SIGTERM, _raise_stop)
     try:
         supervisor.start()
     except PreflightError as exc:
         raise click.ClickException(f"preflight refused: {exc}") from exc
     except EngineStartError as exc:
         raise click.ClickException(f"engine did not start: {exc}") from exc
+    except _StopRequested:
+        click.echo("SIGTERM while vLLM was starting: stopping it", err=True)
+        supervisor.stop()
+        sys.exit(128 + signal.SIGTERM)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     app = create_front(supervisor)
     # Stop vLLM inside the app's shutdown: uvicorn re-raises SIGTERM once it has shut down, so
     # code after serve() would never run on a signal.
@@ -104,6 +114,15 @@ def serve_command(config_path: Path) -> None:
     if vllm_died:
         click.echo("vLLM exited; the engine front stopped with it", err=True)
         sys.exit(1)
+
+
+class _StopRequested(BaseException):
+    """SIGTERM arrived while the supervisor was starting vLLM (a BaseException: no ``except
+    Exception`` on the way may swallow it)."""
+
+
+def _raise_stop(signum: int, frame: object) -> None:
+    raise _StopRequested()
 
 
 @engine_group.command(name="check")

@@ -8,7 +8,7 @@ for, and records the plugin as active for itself and for one child process, like
 engine core. It starts in well under a second, where a real vLLM takes about a minute here.
 
 With ``FAKE_VLLM_IGNORE_SIGTERM=1`` both processes ignore SIGTERM, as vLLM 0.32 does while it is
-still starting.
+still starting; ``FAKE_VLLM_START_DELAY_S`` holds the start back (a model still loading).
 """
 
 from __future__ import annotations
@@ -92,6 +92,7 @@ def main() -> None:
             dtype=args.dtype,
         )
     )
+    time.sleep(float(os.environ.get("FAKE_VLLM_START_DELAY_S", "0")))
     core = subprocess.Popen([sys.executable, "-m", "tests.engine.fake_vllm", _CHILD_FLAG])
     state = Path(os.environ[ENV_STATE_DIR])
     while not (state / f"kvzero-{core.pid}.json").exists():

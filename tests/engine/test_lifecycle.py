@@ -186,6 +186,28 @@ def test_killed_supervisor_takes_down_a_vllm_that_ignores_sigterm(
         _kill_leftovers(procs)
 
 
+def test_sigterm_during_the_start_stops_vllm_and_exits(
+    fake_serve: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    """SIGTERM to `engine serve` while vLLM still loads: serve stops it and exits 143, nothing left."""
+    model, env = fake_serve
+    serve = _serve(tmp_path, model, {**env, "FAKE_VLLM_START_DELAY_S": "60"})
+    procs: list[psutil.Process] = []
+    try:
+        deadline = time.monotonic() + 30
+        while serve.find(API_SERVER) is None:
+            assert serve.popen.poll() is None and time.monotonic() < deadline, serve.log()[-3000:]
+            time.sleep(0.1)
+        procs = serve.descendants()
+        serve.popen.send_signal(signal.SIGTERM)
+        assert serve.popen.wait(timeout=GRACE_S + 20) == 128 + signal.SIGTERM
+        assert "SIGTERM while vLLM was starting: stopping it" in serve.log()
+        assert _wait_gone(procs, 5) == []
+    finally:
+        stop_group(serve.popen, grace_s=5)
+        _kill_leftovers(procs)
+
+
 @pytest.mark.vllm
 @pytest.mark.timeout(600)
 def test_killed_supervisor_leaves_no_vllm_process_even_mid_start(
