@@ -109,7 +109,9 @@ class Backend:
 
 
 async def open_store(url: str, workdir: Path, **kw: object) -> AuditStore:
-    settings = AuditSettings(url=url, checkpoint_dir=str(workdir / "checkpoints"), **kw)
+    # One checkpoint folder per database: checkpoints pin one chain each.
+    folder = workdir / f"checkpoints-{uuid.uuid5(uuid.NAMESPACE_URL, url).hex[:12]}"
+    settings = AuditSettings(url=url, checkpoint_dir=str(folder), **kw)
     store = await AuditStore.open(settings, fingerprint_key=FP_KEY, checkpoint_key=CP_KEY)
     await store.upgrade()
     return store
