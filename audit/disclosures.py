@@ -22,22 +22,24 @@ from __future__ import annotations
 
 import hashlib
 import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 import yaml
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
-from sqlalchemy import insert
+from sqlalchemy import insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from audit.errors import DisclosureError
 from audit.models import Disclosure
-from audit.timeutil import to_us
+from audit.timeutil import from_us, to_us
 
-__all__ = ["Conditions", "DisclosureSpec", "Window", "load_disclosure", "parse_disclosure",
-           "save_disclosure"]  # fmt: skip
+__all__ = ["Conditions", "DisclosureSpec", "StoredDisclosure", "Window", "list_disclosures",
+           "load_disclosure", "parse_disclosure", "save_disclosure"]  # fmt: skip
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
+_D = Disclosure.__table__
 
 
 class Window(BaseModel):
@@ -162,16 +164,73 @@ def load_disclosure(path: str) -> tuple[DisclosureSpec, str]:
 
 
 async def save_disclosure(engine: AsyncEngine, spec: DisclosureSpec, source_sha256: str,
-                          now: datetime | None = None) -> int:  # fmt: skip
-    """Store the disclosure as loaded; each assessment keeps the version it was run against."""
+                          now: datetime | None = None, *, tenant: str | None = None) -> int:  # fmt: skip
+    """Store the disclosure as loaded; each assessment keeps the version it was run against.
+
+    ``tenant``: the tenant it was assessed for (a tenant admin's own); None stores it platform-wide.
+    """
+    if tenant is not None and not (0 < len(tenant) <= 200):
+        raise DisclosureError("a disclosure's tenant must be 1 to 200 characters")
     async with engine.begin() as conn:
         result = await conn.execute(
-            insert(Disclosure.__table__).values(
+            insert(_D).values(
                 reference=spec.reference,
                 title=spec.title,
+                tenant=tenant,
                 source_sha256=source_sha256,
                 loaded_us=to_us(now or datetime.now(UTC)),
                 body=spec.canonical_json(),
             )
         )
         return int(result.inserted_primary_key[0])
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDisclosure:
+    """One stored disclosure as listed (the CLI's ``exposure disclosures``, the dashboard)."""
+
+    id: int
+    reference: str
+    title: str
+    tenant: str | None  # None: platform-wide
+    loaded_at: datetime
+    window_start: datetime
+    window_end: datetime
+    source_sha256: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "loaded_at": self.loaded_at.isoformat(),
+            "tenant": self.tenant,
+            "reference": self.reference,
+            "title": self.title,
+            "window_start": self.window_start.isoformat(),
+            "window_end": self.window_end.isoformat(),
+            "source_sha256": self.source_sha256,
+        }
+
+
+async def list_disclosures(engine: AsyncEngine, *, visible_to: str | None = None,
+                           limit: int | None = None) -> list[StoredDisclosure]:  # fmt: skip
+    """Stored disclosures, newest first.
+
+    ``visible_to``: a tenant sees its own disclosures and the platform-wide ones (a vendor incident
+    assessed by the platform concerns every tenant); None lists every disclosure.
+    """
+    stmt = select(_D.c.id, _D.c.reference, _D.c.title, _D.c.tenant, _D.c.loaded_us,
+                  _D.c.source_sha256, _D.c.body).order_by(_D.c.id.desc())  # fmt: skip
+    if visible_to is not None:
+        stmt = stmt.where(or_(_D.c.tenant == visible_to, _D.c.tenant.is_(None)))
+    if limit is not None:
+        stmt = stmt.limit(limit)
+    async with engine.connect() as conn:
+        rows = (await conn.execute(stmt)).all()
+    out = []
+    for r in rows:
+        # The body was validated when it was stored; re-validating also gives the window typed.
+        window = DisclosureSpec.model_validate_json(r.body).window
+        out.append(StoredDisclosure(int(r.id), r.reference, r.title, r.tenant, from_us(r.loaded_us),
+                                    window.start, window.end, r.source_sha256))  # fmt: skip
+    return out
+

@@ -151,12 +151,17 @@ class ApiKey(Base):
 
 
 class Disclosure(Base):
-    """A vendor incident disclosure as loaded (validated, canonical JSON)."""
+    """A vendor incident disclosure as loaded (validated, canonical JSON).
+
+    ``tenant`` is the tenant of the admin who stored it; NULL means platform-wide (stored by a
+    platform admin or the CLI) and is visible to every tenant's admins.
+    """
 
     __tablename__ = "disclosures"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=True)
     reference: Mapped[str] = mapped_column(String(200), nullable=False, index=True)
+    tenant: Mapped[str | None] = mapped_column(String(200), index=True)
     title: Mapped[str] = mapped_column(Text, nullable=False)
     source_sha256: Mapped[str] = mapped_column(String(64), nullable=False)
     loaded_us: Mapped[int] = mapped_column(BigInteger, nullable=False)

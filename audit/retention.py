@@ -3,12 +3,16 @@
 Only a *prefix* (every record up to some ``seq``) is ever deleted, so the chain that remains is
 contiguous. Before deleting, a ``purge`` event is appended to the chain naming the range, the
 counts and the anchor (the hash of the last record to go); ``verify`` starts from that anchor.
-Because the event is written first, an interrupted purge still verifies, and the next run
-finishes the job.
+Each batch deletes the next slice of the range in one transaction, so at any moment the rows gone
+are a prefix of the range. Because the event is written first, an interrupted purge still
+verifies (``verify`` reports what is left of the range), and the next run finishes the job: it
+plans again from the oldest surviving record and records a purge event of its own.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -25,7 +29,7 @@ from audit.timeutil import from_us, to_us
 if TYPE_CHECKING:
     from audit.store import AuditStore
 
-__all__ = ["PurgeResult", "purge"]
+__all__ = ["PurgeAnchor", "PurgeResult", "latest_purge", "purge"]
 
 _TABLES = {
     "audit_requests": AuditRequest.__table__,
@@ -34,6 +38,35 @@ _TABLES = {
 }
 _SEGMENTS = AuditSegment.__table__
 _HEAD = ChainHead.__table__
+_EVENTS = AuditEvent.__table__
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeAnchor:
+    """What the newest ``purge`` event promises: every record up to ``through_seq`` may be gone,
+    and the record at ``through_seq`` had ``anchor_hash``."""
+
+    through_seq: int
+    anchor_hash: bytes
+
+
+async def latest_purge(conn: AsyncConnection) -> PurgeAnchor | None:
+    """The newest purge event's range and anchor, or None when no (readable) purge event exists."""
+    row = (
+        await conn.execute(
+            select(_EVENTS.c.detail)
+            .where(_EVENTS.c.kind == "purge")
+            .order_by(_EVENTS.c.seq.desc())
+            .limit(1)
+        )
+    ).first()
+    if row is None:
+        return None
+    try:
+        detail = json.loads(row.detail)
+        return PurgeAnchor(int(detail["through_seq"]), bytes.fromhex(detail["anchor_hash"]))
+    except (ValueError, KeyError, TypeError):
+        return None  # a mangled purge event fails its own hash check during verify's walk
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +127,16 @@ async def _plan(conn: AsyncConnection, cutoff_us: int) -> tuple[int, int, bytes,
     return start, through, anchor, counts
 
 
-async def purge(store: AuditStore, now: datetime, *, batch_size: int = 10_000) -> PurgeResult:
+async def purge(store: AuditStore, now: datetime, *, batch_size: int = 10_000,
+                on_batch: Callable[[int, int], None] | None = None) -> PurgeResult:  # fmt: skip
+    """Delete every chained record older than the retention window, oldest first.
+
+    ``on_batch(done_through, through)`` is called after each batch has committed: every record up
+    to ``done_through`` is gone, the purge ends at ``through``. An exception it raises stops the
+    purge there, exactly as a crash between two batches would.
+    """
+    if batch_size < 1:
+        raise RetentionError("batch_size must be at least 1")
     settings = store.settings
     days = settings.retention_days
     if days < MIN_RETENTION_DAYS and not (settings.force_retention_reason or "").strip():
@@ -135,5 +177,7 @@ async def purge(store: AuditStore, now: datetime, *, batch_size: int = 10_000) -
                 deleted[name] += max(result.rowcount or 0, 0)
             await conn.commit()
         lo = hi + 1
+        if on_batch is not None:
+            on_batch(hi, through)
     await store.record_event("purge_completed", {"through_seq": through, "deleted": deleted})
     return PurgeResult(from_us(cutoff_us), start, through, deleted, event_seq)

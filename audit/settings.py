@@ -24,6 +24,11 @@ class AuditSettings(BaseModel):
     """Where signed chain checkpoints are written: keep it off the database's host or volume."""
     checkpoint_interval_s: float = Field(60, gt=0)
     """How often the server writes a checkpoint; rows newer than the last one are less protected."""
+    checkpoint_keep: int | None = Field(1000, ge=1)
+    """How many of the newest checkpoint files the server keeps (1000 at the default interval:
+    about 16 hours). Older ones are deleted once they agree with the log or their rows were purged;
+    one that disagrees with the log is evidence and is never deleted. None: never delete any (for
+    write-once storage, where deleting fails)."""
     purge_interval_s: float | None = Field(None, gt=0)
     """Run the retention purge inside the server this often (None: only ``tiergate audit purge``)."""
     sqlite_synchronous: Literal["FULL", "NORMAL"] = "FULL"

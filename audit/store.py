@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from audit import keys as _keys
 from audit import migrate
 from audit.chain import ChainHasher, derive_chain_key
+from audit.checkpoint_pruning import PruneResult, prune_checkpoints
 from audit.checkpoints import Checkpoint, CheckpointSigner, write_checkpoint
 from audit.db import make_engine
 from audit.errors import AuditUnavailable, AuditWriteError
@@ -174,17 +175,26 @@ class AuditStore:
         return await write_checkpoint(self.engine, self._signer,
                                       Path(self.settings.checkpoint_dir), self._clock())  # fmt: skip
 
+    async def prune_checkpoints(self) -> PruneResult:
+        """Delete checkpoint files beyond the newest ``checkpoint_keep`` that verify no longer needs."""
+        return await prune_checkpoints(self.engine, self._signer, Path(self.settings.checkpoint_dir),
+                                       self.settings.checkpoint_keep)  # fmt: skip
+
     async def verify(self, checkpoint_dir: str | Path | None = None,
                      progress: Callable[[int], None] | None = None) -> VerifyReport:  # fmt: skip
         folder = Path(checkpoint_dir or self.settings.checkpoint_dir)
         return await verify_chain(self.engine, self._hasher, self._signer, folder, progress)
 
-    async def purge(self, *, now: datetime | None = None, batch_size: int = 10_000) -> PurgeResult:
-        """Delete chained rows older than the retention window, oldest first, in batches."""
-        return await purge(self, now or self._clock(), batch_size=batch_size)
+    async def purge(self, *, now: datetime | None = None, batch_size: int = 10_000,
+                    on_batch: Callable[[int, int], None] | None = None) -> PurgeResult:  # fmt: skip
+        """Delete chained rows older than the retention window, oldest first, in batches.
+
+        ``on_batch(done_through, through)`` is called after each committed batch (progress)."""
+        return await purge(self, now or self._clock(), batch_size=batch_size, on_batch=on_batch)
 
     async def run_maintenance(self) -> None:
-        """Checkpoints every ``checkpoint_interval_s`` and, if configured, purges; until cancelled.
+        """Checkpoints every ``checkpoint_interval_s`` (then prunes old checkpoint files) and, if
+        configured, purges; until cancelled.
 
         The gateway starts this as a task in its lifespan. Failures are logged and retried at the
         next tick: maintenance must never take the request path down with it.
@@ -200,6 +210,9 @@ class AuditStore:
                     await self.write_checkpoint()
                 except Exception as exc:
                     log.error("audit checkpoint failed: %s", type(exc).__name__)
+                else:
+                    if self.settings.checkpoint_keep is not None:
+                        await self._prune_logged()
                 if next_purge is not None and loop.time() >= next_purge:
                     try:
                         await self.purge()
@@ -209,3 +222,16 @@ class AuditStore:
         finally:
             with contextlib.suppress(Exception):
                 await asyncio.shield(self.write_checkpoint())
+
+    async def _prune_logged(self) -> None:
+        # Only after a successful write: while checkpoints cannot be written, the files already
+        # there are all the protection the log has.
+        try:
+            result = await self.prune_checkpoints()
+        except Exception as exc:
+            log.error("audit checkpoint pruning failed: %s", type(exc).__name__)
+            return
+        if result.evidence:
+            log.warning("%d old checkpoint(s) disagree with the audit log and are kept (first at "
+                        "seq %d): run `tiergate audit verify`", len(result.evidence),
+                        result.evidence[0])  # fmt: skip

@@ -10,14 +10,22 @@ What each tampering looks like here:
 
 A retention purge removes a prefix and first appends a ``purge`` event naming the last purged
 ``seq`` and its hash (the anchor), so the walk can start after it with nothing missing.
+
+An interrupted purge (a crash or a cancel between two batches) leaves the records from some
+``seq`` up to the anchor still present. That is not tampering: the log verifies, and the report's
+``unfinished_purge`` names what is left for the next purge to delete. The walk then starts at the
+oldest surviving record (its predecessor's hash went with the deleted batches, so that one record
+is taken as stored) and every later link is checked, up to and through the anchor.
+
+The whole walk reads one snapshot of the database, so a purge or writers running meanwhile cannot
+make a consistent log look broken.
 """
 
 from __future__ import annotations
 
-import json
-from itertools import groupby
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import groupby
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from audit.chain import CHAINED_COLUMNS, GENESIS, ChainHasher
 from audit.checkpoints import CheckpointSigner, load_checkpoints
 from audit.models import AuditEvent, AuditOutcome, AuditRequest, ChainHead
+from audit.retention import latest_purge
 
 __all__ = ["Problem", "VerifyReport", "verify_chain"]
 
@@ -36,7 +45,6 @@ _TABLES = {
     "audit_events": AuditEvent.__table__,
 }
 _HEAD = ChainHead.__table__
-_EVENTS = AuditEvent.__table__
 _PAGE = 20_000
 _MAX_PROBLEMS = 100
 
@@ -58,6 +66,8 @@ class VerifyReport:
     checkpoints_checked: int
     purged_through: int | None
     problems: tuple[Problem, ...] = field(default_factory=tuple)
+    unfinished_purge: tuple[int, int] | None = None
+    """(first, last) seq of records the newest purge planned to delete that are still present."""
 
     @property
     def ok(self) -> bool:
@@ -76,6 +86,8 @@ class VerifyReport:
             "head_seq": self.head_seq,
             "checkpoints_checked": self.checkpoints_checked,
             "purged_through": self.purged_through,
+            "unfinished_purge": None if self.unfinished_purge is None else {
+                "from_seq": self.unfinished_purge[0], "through_seq": self.unfinished_purge[1]},
             "first_bad": None if self.ok else _problem_dict(self.problems[0]),
             "problems": [_problem_dict(p) for p in self.problems],
         }
@@ -83,24 +95,6 @@ class VerifyReport:
 
 def _problem_dict(p: Problem) -> dict[str, Any]:
     return {"kind": p.kind, "seq": p.seq, "table": p.table, "message": p.message}
-
-
-async def _latest_purge(conn: AsyncConnection) -> tuple[int, bytes] | None:
-    row = (
-        await conn.execute(
-            select(_EVENTS.c.detail)
-            .where(_EVENTS.c.kind == "purge")
-            .order_by(_EVENTS.c.seq.desc())
-            .limit(1)
-        )
-    ).first()
-    if row is None:
-        return None
-    try:
-        detail = json.loads(row.detail)
-        return int(detail["through_seq"]), bytes.fromhex(detail["anchor_hash"])
-    except (ValueError, KeyError, TypeError):
-        return None  # a mangled purge event fails its own hash check during the walk
 
 
 async def _page(conn: AsyncConnection, after: int, upto: int) -> list[tuple[int, str, Any]]:
@@ -145,10 +139,11 @@ async def verify_chain(
         problem("checkpoint", None, None, msg)
     by_seq = {cp.seq: cp for cp in checkpoints}
 
-    async with engine.connect() as conn:
+    async with engine.connect() as plain:
+        conn = await _snapshot(plain)
         head = (await conn.execute(select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1))).one()
         head_seq, head_hash = int(head.seq), bytes(head.hash)
-        purge = await _latest_purge(conn)
+        purge = await latest_purge(conn)
         first_seqs = [
             (await conn.execute(select(func.min(t.c.seq)).where(t.c.seq <= head_seq))).scalar()
             for t in _TABLES.values()
@@ -156,12 +151,15 @@ async def verify_chain(
         present = [s for s in first_seqs if s is not None]
         first_seq = min(present) if present else None
 
-        purged_through = purge[0] if purge else None
+        purged_through = purge.through_seq if purge else None
         expected = (purged_through + 1) if purged_through is not None else 1
-        prev: bytes | None = purge[1] if purge else GENESIS
+        prev: bytes | None = purge.anchor_hash if purge else GENESIS
+        unfinished: tuple[int, int] | None = None
         if first_seq is not None and purged_through is not None and first_seq <= purged_through:
-            prev = None  # an interrupted purge: the start is unanchored, the anchor is checked at S
+            # An interrupted purge: the start is unanchored, the anchor is checked at its seq.
+            prev = None
             expected = first_seq
+            unfinished = (first_seq, purged_through)
         checked = 0
         records = 0
         last_seq: int | None = None
@@ -196,8 +194,8 @@ async def verify_chain(
                     if _r is not row:
                         problem("inserted", seq, t, f"seq {seq} appears more than once ({t})")
                 stored = bytes(row.hash)
-                if purged_through is not None and seq == purged_through and purge:
-                    if stored != purge[1]:
+                if purge is not None and seq == purge.through_seq:
+                    if stored != purge.anchor_hash:
                         problem("modified", seq, table, f"record {seq} differs from the purge anchor")
                 cp = by_seq.get(seq)
                 if cp is not None:
@@ -238,4 +236,16 @@ async def verify_chain(
                 problem("checkpoint", cp.seq, None, "chain head differs from the signed checkpoint")
     problems.sort(key=lambda p: (p.seq is None, p.seq or 0))
     return VerifyReport(records, first_seq, last_seq, head_seq, checked, purged_through,
-                        tuple(problems))  # fmt: skip
+                        tuple(problems), unfinished)  # fmt: skip
+
+
+async def _snapshot(conn: AsyncConnection) -> AsyncConnection:
+    """One consistent view for the whole walk.
+
+    PostgreSQL's default READ COMMITTED gives each statement a fresh view: a purge batch that
+    commits between two pages would look like deleted records. SQLite in WAL mode already reads
+    one snapshot per transaction, and the connection's transaction lasts the whole walk.
+    """
+    if conn.dialect.name == "postgresql":
+        return await conn.execution_options(isolation_level="REPEATABLE READ")
+    return conn

@@ -53,6 +53,11 @@ def verify_command(config_path: str | None, db_url: str | None, checkpoint_dir: 
                    f"head {report.head_seq}); checkpoints matched: {report.checkpoints_checked}")  # fmt: skip
         if report.purged_through is not None:
             click.echo(f"purged through seq {report.purged_through} (anchored)")
+        if report.unfinished_purge is not None:
+            first, last = report.unfinished_purge
+            click.echo(f"unfinished purge: records {first}..{last} were due for deletion and are "
+                       "still present (an interrupted purge); the next `tiergate audit purge` "
+                       "finishes it")  # fmt: skip
         if report.ok:
             click.echo("OK: the audit chain verifies")
         else:
@@ -67,27 +72,47 @@ def verify_command(config_path: str | None, db_url: str | None, checkpoint_dir: 
 @audit_group.command("checkpoint")
 @config_option
 @db_url_option
-def checkpoint_command(config_path: str | None, db_url: str | None) -> None:
+@click.option("--prune", is_flag=True,
+              help="Then delete old checkpoint files beyond audit.checkpoint_keep that verify no "
+                   "longer needs (the server does this after each checkpoint).")  # fmt: skip
+def checkpoint_command(config_path: str | None, db_url: str | None, prune: bool) -> None:
     """Write a signed checkpoint of the chain head now."""
     settings = load_audit_settings(config_path, db_url)
 
     async def work(store: Any) -> Any:
-        return await store.write_checkpoint()
+        cp = await store.write_checkpoint()
+        return cp, (await store.prune_checkpoints() if prune else None)
 
-    cp = run_store(settings, work)
+    cp, pruned = run_store(settings, work)
     click.echo(f"checkpoint at seq {cp.seq} ({cp.head_hash[:16]}…) in {settings.audit.checkpoint_dir}")
+    if pruned is not None:
+        click.echo(f"pruned {len(pruned.deleted)} old checkpoint(s); {pruned.kept} kept")
+        if pruned.evidence:
+            click.echo(f"{len(pruned.evidence)} old checkpoint(s) disagree with the log and were kept "
+                       f"(first at seq {pruned.evidence[0]}): run `tiergate audit verify`", err=True)  # fmt: skip
 
 
 @audit_group.command("purge")
 @config_option
 @db_url_option
 @click.option("--batch-size", default=10_000, show_default=True, type=click.IntRange(1))
-def purge_command(config_path: str | None, db_url: str | None, batch_size: int) -> None:
-    """Delete audit rows older than audit.retention_days (never below 90 without a reason)."""
+@click.option("--progress/--no-progress", default=None,
+              help="Report each committed batch on stderr (default: when stderr is a terminal).")
+def purge_command(config_path: str | None, db_url: str | None, batch_size: int,
+                  progress: bool | None) -> None:  # fmt: skip
+    """Delete audit rows older than audit.retention_days (never below 90 without a reason).
+
+    Safe to interrupt: every batch commits on its own, the log verifies in between, and running
+    the command again finishes the job.
+    """
     settings = load_audit_settings(config_path, db_url)
+    show = sys.stderr.isatty() if progress is None else progress
+
+    def tick(done: int, through: int) -> None:
+        click.echo(f"deleted through seq {done} of {through}…", err=True)
 
     async def work(store: Any) -> Any:
-        return await store.purge(batch_size=batch_size)
+        return await store.purge(batch_size=batch_size, on_batch=tick if show else None)
 
     result = run_store(settings, work)
     if result.through_seq is None:

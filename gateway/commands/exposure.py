@@ -1,4 +1,5 @@
-"""`tiergate exposure` commands: query the log, assess a vendor disclosure, match a document.
+"""`tiergate exposure` commands: query the log, assess a vendor disclosure, list the stored
+disclosures, match a document.
 
 The logic lives in ``audit`` (the dashboard calls the same functions); this module parses options
 and picks the output stream.
@@ -204,3 +205,35 @@ def match_command(config_path: str | None, db_url: str | None, document: str, fm
 
     n = run_store(settings, work)
     click.echo(f"{n} request(s) carried this document", err=True)
+
+
+@exposure_group.command("disclosures")
+@config_option
+@db_url_option
+@click.option("--tenant", default=None,
+              help="Only what this tenant's admins see: its own disclosures and platform-wide ones.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="The newest N only.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
+              default="table", show_default=True)  # fmt: skip
+@output_option
+def disclosures_command(config_path: str | None, db_url: str | None, tenant: str | None,
+                        limit: int | None, fmt: str, output: str | None) -> None:  # fmt: skip
+    """List the stored disclosures, newest first (an empty tenant: platform-wide).
+
+    `tiergate exposure assess` and the dashboard store every disclosure they assess; the id is the
+    one the dashboard shows at /admin/exposure/ID.
+    """
+    from audit.disclosure_report import write_disclosures
+    from audit.disclosures import list_disclosures
+
+    if tenant is not None and not tenant.strip():
+        raise click.UsageError("--tenant must name a tenant")
+    settings = load_audit_settings(config_path, db_url)
+
+    async def work(store: Any) -> list[Any]:
+        return await list_disclosures(store.engine, visible_to=tenant, limit=limit)
+
+    items = run_store(settings, work)
+    with _output(output) as out:
+        n = write_disclosures(items, fmt, out)
+    click.echo(f"{n} disclosure(s)", err=True)

@@ -13,12 +13,11 @@ from litestar.params import FromPath
 from sqlalchemy import select
 
 from audit.assessment import Assessment, assess
-from audit.disclosures import DisclosureSpec, parse_disclosure, save_disclosure
+from audit.disclosures import DisclosureSpec, list_disclosures, parse_disclosure, save_disclosure
 from audit.errors import DisclosureError
 from audit.models import Disclosure
 from audit.queries import ExposureFilter
 from audit.report import render_assessment_json, render_assessment_markdown
-from audit.timeutil import from_us
 from gateway.dashboard.context import (
     Dash,
     gateway_state,
@@ -48,12 +47,11 @@ def _extra(scope: TenantScope) -> ExposureFilter | None:
     return ExposureFilter(tenants=scope.tenants()) if scope.tenant is not None else None
 
 
-async def _recent(engine: Any) -> list[dict[str, Any]]:
-    stmt = select(D.c.id, D.c.reference, D.c.title, D.c.loaded_us).order_by(D.c.id.desc()).limit(20)
-    async with engine.connect() as conn:
-        rows = (await conn.execute(stmt)).all()
-    return [{"id": r.id, "reference": r.reference, "title": r.title,
-             "loaded_at": from_us(r.loaded_us)} for r in rows]  # fmt: skip
+async def _recent(engine: Any, scope: TenantScope) -> list[dict[str, Any]]:
+    """The newest disclosures this admin may see: a tenant admin, its own and platform-wide ones."""
+    items = await list_disclosures(engine, visible_to=scope.tenant, limit=20)
+    return [{"id": d.id, "reference": d.reference, "title": d.title, "tenant": d.tenant,
+             "loaded_at": d.loaded_at} for d in items]  # fmt: skip
 
 
 def _form(request: Request[Any, Any, Any], dash: Dash, recent: list[dict[str, Any]],
@@ -65,7 +63,8 @@ def _form(request: Request[Any, Any, Any], dash: Dash, recent: list[dict[str, An
 @get("/exposure", name="admin-exposure", include_in_schema=False)
 async def exposure_form(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
     """The disclosure form and the disclosures assessed so far."""
-    return _form(request, dash, await _recent(gateway_state(request).store.engine))
+    engine = gateway_state(request).store.engine
+    return _form(request, dash, await _recent(engine, tenant_scope(request)))
 
 
 async def _source(request: Request[Any, Any, Any]) -> tuple[str, bytes]:
@@ -94,9 +93,10 @@ async def exposure_assess(request: Request[Any, Any, Any], dash: Dash) -> Respon
         text, raw = await _source(request)
         spec = parse_disclosure(text)
     except DisclosureError as exc:
-        return _form(request, dash, await _recent(engine), source=text, error=str(exc),
+        return _form(request, dash, await _recent(engine, scope), source=text, error=str(exc),
                      status_code=400)  # fmt: skip
-    disclosure_id = await save_disclosure(engine, spec, hashlib.sha256(raw).hexdigest())
+    disclosure_id = await save_disclosure(engine, spec, hashlib.sha256(raw).hexdigest(),
+                                          tenant=scope.tenant)  # fmt: skip
     result = await assess(engine, spec, disclosure_id=disclosure_id, extra=_extra(scope))
     return _result(request, dash, result)
 

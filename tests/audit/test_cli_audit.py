@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 
 import yaml
 from click.testing import CliRunner
@@ -18,13 +19,19 @@ def _setup(db_url, tmp_path):
         store = await open_store(make_settings(db_url, tmp_path))
         try:
             for _ in range(5):
-                rec = request()
+                # Written now, not at a fixed date: the CLI purges by the real clock, and these rows
+                # must stay inside retention on whatever day the suite runs.
+                rec = request(at=datetime.now(UTC))
                 await store.record_request(rec)
                 await store.record_outcome(outcome(rec.request_id))
         finally:
             await store.close()
 
     asyncio.run(body())
+    return _write_config(db_url, tmp_path)
+
+
+def _write_config(db_url, tmp_path):
     cfg = {
         "audit": {"url": db_url, "checkpoint_dir": str(tmp_path / "checkpoints")},
         "secrets": {"fingerprint_key": FP_KEY.decode(), "checkpoint_key": CP_KEY.decode(),
@@ -68,3 +75,49 @@ def test_purge_command_with_nothing_old(sqlite_db, tmp_path):
     res = runner.invoke(main, ["audit", "purge", "--config", cfg])
     assert res.exit_code == 0 and "nothing older than" in res.stdout
     assert runner.invoke(main, ["audit", "verify", "--config", cfg]).exit_code == 0
+
+
+def test_verify_explains_an_interrupted_purge_and_purge_finishes_it(db_url, tmp_path):
+    """verify exits 0 naming the leftover range of an interrupted purge; `audit purge` completes it."""
+    from datetime import timedelta
+
+    import pytest
+
+    from tests.audit.conftest import Clock
+
+    class Stop(Exception):
+        pass
+
+    def stop(done: int, through: int) -> None:
+        raise Stop
+
+    async def interrupt() -> None:
+        # Seqs 1..12 are far past retention, 13..14 are recent (the CLI's clock is the real one).
+        # The purge stops after its first batch of four.
+        clock = Clock(datetime.now(UTC) - timedelta(days=400))
+        store = await open_store(make_settings(db_url, tmp_path), clock)
+        try:
+            for _ in range(12):
+                await store.record_request(request(at=clock.now))
+            clock.now = datetime.now(UTC)
+            for _ in range(2):
+                await store.record_request(request(at=clock.now))
+            with pytest.raises(Stop):
+                await store.purge(batch_size=4, on_batch=stop)
+        finally:
+            await store.close()
+
+    asyncio.run(interrupt())
+    cfg = _write_config(db_url, tmp_path)
+    runner = CliRunner()
+    res = runner.invoke(main, ["audit", "verify", "--config", cfg])
+    assert res.exit_code == 0, res.output
+    assert "unfinished purge: records 5..12" in res.stdout and "OK" in res.stdout
+    res = runner.invoke(main, ["audit", "verify", "--config", cfg, "--format", "json"])
+    assert json.loads(res.stdout)["unfinished_purge"] == {"from_seq": 5, "through_seq": 12}
+    res = runner.invoke(main, ["audit", "purge", "--config", cfg, "--batch-size", "4", "--progress"])
+    assert res.exit_code == 0, res.output
+    assert "purged 8 records (seq 5..12" in res.stdout
+    assert res.stderr.splitlines() == [f"deleted through seq {n} of 12…" for n in (8, 12)]
+    res = runner.invoke(main, ["audit", "verify", "--config", cfg])
+    assert res.exit_code == 0 and "unfinished" not in res.stdout and "purged through seq 12" in res.stdout

@@ -65,3 +65,47 @@ def test_cli_db_upgrade_and_current(sqlite_db, tmp_path, monkeypatch):
     assert res.exit_code == 2  # refuses without --yes
     res = runner.invoke(main, ["db", "downgrade", "base", "--yes", "--db-url", sqlite_db])
     assert res.exit_code == 0 and "base" in res.stdout
+
+
+async def _columns(engine, table: str) -> set[str]:
+    async with engine.connect() as conn:
+        return {c["name"] for c in await conn.run_sync(lambda c: inspect(c).get_columns(table))}
+
+
+def test_disclosure_tenant_migration_up_and_down(db_url, tmp_path):
+    """0003 adds disclosures.tenant with its index; down to 0002 drops both and keeps the rows."""
+    from sqlalchemy import text
+
+    from audit.disclosures import list_disclosures, parse_disclosure, save_disclosure
+
+    spec = parse_disclosure("title: t\nreference: R-1\nupstreams: [u]\nwindow:\n"
+                            "  start: 2026-01-01T00:00:00Z\n  end: 2026-02-01T00:00:00Z\n")  # fmt: skip
+
+    async def body() -> None:
+        store = await open_store(make_settings(db_url, tmp_path))
+        try:
+            assert "tenant" in await _columns(store.engine, "disclosures")
+            assert "ix_disclosures_tenant" in await _indexes(store.engine, "disclosures")
+            await save_disclosure(store.engine, spec, "0" * 64, tenant="acme")
+            await save_disclosure(store.engine, spec, "1" * 64)
+
+            await store.downgrade("0002_dashboard_admins")
+            assert await current_revision(store.engine) == "0002_dashboard_admins"
+            assert "tenant" not in await _columns(store.engine, "disclosures")
+            assert "ix_disclosures_tenant" not in await _indexes(store.engine, "disclosures")
+            assert "ix_disclosures_reference" in await _indexes(store.engine, "disclosures")
+            async with store.engine.connect() as conn:
+                hashes = (await conn.execute(text(
+                    "SELECT source_sha256 FROM disclosures ORDER BY id"))).scalars().all()  # fmt: skip
+            assert hashes == ["0" * 64, "1" * 64]
+
+            await store.upgrade("0003_disclosure_tenant")
+            listed = await list_disclosures(store.engine)
+            assert [(d.source_sha256, d.tenant) for d in listed] == [("1" * 64, None), ("0" * 64, None)]
+            assert "ix_disclosures_tenant" in await _indexes(store.engine, "disclosures")
+            # A row stored after the round trip: the id sequence and the new column both work.
+            assert await save_disclosure(store.engine, spec, "2" * 64, tenant="globex") == 3
+        finally:
+            await store.close()
+
+    asyncio.run(body())
