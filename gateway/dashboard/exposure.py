@@ -10,7 +10,7 @@ from typing import Any
 
 from litestar import Request, Response, get, post
 from litestar.params import FromPath
-from sqlalchemy import select
+from sqlalchemy import or_, select
 
 from audit.assessment import Assessment, assess
 from audit.disclosures import DisclosureSpec, list_disclosures, parse_disclosure, save_disclosure
@@ -108,12 +108,16 @@ def _result(request: Request[Any, Any, Any], dash: Dash, result: Assessment) -> 
 
 async def _stored(request: Request[Any, Any, Any], disclosure_id: int) -> Assessment:
     engine = gateway_state(request).store.engine
+    scope = tenant_scope(request)
+    stmt = select(D.c.body).where(D.c.id == disclosure_id)
+    if scope.tenant is not None:  # another tenant's disclosure does not exist for this admin
+        stmt = stmt.where(or_(D.c.tenant == scope.tenant, D.c.tenant.is_(None)))
     async with engine.connect() as conn:
-        body = (await conn.execute(select(D.c.body).where(D.c.id == disclosure_id))).scalar()
+        body = (await conn.execute(stmt)).scalar()
     if body is None:
         raise NotFound("no such disclosure")
     spec = DisclosureSpec.model_validate_json(body)
-    return await assess(engine, spec, disclosure_id=disclosure_id, extra=_extra(tenant_scope(request)))
+    return await assess(engine, spec, disclosure_id=disclosure_id, extra=_extra(scope))
 
 
 @get("/exposure/{disclosure_id:int}", name="admin-assessment", include_in_schema=False)

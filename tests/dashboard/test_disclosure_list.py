@@ -67,3 +67,32 @@ def test_disclosure_list_is_scoped_by_tenant(seeded: Seeded) -> None:
     finally:
         for client in clients.values():
             client.close()
+
+
+def test_another_tenants_disclosure_is_not_found_by_id(seeded: Seeded) -> None:
+    """A tenant admin guessing another tenant's disclosure id gets 404 on the page and on both
+    report downloads; its own and platform-wide disclosures open."""
+    refs = {who: f"{who.upper()}-{uuid.uuid4().hex[:8]}" for who in ("root", "acme-admin", "globex-admin")}
+    clients = {who: httpx.Client(base_url=seeded.url) for who in refs}
+    try:
+        for who, client in clients.items():
+            _sign_in(client, who)
+            form = client.get("/admin/exposure").text
+            client.post("/admin/exposure", files={"file": ("", b"")},
+                        data={"csrf_token": _csrf(form), "disclosure": DISCLOSURE.format(reference=refs[who])})
+        ids = {r["reference"]: r["id"] for r in seeded.gw.rows(
+            "SELECT id, reference FROM disclosures WHERE reference IN (:a, :b, :c)",
+            {"a": refs["root"], "b": refs["acme-admin"], "c": refs["globex-admin"]})}  # fmt: skip
+        globex = clients["globex-admin"]
+        acme_id = ids[refs["acme-admin"]]
+        for path in (f"/admin/exposure/{acme_id}", f"/admin/exposure/{acme_id}/report/md",
+                     f"/admin/exposure/{acme_id}/report/json"):
+            resp = globex.get(path)
+            assert resp.status_code == 404 and refs["acme-admin"] not in resp.text, path
+        for ref in (refs["globex-admin"], refs["root"]):
+            page = globex.get(f"/admin/exposure/{ids[ref]}")
+            assert page.status_code == 200 and ref in page.text
+        assert clients["root"].get(f"/admin/exposure/{acme_id}").status_code == 200
+    finally:
+        for client in clients.values():
+            client.close()
