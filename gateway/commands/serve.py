@@ -20,6 +20,8 @@ def serve_command(config_path: str | None, host: str | None, port: int | None, w
     """Run the gateway (an OpenAI-compatible base URL at http://HOST:PORT/v1)."""
     import uvicorn
 
+    from gateway.logs import uvicorn_log_config
+
     settings = load_or_exit(config_path)  # fail before forking workers, naming the wrong key
     if config_path:
         os.environ["TIERGATE_CONFIG"] = os.path.abspath(config_path)
@@ -31,6 +33,7 @@ def serve_command(config_path: str | None, host: str | None, port: int | None, w
         port=port if port is not None else server.port,
         workers=workers or server.workers,
         log_level=server.log_level,
+        log_config=uvicorn_log_config(server.log_level),
         access_log=False,  # request lines carry client-chosen text; metrics and the audit log suffice
         timeout_graceful_shutdown=10,
     )
