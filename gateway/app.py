@@ -168,7 +168,7 @@ def create_app(
                 timeout_s=settings.limits.classify_timeout_s,
             )
             stack.callback(step.close)
-            auth = Authenticator(the_store, ttl_s=settings.limits.auth_cache_s)
+            auth = Authenticator(the_store, ttl_s=settings.limits.auth_cache_s, timeout_s=settings.limits.auth_timeout_s)
             pipeline = Pipeline(
                 settings=settings,
                 store=the_store,

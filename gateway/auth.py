@@ -3,7 +3,8 @@
 Keys are stored hashed and compared in constant time by the audit store; this module adds a short
 in-memory cache (``limits.auth_cache_s``, keyed by a SHA-256 of the key, never the key itself) so a
 slow password hash is not paid on every request. A revoked key stops working on a replica within
-that many seconds; 0 disables the cache.
+that many seconds; 0 disables the cache. A lookup slower than ``limits.auth_timeout_s`` (a paused
+or unreachable key database) is refused with 503, so a client gets an explicit error, not a hang.
 """
 
 from __future__ import annotations
@@ -61,9 +62,11 @@ class Authenticator:
     ) -> None:
         self._store = store
         self._ttl = ttl_s
-        self._timeout = timeout_s  # a paused key database must give a fast 503, not a hang
+        # limits.auth_timeout_s: a paused key database must give a fast 503, not a hang
+        self._timeout = timeout_s
         self._clock = clock
         self._cache: dict[bytes, tuple[float, Principal]] = {}
+        self._abandoned: set[asyncio.Task[Any]] = set()
 
     async def authenticate(self, raw_key: str | None) -> Principal:
         """Raise :class:`Unauthorized` for a missing, unknown or revoked key."""
@@ -75,8 +78,7 @@ class Authenticator:
         if hit is not None and hit[0] > now:
             return hit[1]
         try:
-            async with asyncio.timeout(self._timeout):
-                info = await self._store.authenticate(raw_key)
+            info = await self._lookup(raw_key)
         except Exception:  # the key database is down: refuse, never let the request through
             raise Unavailable("authentication is unavailable", code="auth_unavailable") from None
         if info is None or getattr(info, "revoked_at", None) is not None:
@@ -88,3 +90,28 @@ class Authenticator:
                 self._cache.clear()
             self._cache[digest] = (now + self._ttl, principal)
         return principal
+
+    async def _lookup(self, raw_key: str) -> Any:
+        """The store's answer within the timeout, else :class:`TimeoutError`.
+
+        The lookup runs as a task the caller stops waiting for at the deadline, rather than under
+        ``asyncio.timeout``: cancelling a query in flight makes SQLAlchemy close that connection
+        gracefully first, and on a paused database that close waits its own 2 s, which the client
+        would otherwise wait out too. The cancelled task finishes its cleanup in the background.
+        """
+        task = asyncio.ensure_future(self._store.authenticate(raw_key))
+        try:
+            await asyncio.wait({task}, timeout=self._timeout)
+        finally:
+            if not task.done():  # timed out, or the request itself was cancelled
+                task.cancel()
+                self._abandoned.add(task)  # referenced until its cleanup ends
+                task.add_done_callback(self._forget)
+        if not task.done():
+            raise TimeoutError
+        return task.result()
+
+    def _forget(self, task: asyncio.Task[Any]) -> None:
+        self._abandoned.discard(task)
+        if not task.cancelled():
+            task.exception()  # retrieved: a late failure nobody waits for must not be logged

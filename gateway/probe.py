@@ -16,6 +16,13 @@ A probe passes only with no crossing, at most ``max_missing`` missing markers an
 ``max_errors`` failed requests: an upstream that cannot be probed has not been shown to be safe.
 The report carries counts and request indices only; markers never reach the audit log or metrics.
 
+With ``stream`` (``probes.stream``, ``tiergate probe --stream``) the requests ask for SSE answers,
+which engines serve on a path of their own (incremental detokenisation, chunked relays). Every
+``data:`` payload is scanned as sent, and each choice's text is also joined across deltas, since
+a marker is usually split between chunks. A stream that ends without ``[DONE]``, carries an error
+event or an unreadable event is a failed request: a stream that merely looks complete proves
+nothing. Markers found before such a failure still count as crossings.
+
 Used by ``tiergate probe`` and, when ``probes.interval_s`` is set, by :func:`run_scheduled`.
 """
 
@@ -39,7 +46,7 @@ from engine import derive_cache_salt
 from tiers.types import UpstreamKind
 
 if TYPE_CHECKING:
-    from gateway.upstream import UpstreamClient
+    from gateway.upstream import UpstreamClient, UpstreamResponse
 
 __all__ = [
     "MARKER_RE",
@@ -59,7 +66,11 @@ log = logging.getLogger("tiergate.probe")
 EVENT_KIND = "isolation_probe"
 MARKER_RE = re.compile(r"TGPROBE-[0-9A-Fa-f]{20}")
 _MAX_LISTED = 50  # request indices kept in a report's audit detail
+# A streamed answer is read line by line with no total deadline: an upstream that never ends its
+# stream must fail the request, not hold the probe (and a scheduled round) forever.
+_MAX_STREAM_CHARS = 4 * 1024 * 1024
 _encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
 
 
 class ProbeSettings(BaseModel):
@@ -83,6 +94,8 @@ class ProbeSettings(BaseModel):
     """Requests allowed to fail outright before the probe counts as failed."""
     max_tokens: int = Field(48, ge=8, le=4096)
     """``max_tokens`` of each probe request."""
+    stream: bool = False
+    """Ask for streamed (SSE) answers and read them event by event, instead of whole answers."""
 
 
 def new_marker() -> str:
@@ -112,6 +125,7 @@ class ProbeReport:
     error_classes: Mapping[str, int] = field(default_factory=dict)
     max_missing: int = 0
     max_errors: int = 0
+    stream: bool = False
 
     @property
     def foreign(self) -> int:
@@ -137,6 +151,7 @@ class ProbeReport:
         return {
             "upstream": self.upstream,
             "model": self.model,
+            "stream": self.stream,
             "passed": self.passed,
             "reasons": list(self.reasons),
             "sent": self.sent,
@@ -171,7 +186,7 @@ def probe_model(client: UpstreamClient, model: str | None = None) -> str:
     return next(iter(models.values()))
 
 
-def _body(model: str, marker: str, index: int, tenant_salt: str | None, max_tokens: int) -> bytes:
+def _body(model: str, marker: str, index: int, tenant_salt: str | None, max_tokens: int, stream: bool) -> bytes:
     # Varying lengths make the engine hand out and recycle KV blocks of different sizes.
     filler = " ".join(["Context line, ignore it."] * (index % 5))
     body: dict[str, Any] = {
@@ -182,17 +197,108 @@ def _body(model: str, marker: str, index: int, tenant_salt: str | None, max_toke
         ],
         "max_tokens": max_tokens,
         "temperature": 0,
-        "stream": False,
+        "stream": stream,
     }
     if tenant_salt is not None:
         body["cache_salt"] = tenant_salt
     return _encode(body)
 
 
-async def _one(client: UpstreamClient, index: int, body: bytes) -> _Answer:
+class _StreamedAnswer:
+    """One SSE answer as it arrives: the markers it carries and whether it ended properly."""
+
+    def __init__(self) -> None:
+        self._found: set[str] = set()
+        self._texts: dict[tuple[int, str, int], list[str]] = {}
+        self.done = False
+        self.error_event = False
+        self.malformed = False
+
+    def feed(self, line: str) -> None:
+        # One event per data line, as OpenAI-compatible servers send them (and as the gateway's
+        # own relay reads them); comments, other fields and the blank separators carry nothing.
+        if not line.startswith("data:"):
+            return
+        payload = line[5:].lstrip(" ")
+        # Scan the payload as sent too: a leak may surface in any field, not only in the text.
+        self._found.update(MARKER_RE.findall(payload))
+        if self.done:
+            return
+        if payload.strip() == "[DONE]":
+            self.done = True
+            return
+        try:
+            event = _decode(payload)
+        except (msgspec.DecodeError, RecursionError):
+            self.malformed = True
+            return
+        if not isinstance(event, dict):
+            self.malformed = True
+            return
+        if "error" in event:
+            self.error_event = True
+        for choice in event.get("choices") or ():
+            if isinstance(choice, dict):
+                self._choice(choice)
+
+    def _choice(self, choice: dict[str, Any]) -> None:
+        raw_index = choice.get("index", 0)
+        i = raw_index if isinstance(raw_index, int) else -1
+        self._add((i, "text", 0), choice.get("text"))  # /completions streams
+        delta = choice.get("delta")
+        if not isinstance(delta, dict):
+            return
+        self._add((i, "content", 0), delta.get("content"))
+        self._add((i, "reasoning", 0), delta.get("reasoning_content"))
+        for call in delta.get("tool_calls") or ():
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                tool_index = call.get("index", 0)
+                self._add((i, "tool", tool_index if isinstance(tool_index, int) else -1), fn.get("arguments"))
+
+    def _add(self, key: tuple[int, str, int], piece: Any) -> None:
+        if isinstance(piece, str) and piece:
+            self._texts.setdefault(key, []).append(piece)
+
+    def markers(self) -> frozenset[str]:
+        found = set(self._found)
+        for pieces in self._texts.values():
+            found.update(MARKER_RE.findall("".join(pieces)))
+        return frozenset(m.upper() for m in found)
+
+    @property
+    def error(self) -> str | None:
+        if self.error_event:
+            return "StreamErrorEvent"
+        if self.malformed:
+            return "MalformedStreamEvent"
+        if not self.done:
+            return "IncompleteStream"
+        return None
+
+
+async def _read_stream(index: int, response: UpstreamResponse) -> _Answer:
+    answer = _StreamedAnswer()
+    error: str | None = None
+    read = 0
+    try:
+        async for line in response.aiter_lines():
+            answer.feed(line)
+            read += len(line) + 1
+            if read > _MAX_STREAM_CHARS:
+                error = "StreamTooLong"
+                break
+    except Exception as exc:  # noqa: BLE001 -- the class only; what arrived before still counts
+        error = type(exc).__name__
+    return _Answer(index, answer.markers(), error or answer.error)
+
+
+async def _one(client: UpstreamClient, index: int, body: bytes, *, stream: bool) -> _Answer:
     try:
         opened = await client.open("/chat/completions", body)
         try:
+            if stream:
+                return await _read_stream(index, opened.response)
             raw = await opened.response.aread()
         finally:
             await opened.response.aclose()
@@ -228,8 +334,8 @@ async def probe_upstream(
 
     async def send(i: int) -> _Answer:
         async with gate:
-            body = _body(provider_model, markers[i], i, salts[i % cfg.tenants], cfg.max_tokens)
-            return await _one(client, i, body)
+            body = _body(provider_model, markers[i], i, salts[i % cfg.tenants], cfg.max_tokens, cfg.stream)
+            return await _one(client, i, body, stream=cfg.stream)
 
     started_at, t0 = clock(), time.monotonic()
     answers = await asyncio.gather(*(send(i) for i in range(cfg.requests)))
@@ -237,13 +343,14 @@ async def probe_upstream(
     missing: list[int] = []
     errors: dict[str, int] = {}
     for a in answers:
+        own = markers[a.index]
+        # A failed request may still have carried another's marker (a stream cut after a leaked
+        # delta): that is a crossing whatever happened next.
+        crossed.extend(Crossing(a.index, owner.get(m)) for m in sorted(a.markers) if m != own)
         if a.error is not None:
             errors[a.error] = errors.get(a.error, 0) + 1
-            continue
-        own = markers[a.index]
-        if own not in a.markers:
+        elif own not in a.markers:
             missing.append(a.index)
-        crossed.extend(Crossing(a.index, owner.get(m)) for m in sorted(a.markers) if m != own)
     n_errors = sum(errors.values())
     return ProbeReport(
         upstream=name,
@@ -259,6 +366,7 @@ async def probe_upstream(
         error_classes=errors,
         max_missing=cfg.max_missing,
         max_errors=cfg.max_errors,
+        stream=cfg.stream,
     )
 
 

@@ -29,13 +29,15 @@ __all__ = ["probe_command"]
               help="Synthetic tenants, each with its own cache_salt on on-prem (default: probes.tenants).")
 @click.option("--max-missing", type=click.IntRange(0), default=None,
               help="Answers allowed to miss their own marker (default: probes.max_missing).")  # fmt: skip
+@click.option("--stream/--no-stream", "stream", default=None,
+              help="Read streamed (SSE) answers instead of whole ones (default: probes.stream).")  # fmt: skip
 @click.option("--no-record", is_flag=True, help="Do not write the result to the audit log.")
 @click.option("--metrics-file", type=click.Path(dir_okay=False), default=None,
               help="Also write the result as Prometheus text (for node_exporter's textfile collector).")
 def probe_command(
     config_path: str | None, upstream_name: str, model: str | None, n_requests: int | None,
-    concurrency: int | None, tenants: int | None, max_missing: int | None, no_record: bool,
-    metrics_file: str | None,
+    concurrency: int | None, tenants: int | None, max_missing: int | None, stream: bool | None,
+    no_record: bool, metrics_file: str | None,
 ) -> None:  # fmt: skip
     """Send concurrent requests with unique markers; fail on any crossed or missing marker."""
     from gateway.probe import ProbeMetrics, probe_upstream, record_probe
@@ -48,7 +50,8 @@ def probe_command(
         raise click.ClickException(f"no upstream named {upstream_name!r} in the configuration") from None
     base = settings.probes
     overrides = {k: v for k, v in (("requests", n_requests), ("concurrency", concurrency),
-                                   ("tenants", tenants), ("max_missing", max_missing)) if v is not None}  # fmt: skip
+                                   ("tenants", tenants), ("max_missing", max_missing),
+                                   ("stream", stream)) if v is not None}  # fmt: skip
     cfg = base.model_copy(update=overrides)
     salt = settings.secrets.cache_salt_key
     salt_key = salt.get_secret_value().encode() if salt is not None else None

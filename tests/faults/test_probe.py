@@ -271,3 +271,134 @@ def test_probe_settings_reject_unknown_upstreams() -> None:
         load_settings(None, upstreams=[{"name": "vendor", "base_url": "http://x/v1", "kind": "shared"}],
                       probes={"interval_s": 5, "upstreams": ["nope"]})  # fmt: skip
     assert "probes.upstreams" in str(err.value)
+
+
+# ---- streaming mode --------------------------------------------------------------------------
+
+
+def _split(script: Any, size: int = 7) -> Any:
+    """``script``'s answers streamed in ``size``-character deltas, so every marker (28 characters)
+    straddles several chunks and only a reader that joins the deltas can find it."""
+
+    def run(r: Any) -> Scripted:
+        answer = script(r)
+        answer.chunks = [answer.content[i:i + size] for i in range(0, len(answer.content), size)]
+        return answer
+
+    return run
+
+
+def _chunks_with_a_whole_marker(fake: FakeUpstream) -> int:
+    return sum(1 for r in fake.ledger.items()
+               for piece in _split(echo)(r).chunks or () if MARKER_RE.search(piece))  # fmt: skip
+
+
+def test_streaming_probe_passes_against_a_correct_upstream() -> None:
+    """Streamed answers whose markers are split across deltas are joined again: a correct upstream passes."""
+    fake = FakeUpstream(name="vendor", script=_split(echo))
+    with serve(fake.app, lifespan="off") as server:
+        report = _probe(server.url, ProbeSettings(requests=24, concurrency=6, stream=True))
+    assert report.passed, report.detail()
+    assert (report.sent, report.answered, report.errors, report.missing) == (24, 24, 0, ())
+    assert report.stream and report.detail()["stream"] is True
+    assert all(b["stream"] is True for b in fake.ledger.bodies())
+    assert _chunks_with_a_whole_marker(fake) == 0  # no single chunk could have satisfied the check
+
+
+def test_streaming_probe_fails_on_planted_crosstalk() -> None:
+    """Streamed answers carrying another request's marker split across deltas fail the probe as crossed."""
+    leak = CrossTalk(every=4)
+    fake = FakeUpstream(name="vendor", script=_split(leak))
+    with serve(fake.app, lifespan="off") as server:
+        report = _probe(server.url, ProbeSettings(requests=24, concurrency=6, stream=True))
+    assert not report.passed and "crossed" in report.reasons
+    assert leak.leaked == 6 and len(report.crossed) == 6 and report.foreign == 0
+    assert all(c.source is not None and c.source != c.receiver for c in report.crossed)
+    assert set(report.missing) == {c.receiver for c in report.crossed}
+    assert report.errors == 0  # the leaking streams were well formed: content alone shows the leak
+
+
+def test_streaming_probe_counts_cut_streams_as_failures() -> None:
+    """A stream cut before [DONE] is a failed request, yet a marker it leaked before the cut still crosses."""
+    leak = CrossTalk(every=3)
+
+    def script(r: Any) -> Scripted:
+        answer = _split(leak)(r)
+        if r.seq == 2:  # the first leaking answer (third arrival): every delta, then cut before [DONE]
+            answer.cut_after_chunks = len(answer.chunks or ()) + 1
+        if r.seq == 4:
+            answer.cut_after_chunks = 2  # role delta and one piece: own marker never completes
+        return answer
+
+    fake = FakeUpstream(name="vendor", script=script)
+    with serve(fake.app, lifespan="off") as server:
+        report = _probe(server.url, ProbeSettings(requests=6, concurrency=1, stream=True, max_errors=5))
+    assert report.error_classes == {"IncompleteStream": 2}
+    assert report.answered == 4 and report.reasons == ("crossed", "missing")
+    assert {c.receiver for c in report.crossed} == {2, 5}  # the cut leak (2) and the whole one (5)
+    assert report.missing == (5,)  # the cut requests (2, 4) are errors, not missing markers
+
+
+def _sse_upstream(last_event: bytes) -> Any:
+    """An upstream streaming each request's own marker back in one delta, then ``last_event``."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if not message.get("more_body"):
+                break
+        (marker,) = MARKER_RE.findall(body.decode())
+        delta = {"choices": [{"index": 0, "delta": {"content": marker}, "finish_reason": None}]}
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"text/event-stream")]})  # fmt: skip
+        await send({"type": "http.response.body", "body": b"data: " + json.dumps(delta).encode() + b"\n\n",
+                    "more_body": True})  # fmt: skip
+        await send({"type": "http.response.body", "body": last_event})
+
+    return app
+
+
+@pytest.mark.parametrize(("last_event", "error_class"), [
+    (b'data: {"error": {"message": "engine failed", "type": "server_error", "code": null}}\n\n'
+     b"data: [DONE]\n\n", "StreamErrorEvent"),
+    (b"data: {not json\n\ndata: [DONE]\n\n", "MalformedStreamEvent"),
+    (b'data: {"choices": []}\n\n' * 250_000 + b"data: [DONE]\n\n", "StreamTooLong"),
+], ids=["error-event", "unreadable-event", "endless"])  # fmt: skip
+def test_streaming_probe_fails_on_error_unreadable_or_endless_streams(last_event: bytes, error_class: str) -> None:
+    """An error event, an unreadable event or a stream past the size cap fails its request though its marker came."""
+    with serve(_sse_upstream(last_event), lifespan="off") as server:
+        report = _probe(server.url, ProbeSettings(requests=4, concurrency=2, stream=True))
+    assert report.reasons == ("errors",) and report.error_classes == {error_class: 4}
+    assert report.crossed == () and report.missing == ()
+
+
+def test_probe_command_stream_option_and_setting(tmp_path: Path) -> None:
+    """`tiergate probe --stream` (or probes.stream) passes a correct upstream and exits 1 on streamed cross-talk."""
+    fake = FakeUpstream(name="vendor", script=_split(echo))
+    with serve(fake.app, lifespan="off") as server:
+        config = _cli_config(tmp_path, server.url)
+        runner = CliRunner()
+        base = ["probe", "--config", str(config), "--upstream", "vendor", "--requests", "8", "--no-record"]
+        ok = runner.invoke(main, [*base, "--stream"])
+        ok_bodies = fake.ledger.bodies()
+        fake.script = _split(CrossTalk(every=2))
+        bad = runner.invoke(main, [*base, "--stream"])
+        cfg = yaml.safe_load(config.read_text())
+        config.write_text(yaml.safe_dump({**cfg, "probes": {"stream": True}}))
+        fake.ledger.clear()
+        from_setting = runner.invoke(main, base)
+        setting_bodies = fake.ledger.bodies()
+        fake.ledger.clear()
+        overridden = runner.invoke(main, [*base, "--no-stream"])
+        plain_bodies = fake.ledger.bodies()
+    assert ok.exit_code == 0, ok.output
+    assert json.loads(ok.stdout.splitlines()[0])["stream"] is True
+    assert len(ok_bodies) == 8 and all(b["stream"] is True for b in ok_bodies)
+    assert bad.exit_code == 1, bad.output
+    report = json.loads(bad.stdout.splitlines()[0])
+    assert report["passed"] is False and report["crossed"] == 4 and report["stream"] is True
+    assert from_setting.exit_code == 1 and all(b["stream"] is True for b in setting_bodies)
+    assert overridden.exit_code == 1 and all(b["stream"] is False for b in plain_bodies)
+    assert json.loads(overridden.stdout.splitlines()[0])["stream"] is False
