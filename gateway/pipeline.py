@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -35,6 +35,7 @@ from gateway.errors import (
     PromptTooLong,
     RateLimited,
     TierNotAllowed,
+    Unavailable,
     Unprocessable,
     UpstreamError,
     UpstreamIntegrityError,
@@ -137,8 +138,15 @@ class Pipeline:
             except TiersError as exc:  # unreadable body (400) or stripping failed: forward nothing
                 raise _translate(exc) from None
         except GatewayError as exc:
-            if not isinstance(exc, _NOT_REFUSALS):
+            if isinstance(exc, _NOT_REFUSALS):
+                pass
+            elif isinstance(exc, Unavailable):
+                # The database is what failed: its refusal row would only wait out the write
+                # timeout before the client hears 503. Written in the background (best effort).
+                self._later(self._refusal(request_id, endpoint, created, started, exc, **seen))
+            else:
                 await self._refusal(request_id, endpoint, created, started, exc, **seen)
+            if not isinstance(exc, _NOT_REFUSALS):
                 classified = seen.get("classified")
                 tier = str(int(classified.decision.tier)) if classified else "unknown"
                 self.metrics.requests.labels(endpoint, tier, "none", str(exc.status_code)).inc()
@@ -393,7 +401,11 @@ class Pipeline:
             error_class=error,
             integrity_flag=integrity,
         )
-        task = asyncio.ensure_future(self._write_outcome(outcome))
+        self._later(self._write_outcome(outcome))
+
+    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run an audit write after the answer; ``drain`` waits for what is left at shutdown."""
+        task = asyncio.ensure_future(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 

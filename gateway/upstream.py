@@ -48,6 +48,10 @@ class UpstreamRejected(UpstreamError):
         self.status_code = upstream_status  # type: ignore[misc]
 
 
+# The longest SSE line accepted (one event); far above any real event, it bounds memory.
+MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
 class UpstreamResponse:
     """A 2xx answer whose body is still to be read; every read failure arrives as
     :class:`UpstreamTimeout` or :class:`UpstreamError` (code ``upstream_transport_error``)."""
@@ -61,21 +65,30 @@ class UpstreamResponse:
             return await self._response.read()
 
     async def aiter_lines(self) -> AsyncIterator[str]:
-        """Lines as they arrive, split on CR, LF or CRLF (the SSE rule), of any length."""
-        buffer = b""
+        """Lines as they arrive, split on CR, LF or CRLF (the SSE rule), up to MAX_LINE_BYTES each."""
+        pending: list[bytes] = []  # the unfinished line, in pieces (joined once it ends)
+        size = 0
         after_cr = False
         with _translated():
-            async for chunk in self._response.content.iter_any():
-                if after_cr and chunk.startswith(b"\n"):  # the LF of a CRLF cut between chunks
-                    chunk = chunk[1:]
-                after_cr = chunk.endswith(b"\r")
-                buffer += chunk
-                lines = buffer.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-                buffer = lines.pop()
+            async for piece in self._response.content.iter_any():
+                if after_cr and piece.startswith(b"\n"):  # the LF of a CRLF cut between reads
+                    piece = piece[1:]
+                after_cr = piece.endswith(b"\r")
+                if b"\n" not in piece and b"\r" not in piece:
+                    pending.append(piece)
+                    size += len(piece)
+                    if size > MAX_LINE_BYTES:  # an upstream that never ends its line
+                        raise UpstreamError(code="upstream_transport_error",
+                                            message="a line of the upstream's stream was too long")  # fmt: skip
+                    continue
+                text = b"".join(pending) + piece
+                lines = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+                tail = lines.pop()
+                pending, size = ([tail], len(tail)) if tail else ([], 0)
                 for line in lines:
                     yield line.decode("utf-8", "replace")
-        if buffer:
-            yield buffer.decode("utf-8", "replace")
+        if pending:
+            yield b"".join(pending).decode("utf-8", "replace")
 
     async def aclose(self) -> None:
         # A body read to its end hands the connection back to the pool; anything else (a client

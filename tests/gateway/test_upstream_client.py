@@ -61,6 +61,17 @@ def test_a_line_longer_than_any_read_buffer_arrives_whole() -> None:
     assert lines[0] == payload.decode() and lines[1:] == [""]
 
 
+def test_a_line_that_never_ends_is_cut_off_as_an_upstream_error() -> None:
+    """An upstream streaming one endless line: UpstreamError past MAX_LINE_BYTES, memory bounded."""
+    from gateway.upstream import MAX_LINE_BYTES
+
+    block = b"x" * (1024 * 1024)
+    chunks = [b"data: "] + [block] * (MAX_LINE_BYTES // len(block) + 2)
+    with serve(_chunked(chunks, delay_s=0.001), lifespan="off") as server:
+        with pytest.raises(UpstreamError, match="too long"):
+            asyncio.run(_lines(server.url))
+
+
 def test_errors_are_translated_where_they_enter() -> None:
     """Refused connection: retryable. 5xx: retryable with its status. 4xx: the upstream's short
     code only. A stalled body: UpstreamTimeout, never an aiohttp exception."""
