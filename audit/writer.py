@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from audit.chain import ChainHasher
 from audit.db import is_sqlite
 from audit.errors import AuditWriteError
-from audit.batch import PendingRow, insert_sql, link_batch
+from audit.batch import INSERT_COLUMNS, PendingRow, insert_sql, link_batch
 from audit.models import ChainHead
 from audit.sqlite_batch import BatchRejected, SqliteBatchWriter, sqlite_file
 
@@ -201,6 +201,9 @@ class ChainWriter:
         ).one()
         linked = link_batch(int(head.seq), bytes(head.hash), batch, self._hasher)
         for table, rows in linked.rows.items():
+            if len(rows) >= _COPY_FROM:
+                await _copy(conn, table, rows)
+                continue
             # Straight to the driver's executemany: SQLAlchemy's per-parameter processing was the
             # largest CPU cost per record, and every value here is already a plain int/str/bool/bytes.
             sql = self._sql.get(table)
@@ -209,6 +212,21 @@ class ChainWriter:
             await conn.exec_driver_sql(sql, rows)
         await conn.execute(update(_HEAD).where(_HEAD.c.id == 1).values(seq=linked.head_seq, hash=linked.head_hash))
         return linked.seqs
+
+
+# From this many rows a table's share of a batch goes in by binary COPY, which costs the server
+# far less per row than a prepared INSERT per row; below it COPY's fixed cost does not pay.
+_COPY_FROM = 16
+
+
+async def _copy(conn: AsyncConnection, table: str, rows: list[tuple[Any, ...]]) -> None:
+    import asyncpg  # PostgreSQL only; SQLite files never come here
+
+    raw = await conn.get_raw_connection()
+    try:
+        await raw.driver_connection.copy_records_to_table(table, records=rows, columns=INSERT_COLUMNS[table])
+    except asyncpg.IntegrityConstraintViolationError as exc:  # not wrapped by SQLAlchemy here
+        raise BatchRejected(type(exc).__name__) from None
 
 
 def _take(queue: deque[_Item], most: int) -> list[_Item]:
