@@ -55,7 +55,7 @@ class ChainWriter:
     """Owns the only code path that appends to the chain within this process."""
 
     def __init__(self, engine: AsyncEngine, hasher: ChainHasher, *, max_batch: int = 1000,
-                 timeout_s: float = 10.0, linger_s: float = 0.1,
+                 timeout_s: float = 10.0, linger_s: float = 0.0,
                  sqlite_synchronous: str = "FULL") -> None:  # fmt: skip
         self._engine = engine
         self._hasher = hasher
