@@ -149,3 +149,26 @@ def test_refused_and_blackholed_upstream(gw: GatewayHarness, fake: FakeUpstreams
     assert len(fake["vendor"].ledger) == 0  # the blackhole swallowed it; the refusal never connected
     statuses = [o[:2] for o in _outcomes(gw)]
     assert ("upstream_error", 502) in statuses and statuses[-1] == ("timeout", 504)
+
+
+def test_client_leaving_mid_stream_stops_the_upstream_and_is_recorded(
+        gw: GatewayHarness, fake: FakeUpstreams, proxy: FaultProxy) -> None:  # fmt: skip
+    """A client that hangs up after the first chunk: the gateway closes its upstream connection
+    (no more bytes flow from the upstream) and records the outcome as client_closed (499)."""
+    fake["vendor"].script = lambda r: Scripted(chunks=[f"piece {i} " for i in range(400)], chunk_delay_s=0.02)
+    key = gw.create_key()
+    with httpx.stream("POST", gw.url + "/v1/chat/completions", json=chat_body(PROMPT, stream=True),
+                      headers={"authorization": f"Bearer {key}"}, timeout=20) as r:  # fmt: skip
+        for line in r.iter_lines():
+            if line.startswith("data:") and "piece" in line:
+                break  # leaving: the stream would run for another ~8 s
+    import time
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not gw.rows("SELECT 1 FROM audit_outcomes"):
+        time.sleep(0.05)
+    assert _outcomes(gw) == [("client_closed", 499, "client_closed")]
+    flowed = proxy.stats.downstream_bytes
+    time.sleep(1.0)
+    assert proxy.stats.downstream_bytes == flowed  # the upstream's stream was closed, not drained
+    assert flowed < 400 * 40  # far from the whole answer
