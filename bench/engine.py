@@ -165,6 +165,17 @@ def main() -> None:
         for m, v in results.items()
     }
     zero = statistics.median(x["zeroing_cpu_fraction"] for x in results["plugin"])
+    # Each round ran one stock and one plugin process back to back: their ratio cancels the slow
+    # drift of a shared machine that the medians per mode above still carry.
+    pairs = list(zip(results["stock"], results["plugin"], strict=True))
+    paired = {
+        key: statistics.median(p[key] / s[key] for s, p in pairs)
+        for key in ("tokens_per_s", "tokens_per_cpu_s", "ttft_median_ms")
+    }
+    print(
+        f"\npaired per round (median of {len(pairs)}): throughput {paired['tokens_per_s']:.3f}, "
+        f"per CPU-second {paired['tokens_per_cpu_s']:.3f}, TTFT {paired['ttft_median_ms']:.3f}"
+    )
     print(
         f"\nthroughput plugin/stock: {tput['plugin'] / tput['stock']:.3f} "
         f"({tput['plugin']:.0f} vs {tput['stock']:.0f} output tokens/s)"
