@@ -131,9 +131,10 @@ class UpstreamClient:
         if self._session is None or self._session.closed:
             # Created on first use: an aiohttp session belongs to the loop it was made in.
             connector = aiohttp.TCPConnector(limit=512, limit_per_host=0, keepalive_timeout=30)
+            # trust_env: HTTPS_PROXY / NO_PROXY apply as they did with httpx (egress proxies).
             self._session = aiohttp.ClientSession(
                 connector=connector, timeout=self._timeout, headers=self._headers,
-                auto_decompress=True, skip_auto_headers=("User-Agent",),
+                auto_decompress=True, skip_auto_headers=("User-Agent",), trust_env=True,
             )  # fmt: skip
         return self._session
 

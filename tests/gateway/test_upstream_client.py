@@ -133,3 +133,27 @@ def test_a_connection_reset_mid_body_is_an_upstream_error(cut: bytes) -> None:
 
     result = asyncio.run(main())
     assert isinstance(result, UpstreamError) and not isinstance(result, UpstreamTimeout)
+
+
+def test_egress_goes_through_the_proxy_named_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """HTTP_PROXY applies (as it did with httpx): an upstream name that does not resolve is still
+    reached, because the request goes to the proxy, which forwards it."""
+    from tests.support import FakeUpstream, Scripted
+    from tests.support.fault_proxy import FaultProxy
+
+    fake = FakeUpstream(name="vendor", script=lambda r: Scripted(content="via proxy"))
+    with serve(fake.app, lifespan="off") as server, FaultProxy("127.0.0.1", server.port) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://{proxy.address}")
+        monkeypatch.delenv("NO_PROXY", raising=False)
+        monkeypatch.delenv("no_proxy", raising=False)
+
+        async def run() -> bytes:
+            client = _client("http://upstream.invalid")
+            try:
+                opened = await client.open("/chat/completions", b'{"messages": []}')
+                return await opened.response.aread()
+            finally:
+                await client.aclose()
+
+        body = asyncio.run(run())
+    assert b"via proxy" in body and proxy.stats.accepted >= 1 and len(fake.ledger) == 1
