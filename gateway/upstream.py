@@ -142,7 +142,8 @@ class UpstreamClient:
         """Send ``body``; return once a 2xx head arrived. Raises the translated errors above."""
         session = self._get_session()
         try:
-            response = await session.post(self._base + path, data=body)
+            # Never follow a redirect: a 307 would re-send the prompt to wherever it points.
+            response = await session.post(self._base + path, data=body, allow_redirects=False)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise RetryableUpstreamError(type(exc).__name__) from None
         except (TimeoutError, aiohttp.ServerTimeoutError):
@@ -155,6 +156,10 @@ class UpstreamClient:
         if response.status >= 400:
             code = await _error_code(response)
             raise UpstreamRejected(response.status, code)
+        if response.status >= 300 or response.status < 200:
+            response.release()
+            raise UpstreamError(code="upstream_redirect",
+                                message=f"the upstream answered HTTP {response.status}; redirects are not followed")  # fmt: skip
         return Opened(UpstreamResponse(response))
 
     async def count_tokens(self, body: dict[str, object]) -> int:
@@ -166,7 +171,7 @@ class UpstreamClient:
             raise UpstreamError(code="prompt_not_counted", message="this upstream has no tokenize_url")
         failed = UpstreamError(code="prompt_not_counted", message="the upstream could not count the prompt")
         try:
-            async with self._get_session().post(url, json=body) as response:
+            async with self._get_session().post(url, json=body, allow_redirects=False) as response:
                 if response.status != 200:
                     raise failed
                 data = await response.json(content_type=None)

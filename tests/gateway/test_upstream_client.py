@@ -157,3 +157,35 @@ def test_egress_goes_through_the_proxy_named_in_the_environment(monkeypatch: pyt
 
         body = asyncio.run(run())
     assert b"via proxy" in body and proxy.stats.accepted >= 1 and len(fake.ledger) == 1
+
+
+def test_a_redirect_is_never_followed() -> None:
+    """An upstream answering 307 to another server: UpstreamError, and the prompt never reaches
+    the server the redirect points to (a 307 would have re-sent the body there)."""
+    from tests.support import FakeUpstream
+
+    elsewhere = FakeUpstream(name="elsewhere")
+    with serve(elsewhere.app, lifespan="off") as target:
+
+        async def redirect(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            while (await receive()).get("more_body"):
+                pass
+            location = (target.url + "/v1/chat/completions").encode()
+            await send({"type": "http.response.start", "status": 307, "headers": [(b"location", location)]})
+            await send({"type": "http.response.body", "body": b""})
+
+        with serve(redirect, lifespan="off") as server:
+
+            async def run() -> BaseException | None:
+                client = _client(server.url)
+                try:
+                    await client.open("/chat/completions", b'{"messages": [{"role": "user", "content": "x"}]}')
+                except UpstreamError as exc:
+                    return exc
+                finally:
+                    await client.aclose()
+                return None
+
+            err = asyncio.run(run())
+    assert isinstance(err, UpstreamError) and err.code == "upstream_redirect"
+    assert len(elsewhere.ledger) == 0
