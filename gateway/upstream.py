@@ -120,6 +120,9 @@ class UpstreamClient:
         # connect: waiting for a pooled connection plus opening one; sock_read: between bytes.
         self._timeout = aiohttp.ClientTimeout(total=None, connect=t.pool + t.connect, sock_connect=t.connect,
                                               sock_read=t.read)  # fmt: skip
+        # aiohttp has no write timeout: the whole wait for the answer's head (pool, connect,
+        # sending the body, then the first byte) is bounded instead, as httpx's timeouts did.
+        self._head_timeout = t.pool + t.connect + t.write + t.read
         self._session: aiohttp.ClientSession | None = None
         self.client = httpx.AsyncClient(  # control plane only (see module docstring)
             base_url=self._base,
@@ -143,7 +146,8 @@ class UpstreamClient:
         session = self._get_session()
         try:
             # Never follow a redirect: a 307 would re-send the prompt to wherever it points.
-            response = await session.post(self._base + path, data=body, allow_redirects=False)
+            async with asyncio.timeout(self._head_timeout):
+                response = await session.post(self._base + path, data=body, allow_redirects=False)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise RetryableUpstreamError(type(exc).__name__) from None
         except (TimeoutError, aiohttp.ServerTimeoutError):

@@ -172,3 +172,27 @@ def test_client_leaving_mid_stream_stops_the_upstream_and_is_recorded(
     time.sleep(1.0)
     assert proxy.stats.downstream_bytes == flowed  # the upstream's stream was closed, not drained
     assert flowed < 400 * 40  # far from the whole answer
+
+
+def test_an_upstream_that_stops_reading_the_body_times_out(fake: FakeUpstreams, proxy: FaultProxy,
+                                                           sqlite_db: str, tmp_path: Path, classifier: Any) -> None:  # fmt: skip
+    """The upstream accepts the connection but stops reading a 6 MB body: the send is bounded by
+    the upstream's timeouts (pool + connect + write + read) and the client gets 504, no hang."""
+    import time
+
+    timeouts = {"pool": 0.5, "connect": 0.5, "write": 1.0, "read": 0.5}
+    up = one_upstream(f"http://{proxy.address}/v1", timeouts=timeouts, context_window=10_000_000)
+    cfg = {"upstreams": [up], "limits": {"auth_cache_s": 0}, "server": {"max_body_bytes": 8 * 1024 * 1024}}
+    with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as gw:
+        key = gw.create_key()
+        proxy.pause()
+        try:
+            started = time.monotonic()
+            r = httpx.post(gw.url + "/v1/chat/completions", json=chat_body("lighthouse keepers " * 330_000),
+                           headers={"authorization": f"Bearer {key}"}, timeout=60)  # fmt: skip
+            took = time.monotonic() - started
+        finally:
+            proxy.heal()
+        assert r.status_code == 504 and r.json()["error"]["code"] == "upstream_timeout", r.text
+        assert took < 20, took
+        assert _outcomes(gw)[-1][:2] == ("timeout", 504)
