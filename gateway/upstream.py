@@ -138,6 +138,9 @@ class UpstreamClient:
             self._session = aiohttp.ClientSession(
                 connector=connector, timeout=self._timeout, headers=self._headers,
                 auto_decompress=True, skip_auto_headers=("User-Agent",), trust_env=True,
+                # One session serves every tenant: a cookie an upstream sets for one request must
+                # not ride along on another tenant's.
+                cookie_jar=aiohttp.DummyCookieJar(),
             )  # fmt: skip
         return self._session
 

@@ -189,3 +189,33 @@ def test_a_redirect_is_never_followed() -> None:
             err = asyncio.run(run())
     assert isinstance(err, UpstreamError) and err.code == "upstream_redirect"
     assert len(elsewhere.ledger) == 0
+
+
+def test_cookies_an_upstream_sets_are_not_sent_back() -> None:
+    """The client serves every tenant: a Set-Cookie on one answer never becomes a Cookie header
+    on the next request."""
+    seen: list[dict[bytes, bytes]] = []
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        seen.append(dict(scope["headers"]))
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"set-cookie", b"session=tenant-a; Path=/")]})  # fmt: skip
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def run(url: str) -> None:
+        client = _client(url)
+        try:
+            for _ in range(2):
+                opened = await client.open("/chat/completions", b"{}")
+                await opened.response.aread()
+                await opened.response.aclose()
+        finally:
+            await client.aclose()
+
+    with serve(app, lifespan="off") as server:
+        # A host name, not an IP address: cookie jars ignore cookies of IP hosts anyway.
+        asyncio.run(run(server.url.replace("127.0.0.1", "localhost")))
+    assert len(seen) == 2 and all(b"cookie" not in headers for headers in seen)
