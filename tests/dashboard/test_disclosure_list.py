@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import httpx
 
@@ -38,8 +40,10 @@ def _listed(client: httpx.Client) -> dict[str, str]:
     return {ref: re.sub(r"<[^>]+>", "", cell) for ref, cell in ROW.findall(table)}
 
 
-def test_disclosure_list_is_scoped_by_tenant(seeded: Seeded) -> None:
-    """A tenant admin lists its own and platform-wide disclosures only; a platform admin all three."""
+@contextmanager
+def _one_disclosure_each(seeded: Seeded) -> Iterator[tuple[dict[str, str], dict[str, httpx.Client]]]:
+    """Each of root, acme-admin and globex-admin signs in and assesses a disclosure of its own:
+    (who -> reference, who -> signed-in client)."""
     refs = {who: f"{who.upper()}-{uuid.uuid4().hex[:8]}" for who in ("root", "acme-admin", "globex-admin")}
     clients = {who: httpx.Client(base_url=seeded.url) for who in refs}
     try:
@@ -50,6 +54,15 @@ def test_disclosure_list_is_scoped_by_tenant(seeded: Seeded) -> None:
                                  data={"csrf_token": _csrf(form),
                                        "disclosure": DISCLOSURE.format(reference=refs[who])})  # fmt: skip
             assert result.status_code == 200 and 'data-verdict="nothing_matched"' in result.text
+        yield refs, clients
+    finally:
+        for client in clients.values():
+            client.close()
+
+
+def test_disclosure_list_is_scoped_by_tenant(seeded: Seeded) -> None:
+    """A tenant admin lists its own and platform-wide disclosures only; a platform admin all three."""
+    with _one_disclosure_each(seeded) as (refs, clients):
         stored = {r["reference"]: r["tenant"] for r in seeded.gw.rows(
             "SELECT reference, tenant FROM disclosures WHERE reference IN (:a, :b, :c)",
             {"a": refs["root"], "b": refs["acme-admin"], "c": refs["globex-admin"]})}  # fmt: skip
@@ -64,22 +77,12 @@ def test_disclosure_list_is_scoped_by_tenant(seeded: Seeded) -> None:
         root = _listed(clients["root"])
         assert (root[refs["root"]], root[refs["acme-admin"]], root[refs["globex-admin"]]) == (
             "all tenants", "acme", "globex")
-    finally:
-        for client in clients.values():
-            client.close()
 
 
 def test_another_tenants_disclosure_is_not_found_by_id(seeded: Seeded) -> None:
     """A tenant admin guessing another tenant's disclosure id gets 404 on the page and on both
     report downloads; its own and platform-wide disclosures open."""
-    refs = {who: f"{who.upper()}-{uuid.uuid4().hex[:8]}" for who in ("root", "acme-admin", "globex-admin")}
-    clients = {who: httpx.Client(base_url=seeded.url) for who in refs}
-    try:
-        for who, client in clients.items():
-            _sign_in(client, who)
-            form = client.get("/admin/exposure").text
-            client.post("/admin/exposure", files={"file": ("", b"")},
-                        data={"csrf_token": _csrf(form), "disclosure": DISCLOSURE.format(reference=refs[who])})
+    with _one_disclosure_each(seeded) as (refs, clients):
         ids = {r["reference"]: r["id"] for r in seeded.gw.rows(
             "SELECT id, reference FROM disclosures WHERE reference IN (:a, :b, :c)",
             {"a": refs["root"], "b": refs["acme-admin"], "c": refs["globex-admin"]})}  # fmt: skip
@@ -93,6 +96,3 @@ def test_another_tenants_disclosure_is_not_found_by_id(seeded: Seeded) -> None:
             page = globex.get(f"/admin/exposure/{ids[ref]}")
             assert page.status_code == 200 and ref in page.text
         assert clients["root"].get(f"/admin/exposure/{acme_id}").status_code == 200
-    finally:
-        for client in clients.values():
-            client.close()
