@@ -7,6 +7,7 @@ the same transaction that read it.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,6 +69,7 @@ def link_batch(head_seq: int, head_hash: bytes, batch: list[list[PendingRow]], h
     return LinkedBatch(by_table, seqs, seq, prev)
 
 
+@functools.cache
 def insert_sql(table: str, paramstyle: str) -> str:
     cols = INSERT_COLUMNS[table]
     if paramstyle == "qmark":

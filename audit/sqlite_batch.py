@@ -52,7 +52,6 @@ class SqliteBatchWriter:
         # the connection.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-sqlite")
         self._conn: sqlite3.Connection | None = None
-        self._sql: dict[str, str] = {}
         self._closed = threading.Event()
 
     async def write(self, batch: list[list[PendingRow]]) -> list[list[int]]:
@@ -94,10 +93,7 @@ class SqliteBatchWriter:
                 raise sqlite3.OperationalError("audit chain head row is missing")
             linked = link_batch(int(head[0]), bytes(head[1]), batch, self._hasher)
             for table, rows in linked.rows.items():
-                sql = self._sql.get(table)
-                if sql is None:
-                    sql = self._sql[table] = insert_sql(table, "qmark")
-                conn.executemany(sql, rows)
+                conn.executemany(insert_sql(table, "qmark"), rows)
             conn.execute("UPDATE audit_chain_head SET seq = ?, hash = ? WHERE id = 1",
                          (linked.head_seq, linked.head_hash))  # fmt: skip
             conn.execute("COMMIT")

@@ -29,10 +29,10 @@ from sqlalchemy import select, text, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
+from audit.batch import INSERT_COLUMNS, PendingRow, insert_sql, link_batch
 from audit.chain import ChainHasher
 from audit.db import is_sqlite
 from audit.errors import AuditWriteError
-from audit.batch import INSERT_COLUMNS, PendingRow, insert_sql, link_batch
 from audit.models import ChainHead
 from audit.sqlite_batch import BatchRejected, SqliteBatchWriter, sqlite_file
 
@@ -73,7 +73,6 @@ class ChainWriter:
         self._task: asyncio.Task[None] | None = None
         self._watchdog: asyncio.Task[None] | None = None
         self._closing = False
-        self._sql: dict[str, str] = {}
 
     def start(self) -> None:
         if self._task is None:
@@ -206,10 +205,7 @@ class ChainWriter:
                 continue
             # Straight to the driver's executemany: SQLAlchemy's per-parameter processing was the
             # largest CPU cost per record, and every value here is already a plain int/str/bool/bytes.
-            sql = self._sql.get(table)
-            if sql is None:
-                sql = self._sql[table] = insert_sql(table, conn.dialect.paramstyle)
-            await conn.exec_driver_sql(sql, rows)
+            await conn.exec_driver_sql(insert_sql(table, conn.dialect.paramstyle), rows)
         await conn.execute(update(_HEAD).where(_HEAD.c.id == 1).values(seq=linked.head_seq, hash=linked.head_hash))
         return linked.seqs
 

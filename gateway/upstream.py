@@ -153,7 +153,7 @@ class UpstreamClient:
                 response = await session.post(self._base + path, data=body, allow_redirects=False)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise RetryableUpstreamError(type(exc).__name__) from None
-        except (TimeoutError, aiohttp.ServerTimeoutError):
+        except TimeoutError:  # aiohttp's ServerTimeoutError is one too
             raise UpstreamTimeout() from None
         except aiohttp.ClientError as exc:
             raise UpstreamError(code="upstream_transport_error", message=_transport(exc)) from None
@@ -209,7 +209,7 @@ class _translated:
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
         if exc is None or isinstance(exc, (UpstreamError, UpstreamTimeout, asyncio.CancelledError, GeneratorExit)):
             return
-        if isinstance(exc, (TimeoutError, aiohttp.ServerTimeoutError)):
+        if isinstance(exc, TimeoutError):  # aiohttp's read timeouts included
             raise UpstreamTimeout() from None
         if isinstance(exc, (aiohttp.ClientError, ConnectionError)):
             raise UpstreamError(code="upstream_transport_error", message=_transport(exc)) from None

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+import yaml
 
 from audit import AuditSettings, AuditStore, Outcome, RequestRecord
 
@@ -34,6 +35,19 @@ def clock() -> Clock:
 
 def make_settings(url: str, tmp_path: Path, **kw: object) -> AuditSettings:
     return AuditSettings(url=url, checkpoint_dir=str(tmp_path / "checkpoints"), **kw)
+
+
+def write_cli_config(tmp_path: Path, db_url: str) -> str:
+    """A minimal ``tiergate`` YAML config for the CLI commands over ``db_url``; returns its path."""
+    cfg = {
+        "audit": {"url": db_url, "checkpoint_dir": str(tmp_path / "checkpoints")},
+        "secrets": {"fingerprint_key": FP_KEY.decode(), "checkpoint_key": CP_KEY.decode(),
+                    "cache_salt_key": "salt-key-for-tests-0123456789"},  # fmt: skip
+        "state_dir": str(tmp_path / "state"),
+    }
+    path = tmp_path / "tiergate.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    return str(path)
 
 
 async def open_store(settings: AuditSettings, clock: Clock | None = None) -> AuditStore:

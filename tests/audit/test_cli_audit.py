@@ -6,12 +6,11 @@ import asyncio
 import json
 from datetime import UTC, datetime
 
-import yaml
 from click.testing import CliRunner
 from sqlalchemy import text
 
 from gateway.cli import main
-from tests.audit.conftest import CP_KEY, FP_KEY, make_settings, open_store, outcome, request
+from tests.audit.conftest import make_settings, open_store, outcome, request, write_cli_config
 
 
 def _setup(db_url, tmp_path):
@@ -28,19 +27,7 @@ def _setup(db_url, tmp_path):
             await store.close()
 
     asyncio.run(body())
-    return _write_config(db_url, tmp_path)
-
-
-def _write_config(db_url, tmp_path):
-    cfg = {
-        "audit": {"url": db_url, "checkpoint_dir": str(tmp_path / "checkpoints")},
-        "secrets": {"fingerprint_key": FP_KEY.decode(), "checkpoint_key": CP_KEY.decode(),
-                    "cache_salt_key": "salt-key-for-tests-0123456789"},  # fmt: skip
-        "state_dir": str(tmp_path / "state"),
-    }
-    path = tmp_path / "tiergate.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return str(path)
+    return write_cli_config(tmp_path, db_url)
 
 
 def test_verify_checkpoint_and_tamper(db_url, tmp_path):
@@ -108,7 +95,7 @@ def test_verify_explains_an_interrupted_purge_and_purge_finishes_it(db_url, tmp_
             await store.close()
 
     asyncio.run(interrupt())
-    cfg = _write_config(db_url, tmp_path)
+    cfg = write_cli_config(tmp_path, db_url)
     runner = CliRunner()
     res = runner.invoke(main, ["audit", "verify", "--config", cfg])
     assert res.exit_code == 0, res.output

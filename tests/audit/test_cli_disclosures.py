@@ -7,13 +7,12 @@ import csv
 import io
 import json
 
-import yaml
 from click.testing import CliRunner
 
 from audit.disclosure_report import DISCLOSURE_FIELDS
 from audit.disclosures import parse_disclosure, save_disclosure
 from gateway.cli import main
-from tests.audit.conftest import CP_KEY, FP_KEY, make_settings, open_store
+from tests.audit.conftest import make_settings, open_store, write_cli_config
 
 DISCLOSURE = """title: {title}
 reference: {reference}
@@ -39,15 +38,7 @@ def _setup(db_url, tmp_path) -> str:
             await store.close()
 
     asyncio.run(body())
-    cfg = {
-        "audit": {"url": db_url, "checkpoint_dir": str(tmp_path / "checkpoints")},
-        "secrets": {"fingerprint_key": FP_KEY.decode(), "checkpoint_key": CP_KEY.decode(),
-                    "cache_salt_key": "salt-key-for-tests-0123456789"},  # fmt: skip
-        "state_dir": str(tmp_path / "state"),
-    }
-    path = tmp_path / "tiergate.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return str(path)
+    return write_cli_config(tmp_path, db_url)
 
 
 def _list(cfg: str, *args: str):

@@ -11,7 +11,6 @@ import textwrap
 from datetime import UTC, date, datetime
 from pathlib import Path
 
-import yaml
 from click.testing import CliRunner
 
 from audit import fingerprint, normalize_for_fingerprint
@@ -19,7 +18,7 @@ from audit.assessment import Verdict, assess
 from audit.disclosures import parse_disclosure
 from audit.queries import ExposureFilter, count_rows, stream_rows
 from gateway.cli import main
-from tests.audit.conftest import CP_KEY, FP_KEY, make_settings, open_store, outcome, request
+from tests.audit.conftest import FP_KEY, make_settings, open_store, outcome, request, write_cli_config
 
 START = datetime(2026, 8, 27, tzinfo=UTC)
 END = datetime(2026, 9, 9, 23, 59, 59, tzinfo=UTC)
@@ -111,18 +110,6 @@ def test_seeded_incident_exact_counts(db_url, tmp_path):
     assert [r.prompt_tokens for r in a.longest][:3] == [9000, 5000, 3000]
 
 
-def _config(tmp_path: Path, url: str) -> Path:
-    cfg = {
-        "audit": {"url": url, "checkpoint_dir": str(tmp_path / "checkpoints")},
-        "secrets": {"fingerprint_key": FP_KEY.decode(), "checkpoint_key": CP_KEY.decode(),
-                    "cache_salt_key": "salt-key-for-tests-0123456789"},  # fmt: skip
-        "state_dir": str(tmp_path / "state"),
-    }
-    path = tmp_path / "tiergate.yaml"
-    path.write_text(yaml.safe_dump(cfg))
-    return path
-
-
 def _seeded(db_url, tmp_path) -> Path:
     async def body():
         store = await open_store(make_settings(db_url, tmp_path))
@@ -132,7 +119,7 @@ def _seeded(db_url, tmp_path) -> Path:
             await store.close()
 
     asyncio.run(body())
-    return _config(tmp_path, db_url)
+    return write_cli_config(tmp_path, db_url)
 
 
 def test_three_verdicts_three_exit_codes(db_url, tmp_path):
@@ -160,7 +147,7 @@ def test_three_verdicts_three_exit_codes(db_url, tmp_path):
 
 def test_assess_rejects_bad_file_with_line(sqlite_db, tmp_path):
     """A broken disclosure makes `exposure assess` fail (exit 1) naming the line."""
-    cfg = _config(tmp_path, sqlite_db)
+    cfg = write_cli_config(tmp_path, sqlite_db)
     path = tmp_path / "bad.yaml"
     path.write_text(DISCLOSURE.replace("min_prompt_tokens: 1000", "min_prompt_tokens: many"))
     res = CliRunner().invoke(main, ["exposure", "assess", str(path), "--config", str(cfg)])
@@ -185,7 +172,7 @@ def test_match_document_exact_only(db_url, tmp_path):
             await store.close()
 
     asyncio.run(body())
-    cfg = _config(tmp_path, db_url)
+    cfg = write_cli_config(tmp_path, db_url)
     runner = CliRunner()
 
     def match(text: str) -> dict[str, str]:
