@@ -19,6 +19,8 @@ from dataclasses import dataclass
 
 import aiohttp
 import httpx
+from aiohttp.helpers import get_env_proxy_for_url
+from yarl import URL
 
 from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.settings import UpstreamSettings
@@ -100,6 +102,12 @@ class UpstreamResponse:
 
 
 @dataclass(frozen=True, slots=True)
+class _Proxy:
+    url: URL | None
+    auth: aiohttp.BasicAuth | None
+
+
+@dataclass(frozen=True, slots=True)
 class Opened:
     """A response whose head arrived with a 2xx status; the body is not read yet."""
 
@@ -124,6 +132,7 @@ class UpstreamClient:
         # sending the body, then the first byte) is bounded instead, as httpx's timeouts did.
         self._head_timeout = t.pool + t.connect + t.write + t.read
         self._session: aiohttp.ClientSession | None = None
+        self._proxies: dict[str, _Proxy] = {}
         self.client = httpx.AsyncClient(  # control plane only (see module docstring)
             base_url=self._base,
             headers=self._headers,
@@ -134,15 +143,27 @@ class UpstreamClient:
         if self._session is None or self._session.closed:
             # Created on first use: an aiohttp session belongs to the loop it was made in.
             connector = aiohttp.TCPConnector(limit=512, limit_per_host=0, keepalive_timeout=30)
-            # trust_env: HTTPS_PROXY / NO_PROXY apply as they did with httpx (egress proxies).
             self._session = aiohttp.ClientSession(
                 connector=connector, timeout=self._timeout, headers=self._headers,
-                auto_decompress=True, skip_auto_headers=("User-Agent",), trust_env=True,
+                auto_decompress=True, skip_auto_headers=("User-Agent",),
+                # HTTP(S)_PROXY / NO_PROXY apply through `_proxy`, read once per URL; aiohttp's
+                # trust_env re-read them and ~/.netrc in a worker thread on every request.
                 # One session serves every tenant: a cookie an upstream sets for one request must
                 # not ride along on another tenant's.
                 cookie_jar=aiohttp.DummyCookieJar(),
             )  # fmt: skip
         return self._session
+
+    def _proxy(self, url: str) -> _Proxy:
+        """The egress proxy for ``url`` from HTTP(S)_PROXY / NO_PROXY, read once per URL."""
+        found = self._proxies.get(url)
+        if found is None:
+            try:
+                found = _Proxy(*get_env_proxy_for_url(URL(url)))
+            except LookupError:  # no proxy applies (none set, or NO_PROXY names the host)
+                found = _Proxy(None, None)
+            self._proxies[url] = found
+        return found
 
     async def open(self, path: str, body: bytes) -> Opened:
         """Send ``body``; return once a 2xx head arrived. Raises the translated errors above."""
@@ -150,7 +171,10 @@ class UpstreamClient:
         try:
             # Never follow a redirect: a 307 would re-send the prompt to wherever it points.
             async with asyncio.timeout(self._head_timeout):
-                response = await session.post(self._base + path, data=body, allow_redirects=False)
+                url = self._base + path
+                proxy = self._proxy(url)
+                response = await session.post(url, data=body, allow_redirects=False, proxy=proxy.url,
+                                              proxy_auth=proxy.auth)  # fmt: skip
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise RetryableUpstreamError(type(exc).__name__) from None
         except TimeoutError:  # aiohttp's ServerTimeoutError is one too
@@ -178,7 +202,9 @@ class UpstreamClient:
             raise UpstreamError(code="prompt_not_counted", message="this upstream has no tokenize_url")
         failed = UpstreamError(code="prompt_not_counted", message="the upstream could not count the prompt")
         try:
-            async with self._get_session().post(url, json=body, allow_redirects=False) as response:
+            proxy = self._proxy(url)
+            async with self._get_session().post(url, json=body, allow_redirects=False, proxy=proxy.url,
+                                                proxy_auth=proxy.auth) as response:  # fmt: skip
                 if response.status != 200:
                     raise failed
                 data = await response.json(content_type=None)

@@ -159,6 +159,30 @@ def test_egress_goes_through_the_proxy_named_in_the_environment(monkeypatch: pyt
     assert b"via proxy" in body and proxy.stats.accepted >= 1 and len(fake.ledger) == 1
 
 
+def test_no_proxy_exempts_a_host_from_the_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NO_PROXY names the upstream's host: the request goes straight there, and the proxy named in
+    HTTP_PROXY (one that would forward it, so only its counter tells) never sees a connection."""
+    from tests.support import FakeUpstream, Scripted
+    from tests.support.fault_proxy import FaultProxy
+
+    fake = FakeUpstream(name="vendor", script=lambda r: Scripted(content="direct"))
+    with serve(fake.app, lifespan="off") as server, FaultProxy("127.0.0.1", server.port) as proxy:
+        monkeypatch.setenv("HTTP_PROXY", f"http://{proxy.address}")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+        monkeypatch.delenv("no_proxy", raising=False)
+
+        async def run() -> bytes:
+            client = _client(server.url)
+            try:
+                opened = await client.open("/chat/completions", b'{"messages": []}')
+                return await opened.response.aread()
+            finally:
+                await client.aclose()
+
+        body = asyncio.run(run())
+    assert b"direct" in body and proxy.stats.accepted == 0 and len(fake.ledger) == 1
+
+
 def test_a_redirect_is_never_followed() -> None:
     """An upstream answering 307 to another server: UpstreamError, and the prompt never reaches
     the server the redirect points to (a 307 would have re-sent the body there)."""
