@@ -38,10 +38,11 @@ class AuditSettings(BaseModel):
     """Most records one group commit carries. 1 turns group commit off (one transaction each)."""
     write_timeout_s: float = Field(10.0, gt=0)
     """A record not committed within this many seconds raises ``AuditWriteError``."""
-    outcome_linger_s: float = Field(0.0, ge=0, le=5)
-    """How long an outcome row may wait to share the next write-ahead transaction. 0: it commits
-    right after the answer (visible within milliseconds); more saves commits (one per request
-    instead of two at low concurrency) at the price of that lag. Outcomes never hold up an answer."""
+    outcome_linger_s: float = Field(0.05, ge=0, le=5)
+    """How long an outcome row may wait to share the next write-ahead transaction. The default saves
+    a commit per request at low concurrency (one fsync instead of two: ≈ 0.2 ms less per request
+    measured at concurrency 1) for at most 50 ms before an outcome is visible; 0 commits it right
+    after the answer. Outcomes never hold up an answer, and write-ahead rows never linger."""
 
     @model_validator(mode="after")
     def _check_retention(self) -> AuditSettings:

@@ -26,6 +26,7 @@ from gateway.dashboard import dashboard_router
 from gateway.errors import (
     BadRequest,
     GatewayError,
+    MethodNotAllowed,
     NotFound,
     PayloadTooLarge,
     Unprocessable,
@@ -72,9 +73,7 @@ def _translate_http(exc: HTTPException) -> GatewayError:
     if status == 413:
         return PayloadTooLarge()
     if status == 405:
-        err = BadRequest("method not allowed", code="method_not_allowed")
-        err.status_code = 405  # type: ignore[misc]
-        return err
+        return MethodNotAllowed()
     if status == 400:
         return BadRequest("malformed request")
     if status in (401, 403, 422, 429, 503):

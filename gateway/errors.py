@@ -32,6 +32,7 @@ __all__ = [
     "BadRequest",
     "Forbidden",
     "GatewayError",
+    "MethodNotAllowed",
     "ModelNotAllowed",
     "NotFound",
     "PayloadTooLarge",
@@ -116,6 +117,13 @@ class TierNotAllowed(Forbidden):
 class ModelNotAllowed(Forbidden):
     default_code = "model_not_allowed"
     default_message = "this API key may not use this model"
+
+
+class MethodNotAllowed(GatewayError):
+    status_code = 405
+    error_type = "invalid_request_error"
+    default_code = "method_not_allowed"
+    default_message = "method not allowed"
 
 
 class NotFound(GatewayError):

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine
+from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -104,7 +104,7 @@ class Reply:
 
     status: int
     body: dict[str, Any] | None = None
-    stream: AsyncIterator[bytes] | None = None
+    stream: AsyncGenerator[bytes, None] | None = None
     headers: dict[str, str] = field(default_factory=dict)
 
 

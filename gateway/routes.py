@@ -5,17 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from litestar import Request, Response, get, post
-from litestar.exceptions import HTTPException
-from litestar.response import Stream
+from litestar import Request, Response, asgi, get
 
+from gateway.asgi import ClientGone, Headers, read_body, send_json, send_stream
 from gateway.auth import bearer_token
-from gateway.errors import NotFound
+from gateway.errors import MethodNotAllowed, NotFound
 from gateway.metrics import CONTENT_TYPE_LATEST
 
 if TYPE_CHECKING:
     from gateway.app import GatewayState
-    from gateway.pipeline import Reply
 
 __all__ = ["ROUTES"]
 
@@ -27,41 +25,41 @@ def _state(request: Request[Any, Any, Any]) -> GatewayState:
     return request.app.state.gateway  # type: ignore[no-any-return]
 
 
-def _render(reply: Reply) -> Response[Any]:
-    if reply.stream is not None:
-        headers = {"cache-control": "no-cache", "x-accel-buffering": "no", **reply.headers}
-        return Stream(reply.stream, media_type="text/event-stream", headers=headers)
-    return Response(_encode(reply.body), status_code=reply.status, media_type=_JSON, headers=reply.headers)
-
-
-async def _proxy(request: Request[Any, Any, Any], endpoint: str) -> Response[Any]:
-    state = _state(request)
+async def _proxy(scope: dict[str, Any], receive: Any, send: Any, endpoint: str) -> None:
+    if scope["method"] != "POST":
+        raise MethodNotAllowed()
+    state: GatewayState = scope["app"].state.gateway
     try:
-        raw: bytes | None = await request.body()
-    except HTTPException as exc:
-        if exc.status_code != 413:
-            raise
-        raw = None  # refused by the pipeline after authentication, so the refusal has a tenant
-    reply = await state.pipeline.run(endpoint, request.headers, raw)
-    return _render(reply)
+        # None: over the size limit, refused by the pipeline after authentication (the refusal
+        # then has a tenant).
+        raw = await read_body(scope, receive, state.settings.server.max_body_bytes)
+    except ClientGone:
+        return
+    reply = await state.pipeline.run(endpoint, Headers(scope["headers"]), raw)
+    if reply.stream is not None:
+        await send_stream(receive, send, reply.stream, reply.headers)
+    else:
+        await send_json(send, reply.status, reply.body, reply.headers)
 
 
-@post("/v1/chat/completions", status_code=200)
-async def chat_completions(request: Request[Any, Any, Any]) -> Response[Any]:
+# Plain ASGI routes: see gateway/asgi.py for why. Litestar still routes them and renders their
+# errors; they are not in the served OpenAPI schema.
+@asgi("/v1/chat/completions", is_mount=False, copy_scope=False)
+async def chat_completions(scope: Any, receive: Any, send: Any) -> None:
     """OpenAI chat completions, streaming and not."""
-    return await _proxy(request, "chat")
+    await _proxy(scope, receive, send, "chat")
 
 
-@post("/v1/completions", status_code=200)
-async def completions(request: Request[Any, Any, Any]) -> Response[Any]:
+@asgi("/v1/completions", is_mount=False, copy_scope=False)
+async def completions(scope: Any, receive: Any, send: Any) -> None:
     """OpenAI legacy completions."""
-    return await _proxy(request, "completions")
+    await _proxy(scope, receive, send, "completions")
 
 
-@post("/v1/embeddings", status_code=200)
-async def embeddings(request: Request[Any, Any, Any]) -> Response[Any]:
+@asgi("/v1/embeddings", is_mount=False, copy_scope=False)
+async def embeddings(scope: Any, receive: Any, send: Any) -> None:
     """OpenAI embeddings."""
-    return await _proxy(request, "embeddings")
+    await _proxy(scope, receive, send, "embeddings")
 
 
 def _model(name: str) -> dict[str, Any]:

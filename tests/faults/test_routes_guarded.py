@@ -25,7 +25,7 @@ PUBLIC = {
     "/admin/sign-in": "the sign-in form itself (POST needs the pre-sign CSRF cookie)",
 }
 PUBLIC_PREFIXES = {
-    "/schema": "the OpenAPI document of the client API (the dashboard is excluded from it)",
+    "/schema": "the OpenAPI document of the gateway's own routes (not the dashboard, not the proxy routes)",
     "/admin/static/": "stylesheet and scripts",
 }
 API_PREFIX = "/v1/"
@@ -64,9 +64,16 @@ def _classify(path: str) -> str:
 def _routes(app: Any) -> list[tuple[str, str, str]]:
     out = []
     for route in app.routes:
-        for method in sorted(route.methods - {"OPTIONS", "HEAD"}):
+        # A plain-ASGI route (the proxy's hot path) declares no methods: it serves POST and answers
+        # every other method with 405 itself (tested below).
+        methods = route.methods - {"OPTIONS", "HEAD"} if route.methods else {"POST"}
+        for method in sorted(methods):
             out.append((_classify(route.path), method, route.path))
     return out
+
+
+def _asgi_paths(app: Any) -> list[str]:
+    return [route.path for route in app.routes if not route.methods]
 
 
 def _refused(r: httpx.Response) -> bool:
@@ -132,3 +139,19 @@ def test_api_routes_need_a_client_key(env: tuple[GatewayHarness, str, Any]) -> N
             if r.status_code != 401 or r.json()["error"]["code"] != "invalid_api_key":
                 bad.append(f"{method} {path} {headers} -> {r.status_code}")
     assert len(api) >= 3 and bad == []
+
+
+def test_proxy_routes_refuse_other_methods(env: tuple[GatewayHarness, str, Any]) -> None:
+    """The plain-ASGI proxy routes answer any method but POST with 405 in the OpenAI shape, with or
+    without a key, and forward nothing."""
+    gw, key, app = env
+    paths = _asgi_paths(app)
+    assert set(paths) >= {"/v1/chat/completions", "/v1/completions", "/v1/embeddings"}
+    bad: list[str] = []
+    for path in paths:
+        for method in ("GET", "PUT", "DELETE", "PATCH"):
+            for headers in ({}, {"authorization": f"Bearer {key}"}):
+                r = httpx.request(method, gw.url + path, headers=headers, timeout=30)
+                if r.status_code != 405 or r.json()["error"]["code"] != "method_not_allowed":
+                    bad.append(f"{method} {path} {sorted(headers)} -> {r.status_code}")
+    assert bad == []

@@ -1,0 +1,108 @@
+"""Plain-ASGI plumbing for the three proxy routes (the hot path).
+
+A Litestar ``@asgi`` route costs about half the CPU of a regular handler (measured here: 0.07 vs
+0.15 ms per request on an empty handler), and the proxy's whole budget is about a millisecond. What
+the framework did for those routes is done here instead: the body limit, header lookup, writing
+the reply, and ending a stream when its client goes away. Errors are still raised, not rendered:
+Litestar's exception middleware sends them through ``app.handle_exception`` like every other route.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncGenerator
+from typing import Any
+
+import msgspec
+
+__all__ = ["ClientGone", "Headers", "read_body", "send_json", "send_stream"]
+
+_encode = msgspec.json.Encoder().encode
+Scope = dict[str, Any]
+Message = dict[str, Any]
+
+
+class ClientGone(Exception):
+    """The client disconnected before its request body arrived: there is nobody to answer."""
+
+
+class Headers:
+    """Case-insensitive lookup over an ASGI scope's raw headers (the first of repeated names)."""
+
+    __slots__ = ("_map",)
+
+    def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
+        found: dict[str, str] = {}
+        for name, value in raw:
+            found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+        self._map = found
+
+    def get(self, name: str, default: str | None = None) -> str | None:
+        return self._map.get(name.lower(), default)
+
+
+async def read_body(scope: Scope, receive: Any, limit: int) -> bytes | None:
+    """The whole body, or None once it is known to exceed ``limit`` (the rest is left unread; the
+    server closes the connection after the answer)."""
+    declared = Headers(scope["headers"]).get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        return None
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            raise ClientGone()
+        chunk = message.get("body", b"")
+        if chunk:
+            size += len(chunk)
+            if size > limit:
+                return None
+            chunks.append(chunk)
+        if not message.get("more_body", False):
+            return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def _head(status: int, content_type: bytes, headers: dict[str, str], extra: list[tuple[bytes, bytes]]) -> Message:
+    raw = [(b"content-type", content_type), *extra]
+    raw.extend((k.encode("latin-1"), v.encode("latin-1")) for k, v in headers.items())
+    return {"type": "http.response.start", "status": status, "headers": raw}
+
+
+async def send_json(send: Any, status: int, body: Any, headers: dict[str, str]) -> None:
+    payload = _encode(body)
+    length = [(b"content-length", str(len(payload)).encode())]
+    await send(_head(status, b"application/json", headers, length))
+    await send({"type": "http.response.body", "body": payload})
+
+
+_SSE_HEADERS = [(b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]
+
+
+async def send_stream(receive: Any, send: Any, stream: AsyncGenerator[bytes, None], headers: dict[str, str]) -> None:
+    """Relay ``stream`` as server-sent events. If the client disconnects first, the relay is
+    cancelled at its next wait, so that it closes the upstream stream and records the hang-up."""
+    relay = asyncio.ensure_future(_relay(send, stream, headers))
+    watch = asyncio.ensure_future(_until_disconnect(receive))
+    try:
+        await asyncio.wait((relay, watch), return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        watch.cancel()
+        if not relay.done():
+            relay.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await relay  # a send to a closed connection ends here too: nobody is left to tell
+        await stream.aclose()  # a relay cancelled before its first step still closes the stream
+
+
+async def _relay(send: Any, stream: AsyncGenerator[bytes, None], headers: dict[str, str]) -> None:
+    await send(_head(200, b"text/event-stream", headers, _SSE_HEADERS))
+    async for chunk in stream:
+        await send({"type": "http.response.body", "body": chunk, "more_body": True})
+    await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+
+async def _until_disconnect(receive: Any) -> None:
+    while (await receive())["type"] != "http.disconnect":
+        pass
