@@ -11,6 +11,10 @@ fake, plain ASGI) runs in another. For every target, concurrency (1, 8, 64) and 
 (1 KB, 100 KB): p50/p99 latency and the p50/p99 *added* over direct calls, requests/s, CPU time
 per request of the target process (from /proc), and streaming time-to-first-byte (concurrency 1).
 Figures are only compared within one run (same machine, same load).
+
+The non-streaming cells are driven by wrk when it is installed (`apt-get install wrk`): a Python
+client costs more CPU per request than the proxy it measures, and everything shares two cores, so
+with it the rig, not the target, caps requests/s. `--python-load` keeps the Python client.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import signal
 import statistics
 import subprocess
@@ -190,23 +195,68 @@ async def load(base: str, key: str, text: str, concurrency: int, n: int, stream:
     return lat, wall
 
 
+_WRK_SCRIPT = """wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.headers["Authorization"] = "Bearer %s"
+wrk.body = [==[%s]==]
+"""
+_UNITS = {"us": 1e-3, "ms": 1.0, "s": 1e3}
+
+
+def load_wrk(base: str, key: str, text: str, concurrency: int, seconds: float) -> tuple[float, float, float, int]:
+    """p50 ms, p99 ms, requests/s and request count from wrk (a C load generator: at these rates a
+    Python client spends more CPU than the proxy it measures, on the same two cores)."""
+    body = json.dumps({"model": "bench", "messages": [{"role": "user", "content": text}], "stream": False})
+    with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
+        f.write(_WRK_SCRIPT % (key, body))
+    try:
+        url = base + "/chat/completions"
+        out = subprocess.run(["wrk", "-t1", f"-c{concurrency}", f"-d{seconds:g}s", "--timeout", "60s", "--latency",
+                              "-s", f.name, url],
+                             capture_output=True, text=True, check=True).stdout  # fmt: skip
+    finally:
+        os.unlink(f.name)
+    if "Non-2xx" in out:
+        raise RuntimeError("wrk saw failed requests:\n" + out)
+    for line in out.splitlines():
+        if "Socket errors" in line:
+            print(f"    (wrk: {line.strip()})", flush=True)
+    lat: dict[str, float] = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[0] in ("50%", "99%"):
+            value = parts[1]
+            unit = next(u for u in ("us", "ms", "s") if value.endswith(u))
+            lat[parts[0]] = float(value[: -len(unit)]) * _UNITS[unit]
+    n = int(next(line.split()[0] for line in out.splitlines() if " requests in " in line))
+    rps = float(next(line.split()[1] for line in out.splitlines() if line.startswith("Requests/sec:")))
+    return lat["50%"], lat["99%"], rps, n
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000
 
 
-def measure(name: str, base: str, key: str, pid: int | None, plan: list[tuple[int, int, int]]) -> list[Row]:
+def measure(name: str, base: str, key: str, pid: int | None, plan: list[tuple[int, int, int]],
+            wrk_seconds: float | None = None) -> list[Row]:  # fmt: skip
     rows = []
     for size, conc, n in plan:
         text = prompt(size, seed=size + conc)
-        before = cpu_seconds(pid) if pid else None
-        lat, wall = asyncio.run(load(base, key, text, conc, n, stream=False))
-        cpu = (cpu_seconds(pid) - before) / len(lat) * 1000 if pid and before is not None else None
+        if wrk_seconds:
+            load_wrk(base, key, text, conc, 1)  # warm up connections and caches
+            before = cpu_seconds(pid) if pid else None
+            p50, p99, rps, count = load_wrk(base, key, text, conc, wrk_seconds)
+        else:
+            before = cpu_seconds(pid) if pid else None
+            lat, wall = asyncio.run(load(base, key, text, conc, n, stream=False))
+            p50, p99, rps, count = pct(lat, 0.5), pct(lat, 0.99), len(lat) / wall, len(lat)
+        cpu = (cpu_seconds(pid) - before) / count * 1000 if pid and before is not None else None
         ttfb = None
         if conc == 1:
             firsts, _ = asyncio.run(load(base, key, text, 1, max(10, n // 4), stream=True))
             ttfb = statistics.median(firsts) * 1000
-        rows.append(Row(name, size, conc, len(lat), pct(lat, 0.5), pct(lat, 0.99), len(lat) / wall, cpu, ttfb))
+        rows.append(Row(name, size, conc, count, p50, p99, rps, cpu, ttfb))
         print(f"  {name:9} {size // 1024:>4} KB c={conc:<3} p50 {rows[-1].p50_ms:7.2f} ms  p99 "
               f"{rows[-1].p99_ms:7.2f} ms  {rows[-1].rps:7.1f} req/s  cpu/req "
               f"{'-' if cpu is None else f'{cpu:.2f} ms'}  ttfb {'-' if ttfb is None else f'{ttfb:.2f} ms'}",
@@ -311,6 +361,8 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer requests per cell")
     parser.add_argument("--litellm-dir", type=Path, default=None, help="reuse a LiteLLM venv folder")
     parser.add_argument("--split", action="store_true", help="only the in-process null vs real store split")
+    parser.add_argument("--python-load", action="store_true",
+                        help="drive the non-streaming cells with the Python client even where wrk is installed")
     args = parser.parse_args()
     if args.split:
         for size, n in ((1024, 300), (100 * 1024, 40)):
@@ -321,6 +373,9 @@ def main() -> None:
     for size, base_n in ((1024, 400), (100 * 1024, 60)):
         for conc in (1, 8, 64):
             plan.append((size, conc, max(conc, int(base_n * scale * (1 if conc == 1 else 2)))))
+    wrk_s = None if args.python_load or not shutil.which("wrk") else (3.0 if args.quick else 8.0)
+    print(f"load generator: {'wrk, ' + str(wrk_s) + ' s per cell' if wrk_s else 'Python (httpx)'}; "
+          "streaming TTFB always with the Python client", flush=True)
     with tempfile.TemporaryDirectory(prefix="tg-bench-") as tmp_s:
         tmp = Path(tmp_s)
         up_port = free_port()
@@ -328,15 +383,15 @@ def main() -> None:
         procs = [upstream]
         try:
             base_up = f"http://127.0.0.1:{up_port}/v1"
-            rows = measure("direct", base_up, "none", upstream.p.pid, plan)
+            rows = measure("direct", base_up, "none", upstream.p.pid, plan, wrk_s)
             tg, tg_url, tg_key = start_tiergate(tmp, base_up)
             procs.append(tg)
-            rows += measure("tiergate", tg_url, tg_key, tg.p.pid, plan)
+            rows += measure("tiergate", tg_url, tg_key, tg.p.pid, plan, wrk_s)
             if args.litellm:
                 lite_dir = args.litellm_dir or tmp
                 lite, lite_url, lite_key = start_litellm(lite_dir, base_up)
                 procs.append(lite)
-                rows += measure("litellm", lite_url, lite_key, lite.p.pid, plan)
+                rows += measure("litellm", lite_url, lite_key, lite.p.pid, plan, wrk_s)
         finally:
             for p in reversed(procs):
                 p.stop()

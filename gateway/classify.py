@@ -44,12 +44,13 @@ class ClassifyStep:
         self._executor = executor or ThreadPoolExecutor(max_workers=2, thread_name_prefix="tiergate-classify")
 
     def _fingerprints(self, content: Content) -> tuple[str | None, tuple[str, ...]]:
-        normalized = [normalize_for_fingerprint(s.text) for s in content.segments]
+        texts = [n for n in (normalize_for_fingerprint(s.text) for s in content.segments) if n]
         # normalize("\n".join(texts)) == " ".join(non-empty normalized texts): whitespace runs
         # collapse across the join and NFKC never composes across a newline. One pass, not two.
-        whole = " ".join(n for n in normalized if n)
-        segs = tuple(dict.fromkeys(fingerprint(self._key, n) for n in normalized if n))
-        return (fingerprint(self._key, whole) if whole else None), segs
+        segs = tuple(dict.fromkeys(fingerprint(self._key, n) for n in texts))
+        if not texts:
+            return None, segs
+        return (segs[0] if len(texts) == 1 else fingerprint(self._key, " ".join(texts))), segs
 
     def _work(self, endpoint: str, body: dict[str, Any], tenant: str, floor: Tier) -> Classified:
         content = extract_content(endpoint, body)  # ContentError -> 400, nothing forwarded

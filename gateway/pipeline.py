@@ -13,8 +13,8 @@ allows. Nothing here formats prompt text into a message or a log line.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
-import uuid
 from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -129,7 +129,7 @@ class Pipeline:
 
     async def run(self, endpoint: str, headers: Any, raw: bytes | None) -> Reply:
         """``raw`` is None when the body was over the size limit (413 after authentication)."""
-        request_id = "req_" + uuid.uuid4().hex
+        request_id = "req_" + os.urandom(16).hex()  # uuid4's randomness without building a UUID
         created, started = self.now(), self.monotonic()
         seen: dict[str, Any] = {}
         try:
