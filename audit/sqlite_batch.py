@@ -14,9 +14,10 @@ engine (aiosqlite) still serves every read and every non-chained write.
 from __future__ import annotations
 
 import asyncio
+import queue
 import sqlite3
 import threading
-from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from sqlalchemy.engine import URL
@@ -28,6 +29,23 @@ if TYPE_CHECKING:
     from audit.chain import ChainHasher
 
 __all__ = ["BatchRejected", "SqliteBatchWriter", "sqlite_file"]
+
+
+@dataclass(frozen=True, slots=True)
+class _Job:
+    batch: list[list[PendingRow]]
+    loop: asyncio.AbstractEventLoop
+    future: asyncio.Future[list[list[int]]]
+
+
+def _settle(future: asyncio.Future[list[list[int]]], outcome: tuple[bool, object]) -> None:
+    if future.done():  # its caller was cancelled
+        return
+    ok, value = outcome
+    if ok:
+        future.set_result(value)  # type: ignore[arg-type]
+    else:
+        future.set_exception(value)  # type: ignore[arg-type]
 
 
 class BatchRejected(Exception):
@@ -48,24 +66,49 @@ class SqliteBatchWriter:
         self._path = path
         self._hasher = hasher
         self._synchronous = synchronous
-        # One thread: SQLite allows one writer anyway, and a single owner needs no locking around
-        # the connection.
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="audit-sqlite")
+        # One thread of our own: SQLite allows one writer anyway, and a single owner needs no
+        # locking around the connection. A plain queue and call_soon_threadsafe, not an executor:
+        # a thread round trip costs ≈ 55 us on these VMs, and the executor's futures add ≈ 15 more
+        # to every write-ahead commit.
+        self._jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
         self._conn: sqlite3.Connection | None = None
         self._closed = threading.Event()
 
     async def write(self, batch: list[list[PendingRow]]) -> list[list[int]]:
         """Commit the batch; returns each item's sequence numbers once durable."""
+        if self._closed.is_set():
+            raise RuntimeError("the SQLite batch writer is closed")
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._serve, name="audit-sqlite", daemon=True)
+            self._thread.start()
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, self._write, batch)
+        future: asyncio.Future[list[list[int]]] = loop.create_future()
+        self._jobs.put(_Job(batch, loop, future))
+        return await future
 
     def close(self) -> None:
         if not self._closed.is_set():
             self._closed.set()
-            self._executor.submit(self._disconnect)
-            self._executor.shutdown(wait=True)
+            self._jobs.put(None)
+            if self._thread is not None:
+                self._thread.join()
+            else:
+                self._disconnect()
 
     # ---- on the writer thread -------------------------------------------------------------
+
+    def _serve(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            try:
+                outcome: tuple[bool, object] = (True, self._write(job.batch))
+            except BaseException as exc:  # handed to the awaiting caller, raised there
+                outcome = (False, exc)
+            try:
+                job.loop.call_soon_threadsafe(_settle, job.future, outcome)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                pass
+        self._disconnect()
 
     def _connection(self) -> sqlite3.Connection:
         if self._conn is None:
