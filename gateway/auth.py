@@ -2,8 +2,9 @@
 
 Keys are stored hashed and compared in constant time by the audit store; this module adds a short
 in-memory cache (``limits.auth_cache_s``, keyed by a SHA-256 of the key, never the key itself) so a
-slow password hash is not paid on every request. A revoked key stops working on a replica within
-that many seconds; 0 disables the cache. A lookup slower than ``limits.auth_timeout_s`` (a paused
+slow password hash is not paid on every request. A key revoked in the dashboard stops working on
+that replica at once (``forget``); revoked anywhere else (the CLI, another replica), within that
+many seconds; 0 disables the cache. A lookup slower than ``limits.auth_timeout_s`` (a paused
 or unreachable key database) is refused with 503, so a client gets an explicit error, not a hang.
 """
 
@@ -90,6 +91,11 @@ class Authenticator:
                 self._cache.clear()
             self._cache[digest] = (now + self._ttl, principal)
         return principal
+
+    def forget(self, key_id: str) -> None:
+        """Drop the cached principal of ``key_id`` (a key just revoked here)."""
+        for digest in [d for d, (_, p) in self._cache.items() if p.key_id == key_id]:
+            del self._cache[digest]
 
     async def _lookup(self, raw_key: str) -> Any:
         """The store's answer within the timeout, else :class:`TimeoutError`.

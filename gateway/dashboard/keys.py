@@ -60,11 +60,12 @@ async def create_key(request: Request[Any, Any, Any], dash: Dash) -> Response[An
 async def revoke_key(request: Request[Any, Any, Any], key_id: FromPath[str]) -> Response[Any]:
     """Revoke a key of the admin's scope; another tenant's key is a 404, as if it did not exist."""
     scope = tenant_scope(request)
-    store = gateway_state(request).store
-    mine = {k.key_id for k in await store.list_keys(scope.tenant)}
+    state = gateway_state(request)
+    mine = {k.key_id for k in await state.store.list_keys(scope.tenant)}
     if key_id not in mine:
         raise NotFound("no such key")
-    await store.revoke_key(key_id)
+    await state.store.revoke_key(key_id)
+    state.auth.forget(key_id)  # this replica refuses it from the next request on
     return redirect("/admin/keys", query={"revoked": key_id})
 
 

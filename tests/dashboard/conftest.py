@@ -61,7 +61,8 @@ def _config(fakes: FakeUpstreams) -> dict[str, Any]:
             {"name": "local", "base_url": fakes.base_url("local"), "kind": "onprem", "max_tier": 3,
              "models": {"chat": "local-chat"}, "context_window": 32_768, "timeouts": {"read": 10}},
         ],
-        "limits": {"auth_cache_s": 0},
+        # A long key cache: a key revoked in the dashboard must be refused at once all the same.
+        "limits": {"auth_cache_s": 600},
         "tiers": {"internal_domains": ["corp.example.com"]},
     }  # fmt: skip
 
