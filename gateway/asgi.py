@@ -10,7 +10,6 @@ Litestar's exception middleware sends them through ``app.handle_exception`` like
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import AsyncGenerator
 from typing import Any
 
@@ -82,18 +81,34 @@ _SSE_HEADERS = [(b"cache-control", b"no-cache"), (b"x-accel-buffering", b"no")]
 
 async def send_stream(receive: Any, send: Any, stream: AsyncGenerator[bytes, None], headers: dict[str, str]) -> None:
     """Relay ``stream`` as server-sent events. If the client disconnects first, the relay is
-    cancelled at its next wait, so that it closes the upstream stream and records the hang-up."""
-    relay = asyncio.ensure_future(_relay(send, stream, headers))
+    cancelled at its next wait, so that it closes the upstream stream and records the hang-up.
+
+    The relay runs in the request's own task and only the watcher is a task of its own: a second
+    task and ``asyncio.wait`` cost ≈ 25 us before the first byte."""
+    task = asyncio.current_task()
+    assert task is not None
+    relaying = True
+    gone = False
+
+    def hang_up(watch: asyncio.Task[None]) -> None:
+        nonlocal gone
+        # Runs between steps of this task: ``relaying`` tells whether it still waits in the relay.
+        if relaying and not watch.cancelled() and watch.exception() is None:
+            gone = True
+            task.cancel()
+
     watch = asyncio.ensure_future(_until_disconnect(receive))
+    watch.add_done_callback(hang_up)
     try:
-        await asyncio.wait((relay, watch), return_when=asyncio.FIRST_COMPLETED)
+        await _relay(send, stream, headers)
+    except asyncio.CancelledError:
+        # Swallowed only when the hang-up was the one cancellation (not also a shutdown).
+        if not gone or task.uncancel() > 0:
+            raise
     finally:
+        relaying = False
         watch.cancel()
-        if not relay.done():
-            relay.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await relay  # a send to a closed connection ends here too: nobody is left to tell
-        await stream.aclose()  # a relay cancelled before its first step still closes the stream
+        await stream.aclose()  # a relay cut off before its first step still closes the stream
 
 
 async def _relay(send: Any, stream: AsyncGenerator[bytes, None], headers: dict[str, str]) -> None:
