@@ -83,7 +83,10 @@ def request_row(rec: RequestRecord, *, forwarded: bool) -> PendingRow:
         "fingerprint": _fp(rec.fingerprint) if rec.fingerprint is not None else None,
         "segment_fps": " ".join(segments),
     }
-    return PendingRow("audit_requests", values, segments)
+    # The lookup index needs no row for a segment that is the whole prompt (a one-message
+    # prompt): the whole-prompt fingerprint is matched first. ``segment_fps`` keeps them all.
+    indexed = tuple(f for f in segments if f != values["fingerprint"])
+    return PendingRow("audit_requests", values, indexed)
 
 
 def outcome_row(out: Outcome, now_us: int) -> PendingRow:

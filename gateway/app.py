@@ -168,6 +168,7 @@ def create_app(
             )
             stack.callback(step.close)
             auth = Authenticator(the_store, ttl_s=settings.limits.auth_cache_s, timeout_s=settings.limits.auth_timeout_s)
+            stack.push_async_callback(auth.aclose)  # before the store closes (the stack unwinds LIFO)
             pipeline = Pipeline(
                 settings=settings,
                 store=the_store,

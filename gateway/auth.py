@@ -117,6 +117,13 @@ class Authenticator:
             raise TimeoutError
         return task.result()
 
+    async def aclose(self, timeout_s: float = 5.0) -> None:
+        """Wait (bounded) for abandoned lookups to finish their cleanup: a lookup task still holding
+        a database connection when the loop stops would leave that connection to the garbage
+        collector, which cannot close an async driver's connection."""
+        if self._abandoned:
+            await asyncio.wait(set(self._abandoned), timeout=timeout_s)
+
     def _forget(self, task: asyncio.Task[Any]) -> None:
         self._abandoned.discard(task)
         if not task.cancelled():

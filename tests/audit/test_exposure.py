@@ -12,6 +12,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 
 from click.testing import CliRunner
+from sqlalchemy import text
 
 from audit import fingerprint, normalize_for_fingerprint
 from audit.assessment import Verdict, assess
@@ -168,8 +169,13 @@ def test_match_document_exact_only(db_url, tmp_path):
         try:
             for rec in (whole, part, unrelated):
                 await store.record_request(rec)
+            async with store.engine.connect() as conn:
+                indexed = (await conn.execute(text("SELECT fingerprint FROM audit_segments"))).scalars().all()
         finally:
             await store.close()
+        # Only the multi-message prompt needs index rows: a one-message prompt's segment is its
+        # whole-prompt fingerprint, which is matched directly.
+        assert sorted(indexed) == sorted([fp("system prompt"), fp(doc)])
 
     asyncio.run(body())
     cfg = write_cli_config(tmp_path, db_url)
