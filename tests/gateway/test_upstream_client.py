@@ -135,6 +135,16 @@ def test_a_connection_reset_mid_body_is_an_upstream_error(cut: bytes) -> None:
     assert isinstance(result, UpstreamError) and not isinstance(result, UpstreamTimeout)
 
 
+async def _post_once(url: str) -> bytes:
+    """One chat call through a fresh client (which reads the proxy variables anew)."""
+    client = _client(url)
+    try:
+        opened = await client.open("/chat/completions", b'{"messages": []}')
+        return await opened.response.aread()
+    finally:
+        await client.aclose()
+
+
 def test_egress_goes_through_the_proxy_named_in_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     """HTTP_PROXY applies (as it did with httpx): an upstream name that does not resolve is still
     reached, because the request goes to the proxy, which forwards it."""
@@ -146,16 +156,7 @@ def test_egress_goes_through_the_proxy_named_in_the_environment(monkeypatch: pyt
         monkeypatch.setenv("HTTP_PROXY", f"http://{proxy.address}")
         monkeypatch.delenv("NO_PROXY", raising=False)
         monkeypatch.delenv("no_proxy", raising=False)
-
-        async def run() -> bytes:
-            client = _client("http://upstream.invalid")
-            try:
-                opened = await client.open("/chat/completions", b'{"messages": []}')
-                return await opened.response.aread()
-            finally:
-                await client.aclose()
-
-        body = asyncio.run(run())
+        body = asyncio.run(_post_once("http://upstream.invalid"))
     assert b"via proxy" in body and proxy.stats.accepted >= 1 and len(fake.ledger) == 1
 
 
@@ -170,16 +171,7 @@ def test_no_proxy_exempts_a_host_from_the_proxy(monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setenv("HTTP_PROXY", f"http://{proxy.address}")
         monkeypatch.setenv("NO_PROXY", "127.0.0.1")
         monkeypatch.delenv("no_proxy", raising=False)
-
-        async def run() -> bytes:
-            client = _client(server.url)
-            try:
-                opened = await client.open("/chat/completions", b'{"messages": []}')
-                return await opened.response.aread()
-            finally:
-                await client.aclose()
-
-        body = asyncio.run(run())
+        body = asyncio.run(_post_once(server.url))
     assert b"direct" in body and proxy.stats.accepted == 0 and len(fake.ledger) == 1
 
 
