@@ -16,6 +16,7 @@ The non-streaming cells are driven by wrk when it is installed (`apt-get install
 client costs more CPU per request than the proxy it measures, and everything shares two cores, so
 with it the rig, not the target, caps requests/s. Streaming time-to-first-byte then comes from a
 blocking-socket client for the same reason. `--python-load` keeps the httpx client for both.
+Each target runs pinned to a CPU of its own, the load side on the rest (`--no-pin` to not).
 """
 
 from __future__ import annotations
@@ -86,6 +87,23 @@ class Proc:
                 self.p.wait()
 
 
+# With --pin (the default on two or more CPUs) the target under test gets a CPU of its own and the
+# load side (this process, wrk, the mock) keeps the others: the proxy's threads then wake each
+# other on one CPU instead of across two (a cross-CPU wake-up costs tens of microseconds on these
+# VMs), and the load generator never steals the target's core. Every target is pinned the same way.
+TARGET_CPU: list[str] = []
+
+
+def pin(enabled: bool) -> str:
+    cpus = sorted(os.sched_getaffinity(0))
+    if not enabled or len(cpus) < 2 or not shutil.which("taskset"):
+        return "not pinned"
+    target, load = cpus[-1], set(cpus[:-1])
+    os.sched_setaffinity(0, load)  # inherited by the mock and the load generators started later
+    TARGET_CPU[:] = ["taskset", "-c", str(target)]
+    return f"target on CPU {target}, load side on CPU {','.join(map(str, sorted(load)))}"
+
+
 def start_upstream(port: int) -> Proc:
     code = textwrap.dedent(f"""
         import sys, uvicorn
@@ -116,7 +134,7 @@ def start_tiergate(tmp: Path, upstream: str) -> tuple[Proc, str, str]:
     made = subprocess.run([PY, "-m", "gateway.cli", "keys", "create", "--tenant", "bench", "--name", "bench"],
                           env={**os.environ, **env}, cwd=tmp, capture_output=True, check=True)  # fmt: skip
     key = json.loads(made.stdout.splitlines()[0])["key"]
-    proc = Proc([PY, "-m", "gateway.cli", "serve"], env=env, cwd=tmp, log=tmp / "tiergate.log")
+    proc = Proc([*TARGET_CPU, PY, "-m", "gateway.cli", "serve"], env=env, cwd=tmp, log=tmp / "tiergate.log")
     wait_http(f"http://127.0.0.1:{port}/healthz", 120)
     return proc, f"http://127.0.0.1:{port}/v1", key
 
@@ -133,7 +151,7 @@ def start_litellm(tmp: Path, upstream: str) -> tuple[Proc, str, str]:
             "model": "openai/mock-model", "api_base": upstream, "api_key": "none"}}],
         "litellm_settings": {"drop_params": True, "telemetry": False},
     }))  # fmt: skip
-    proc = Proc([str(venv / "bin" / "litellm"), "--config", str(tmp / "litellm.yaml"), "--port", str(port),
+    proc = Proc([*TARGET_CPU, str(venv / "bin" / "litellm"), "--config", str(tmp / "litellm.yaml"), "--port", str(port),
                  "--num_workers", "1"], env={"LITELLM_TELEMETRY": "False", "LITELLM_MASTER_KEY": master}, cwd=tmp,
                 log=tmp / "litellm.log")  # fmt: skip
     wait_http(f"http://127.0.0.1:{port}/health/liveliness", 180)
@@ -397,6 +415,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer requests per cell")
     parser.add_argument("--litellm-dir", type=Path, default=None, help="reuse a LiteLLM venv folder")
     parser.add_argument("--split", action="store_true", help="only the in-process null vs real store split")
+    parser.add_argument("--no-pin", action="store_true", help="leave every process free to use every CPU")
     parser.add_argument("--python-load", action="store_true",
                         help="drive the non-streaming cells with the Python client even where wrk is installed")
     args = parser.parse_args()
@@ -409,6 +428,7 @@ def main() -> None:
     for size, base_n in ((1024, 400), (100 * 1024, 60)):
         for conc in (1, 8, 64):
             plan.append((size, conc, max(conc, int(base_n * scale * (1 if conc == 1 else 2)))))
+    print(pin(not args.no_pin), flush=True)
     wrk_s = None if args.python_load or not shutil.which("wrk") else (3.0 if args.quick else 8.0)
     print(f"load generator: {'wrk, ' + str(wrk_s) + ' s per cell; streaming TTFB from a blocking socket' if wrk_s else 'Python (httpx)'}",
           flush=True)  # fmt: skip
