@@ -18,7 +18,6 @@ import msgspec
 __all__ = ["ClientGone", "Headers", "read_body", "send_json", "send_stream"]
 
 _encode = msgspec.json.Encoder().encode
-Scope = dict[str, Any]
 Message = dict[str, Any]
 
 
@@ -41,10 +40,10 @@ class Headers:
         return self._map.get(name.lower(), default)
 
 
-async def read_body(scope: Scope, receive: Any, limit: int) -> bytes | None:
-    """The whole body, or None once it is known to exceed ``limit`` (the rest is left unread; the
-    server closes the connection after the answer)."""
-    declared = Headers(scope["headers"]).get("content-length")
+async def read_body(headers: Headers, receive: Any, limit: int) -> bytes | None:
+    """The whole body, or None once it is known to exceed ``limit`` (the rest is left unread: the
+    server's HTTP parser discards it as it arrives, by the request's own framing)."""
+    declared = headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         return None
     chunks: list[bytes] = []

@@ -29,13 +29,14 @@ async def _proxy(scope: dict[str, Any], receive: Any, send: Any, endpoint: str) 
     if scope["method"] != "POST":
         raise MethodNotAllowed()
     state: GatewayState = scope["app"].state.gateway
+    headers = Headers(scope["headers"])
     try:
         # None: over the size limit, refused by the pipeline after authentication (the refusal
         # then has a tenant).
-        raw = await read_body(scope, receive, state.settings.server.max_body_bytes)
+        raw = await read_body(headers, receive, state.settings.server.max_body_bytes)
     except ClientGone:
         return
-    reply = await state.pipeline.run(endpoint, Headers(scope["headers"]), raw)
+    reply = await state.pipeline.run(endpoint, headers, raw)
     if reply.stream is not None:
         await send_stream(receive, send, reply.stream, reply.headers)
     else:
