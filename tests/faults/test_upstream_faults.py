@@ -174,6 +174,36 @@ def test_client_leaving_mid_stream_stops_the_upstream_and_is_recorded(
     assert flowed < 400 * 40  # far from the whole answer
 
 
+def test_client_leaving_before_the_first_event_stops_the_upstream_and_is_recorded(
+        gw: GatewayHarness, fake: FakeUpstreams, proxy: FaultProxy) -> None:  # fmt: skip
+    """The answer's head waits for the first event; a client that hangs up before it (here while
+    the upstream takes 0.3 s per event) still has its upstream stream closed and a 499 recorded."""
+    import socket
+    import time
+
+    fake["vendor"].script = lambda r: Scripted(chunks=[f"piece {i} " for i in range(100)], chunk_delay_s=0.3)
+    key = gw.create_key()
+    body = json.dumps(chat_body(PROMPT, stream=True)).encode()
+    host, port = gw.url.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port))) as sock:
+        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                     + f"Authorization: Bearer {key}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline and len(fake["vendor"].ledger) == 0:
+            time.sleep(0.01)
+        assert len(fake["vendor"].ledger) == 1  # forwarded, and nothing answered yet
+        sock.settimeout(0.05)
+        with pytest.raises(TimeoutError):
+            sock.recv(1)  # not even the head: it goes out with the first event
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not gw.rows("SELECT 1 FROM audit_outcomes"):
+        time.sleep(0.05)
+    assert _outcomes(gw) == [("client_closed", 499, "client_closed")]
+    flowed = proxy.stats.downstream_bytes
+    time.sleep(1.0)
+    assert proxy.stats.downstream_bytes == flowed  # the upstream's stream was closed, not drained
+
+
 def test_an_upstream_that_stops_reading_the_body_times_out(fake: FakeUpstreams, proxy: FaultProxy,
                                                            sqlite_db: str, tmp_path: Path, classifier: Any) -> None:  # fmt: skip
     """The upstream accepts the connection but stops reading a 6 MB body: the send is bounded by
