@@ -151,6 +151,21 @@ def test_refused_and_blackholed_upstream(gw: GatewayHarness, fake: FakeUpstreams
     assert ("upstream_error", 502) in statuses and statuses[-1] == ("timeout", 504)
 
 
+def _assert_hang_up_recorded_and_upstream_closed(gw: GatewayHarness, proxy: FaultProxy) -> int:
+    """The outcome is client_closed (499) and no more bytes flow from the upstream; returns how
+    many did."""
+    import time
+
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and not gw.rows("SELECT 1 FROM audit_outcomes"):
+        time.sleep(0.05)
+    assert _outcomes(gw) == [("client_closed", 499, "client_closed")]
+    flowed = proxy.stats.downstream_bytes
+    time.sleep(1.0)
+    assert proxy.stats.downstream_bytes == flowed  # the upstream's stream was closed, not drained
+    return flowed
+
+
 def test_client_leaving_mid_stream_stops_the_upstream_and_is_recorded(
         gw: GatewayHarness, fake: FakeUpstreams, proxy: FaultProxy) -> None:  # fmt: skip
     """A client that hangs up after the first chunk: the gateway closes its upstream connection
@@ -162,15 +177,7 @@ def test_client_leaving_mid_stream_stops_the_upstream_and_is_recorded(
         for line in r.iter_lines():
             if line.startswith("data:") and "piece" in line:
                 break  # leaving: the stream would run for another ~8 s
-    import time
-
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not gw.rows("SELECT 1 FROM audit_outcomes"):
-        time.sleep(0.05)
-    assert _outcomes(gw) == [("client_closed", 499, "client_closed")]
-    flowed = proxy.stats.downstream_bytes
-    time.sleep(1.0)
-    assert proxy.stats.downstream_bytes == flowed  # the upstream's stream was closed, not drained
+    flowed = _assert_hang_up_recorded_and_upstream_closed(gw, proxy)
     assert flowed < 400 * 40  # far from the whole answer
 
 
@@ -195,13 +202,7 @@ def test_client_leaving_before_the_first_event_stops_the_upstream_and_is_recorde
         sock.settimeout(0.05)
         with pytest.raises(TimeoutError):
             sock.recv(1)  # not even the head: it goes out with the first event
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not gw.rows("SELECT 1 FROM audit_outcomes"):
-        time.sleep(0.05)
-    assert _outcomes(gw) == [("client_closed", 499, "client_closed")]
-    flowed = proxy.stats.downstream_bytes
-    time.sleep(1.0)
-    assert proxy.stats.downstream_bytes == flowed  # the upstream's stream was closed, not drained
+    _assert_hang_up_recorded_and_upstream_closed(gw, proxy)
 
 
 def test_an_upstream_that_stops_reading_the_body_times_out(fake: FakeUpstreams, proxy: FaultProxy,
