@@ -144,7 +144,10 @@ class UpstreamClient:
             # Created on first use: an aiohttp session belongs to the loop it was made in.
             connector = aiohttp.TCPConnector(limit=512, limit_per_host=0, keepalive_timeout=30)
             self._session = aiohttp.ClientSession(
-                connector=connector, timeout=self._timeout, headers=self._headers,
+                # No default headers: aiohttp builds an explicit proxy's headers from the session
+                # defaults and turns an Authorization among them into Proxy-Authorization, which
+                # would hand the upstream's API key to the egress proxy. Each call passes its own.
+                connector=connector, timeout=self._timeout,
                 auto_decompress=True, skip_auto_headers=("User-Agent",),
                 # HTTP(S)_PROXY / NO_PROXY apply through `_proxy`, read once per URL; aiohttp's
                 # trust_env re-read them and ~/.netrc in a worker thread on every request.
@@ -173,8 +176,8 @@ class UpstreamClient:
             async with asyncio.timeout(self._head_timeout):
                 url = self._base + path
                 proxy = self._proxy(url)
-                response = await session.post(url, data=body, allow_redirects=False, proxy=proxy.url,
-                                              proxy_auth=proxy.auth)  # fmt: skip
+                response = await session.post(url, data=body, headers=self._headers, allow_redirects=False,
+                                              proxy=proxy.url, proxy_auth=proxy.auth)  # fmt: skip
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise RetryableUpstreamError(type(exc).__name__) from None
         except TimeoutError:  # aiohttp's ServerTimeoutError is one too
@@ -203,8 +206,8 @@ class UpstreamClient:
         failed = UpstreamError(code="prompt_not_counted", message="the upstream could not count the prompt")
         try:
             proxy = self._proxy(url)
-            async with self._get_session().post(url, json=body, allow_redirects=False, proxy=proxy.url,
-                                                proxy_auth=proxy.auth) as response:  # fmt: skip
+            async with self._get_session().post(url, json=body, headers=self._headers, allow_redirects=False,
+                                                proxy=proxy.url, proxy_auth=proxy.auth) as response:  # fmt: skip
                 if response.status != 200:
                     raise failed
                 data = await response.json(content_type=None)

@@ -175,6 +175,45 @@ def test_no_proxy_exempts_a_host_from_the_proxy(monkeypatch: pytest.MonkeyPatch)
     assert b"direct" in body and proxy.stats.accepted == 0 and len(fake.ledger) == 1
 
 
+@pytest.mark.parametrize("scheme", ["http", "https"])
+def test_the_upstream_key_never_reaches_the_proxy_as_proxy_credentials(
+        monkeypatch: pytest.MonkeyPatch, scheme: str) -> None:  # fmt: skip
+    """Through an egress proxy the upstream's API key travels only as the upstream's own
+    Authorization (inside the tunnel for https): never as Proxy-Authorization, which aiohttp
+    derives from a session's default headers when a proxy is passed explicitly."""
+    heads: list[bytes] = []
+
+    async def recorder(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        heads.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+        await writer.drain()
+        writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(recorder, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        async with server:
+            monkeypatch.setenv(f"{scheme.upper()}_PROXY", f"http://127.0.0.1:{port}")
+            monkeypatch.delenv("NO_PROXY", raising=False)
+            monkeypatch.delenv("no_proxy", raising=False)
+            client = UpstreamClient(UpstreamSettings(name="u", base_url=f"{scheme}://upstream.invalid/v1",
+                                                     kind="shared"), api_key="SECRET-UPSTREAM-KEY")  # fmt: skip
+            try:
+                with pytest.raises(UpstreamError):
+                    await client.open("/chat/completions", b'{"messages": []}')
+            finally:
+                await client.aclose()
+
+    asyncio.run(main())
+    assert len(heads) == 1
+    head = heads[0].decode("latin-1").lower()
+    assert "proxy-authorization" not in head
+    if scheme == "https":  # the CONNECT carries nothing of the upstream's
+        assert head.startswith("connect upstream.invalid:443 ") and "secret-upstream-key" not in head
+    else:  # a plain-HTTP upstream's request passes through the proxy whole, as HTTP proxies work
+        assert "authorization: bearer secret-upstream-key" in head
+
+
 def test_a_redirect_is_never_followed() -> None:
     """An upstream answering 307 to another server: UpstreamError, and the prompt never reaches
     the server the redirect points to (a 307 would have re-sent the body there)."""
