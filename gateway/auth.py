@@ -2,10 +2,11 @@
 
 Keys are stored hashed and compared in constant time by the audit store; this module adds a short
 in-memory cache (``limits.auth_cache_s``, keyed by a SHA-256 of the key, never the key itself) so a
-slow password hash is not paid on every request. A key revoked in the dashboard stops working on
-that replica at once (``forget``); revoked anywhere else (the CLI, another replica), within that
-many seconds; 0 disables the cache. A lookup slower than ``limits.auth_timeout_s`` (a paused
-or unreachable key database) is refused with 503, so a client gets an explicit error, not a hang.
+slow password hash is not paid on every request. A key revoked in the dashboard stops working in
+that gateway process at once (``forget``); revoked anywhere else (the CLI, another worker or
+replica), within that many seconds; 0 disables the cache. A lookup slower than
+``limits.auth_timeout_s`` (a paused or unreachable key database) is refused with 503, so a client
+gets an explicit error, not a hang.
 """
 
 from __future__ import annotations
@@ -67,6 +68,7 @@ class Authenticator:
         self._timeout = timeout_s
         self._clock = clock
         self._cache: dict[bytes, tuple[float, Principal]] = {}
+        self._generation = 0  # bumped by ``forget``
         self._abandoned: set[asyncio.Task[Any]] = set()
 
     async def authenticate(self, raw_key: str | None) -> Principal:
@@ -78,6 +80,7 @@ class Authenticator:
         hit = self._cache.get(digest)
         if hit is not None and hit[0] > now:
             return hit[1]
+        generation = self._generation
         try:
             info = await self._lookup(raw_key)
         except Exception:  # the key database is down: refuse, never let the request through
@@ -86,14 +89,17 @@ class Authenticator:
             self._cache.pop(digest, None)
             raise Unauthorized()
         principal = Principal.from_key_info(info)
-        if self._ttl > 0:
+        # A key forgotten while this lookup was in flight may have been read before its revocation
+        # committed: such an answer is used once, never cached.
+        if self._ttl > 0 and generation == self._generation:
             if len(self._cache) > 10_000:
                 self._cache.clear()
             self._cache[digest] = (now + self._ttl, principal)
         return principal
 
     def forget(self, key_id: str) -> None:
-        """Drop the cached principal of ``key_id`` (a key just revoked here)."""
+        """Drop the cached principal of ``key_id`` (a key just revoked in this process)."""
+        self._generation += 1
         for digest in [d for d, (_, p) in self._cache.items() if p.key_id == key_id]:
             del self._cache[digest]
 

@@ -64,8 +64,10 @@ async def revoke_key(request: Request[Any, Any, Any], key_id: FromPath[str]) -> 
     mine = {k.key_id for k in await state.store.list_keys(scope.tenant)}
     if key_id not in mine:
         raise NotFound("no such key")
-    await state.store.revoke_key(key_id)
-    state.auth.forget(key_id)  # this replica refuses it from the next request on
+    try:
+        await state.store.revoke_key(key_id)
+    finally:  # the revocation may have committed even if recording its event failed
+        state.auth.forget(key_id)  # this process refuses it from the next request on
     return redirect("/admin/keys", query={"revoked": key_id})
 
 
