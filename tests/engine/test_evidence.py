@@ -20,11 +20,12 @@ import pytest
 from engine.config import EngineConfig
 from engine.launcher import VllmProcess
 from engine.plugin.state import ZeroCounter, read_plugin_processes
-from engine.supervisor import EngineSupervisor
+from engine.supervisor import EngineSupervisor, is_helper_process
 
-TREE = """
+WORKER_CODE = "import time; time.sleep(120)"
+TREE = f"""
 import subprocess, sys, time
-kids = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]),
+kids = [subprocess.Popen([sys.executable, "-c", "{WORKER_CODE}"]),
         subprocess.Popen([sys.executable, "-c",
                           "from multiprocessing.resource_tracker import main; import time; time.sleep(120)"])]
 print(" ".join(str(k.pid) for k in kids), flush=True)
@@ -51,6 +52,16 @@ def tree(tmp_path: Path) -> Iterator[tuple[EngineSupervisor, int, int]]:
     )
     assert popen.stdout is not None
     worker, helper = (int(p) for p in popen.stdout.readline().split())
+    # Judge the tree only once both children show their own command line (a process caught before
+    # its exec shows its parent's, and would count as a worker that never reported: safe for the
+    # product, which then reports "not active", but not the tree this test means to build).
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not (
+        psutil.Process(worker).cmdline()[1:] == ["-c", WORKER_CODE]
+        and is_helper_process(psutil.Process(helper).cmdline())
+    ):
+        time.sleep(0.01)
+    assert is_helper_process(psutil.Process(helper).cmdline()), "the helper never showed its command line"
     sup.process = VllmProcess(popen, 0, tmp_path / "log")
     try:
         yield sup, worker, helper
