@@ -118,7 +118,7 @@ class Authenticator:
             if not task.done():  # timed out, or the request itself was cancelled
                 task.cancel()
                 self._abandoned.add(task)  # referenced until its cleanup ends
-                task.add_done_callback(self._forget)
+                task.add_done_callback(self._drop_abandoned)
         if not task.done():
             raise TimeoutError
         return task.result()
@@ -130,7 +130,7 @@ class Authenticator:
         if self._abandoned:
             await asyncio.wait(set(self._abandoned), timeout=timeout_s)
 
-    def _forget(self, task: asyncio.Task[Any]) -> None:
+    def _drop_abandoned(self, task: asyncio.Task[Any]) -> None:
         self._abandoned.discard(task)
         if not task.cancelled():
             task.exception()  # retrieved: a late failure nobody waits for must not be logged

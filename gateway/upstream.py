@@ -16,6 +16,7 @@ import asyncio
 import os
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 import httpx
@@ -144,18 +145,25 @@ class UpstreamClient:
             # Created on first use: an aiohttp session belongs to the loop it was made in.
             connector = aiohttp.TCPConnector(limit=512, limit_per_host=0, keepalive_timeout=30)
             self._session = aiohttp.ClientSession(
-                # No default headers: aiohttp builds an explicit proxy's headers from the session
-                # defaults and turns an Authorization among them into Proxy-Authorization, which
-                # would hand the upstream's API key to the egress proxy. Each call passes its own.
+                # No default headers and no trust_env: see `_post`.
                 connector=connector, timeout=self._timeout,
                 auto_decompress=True, skip_auto_headers=("User-Agent",),
-                # HTTP(S)_PROXY / NO_PROXY apply through `_proxy`, read once per URL; aiohttp's
-                # trust_env re-read them and ~/.netrc in a worker thread on every request.
                 # One session serves every tenant: a cookie an upstream sets for one request must
                 # not ride along on another tenant's.
                 cookie_jar=aiohttp.DummyCookieJar(),
             )  # fmt: skip
         return self._session
+
+    def _post(self, url: str, **body: Any) -> Any:
+        """A POST to ``url`` (awaitable, or an async context manager), never following redirects.
+
+        The auth header goes with each call, not as a session default: with an explicit proxy,
+        aiohttp turns a default Authorization into Proxy-Authorization, which would hand the
+        upstream's API key to the egress proxy. The proxy comes from `_proxy`, read once per URL:
+        aiohttp's trust_env re-read the environment and ~/.netrc in a worker thread every call."""
+        proxy = self._proxy(url)
+        return self._get_session().post(url, headers=self._headers, allow_redirects=False, proxy=proxy.url,
+                                        proxy_auth=proxy.auth, **body)  # fmt: skip
 
     def _proxy(self, url: str) -> _Proxy:
         """The egress proxy for ``url`` from HTTP(S)_PROXY / NO_PROXY, read once per URL."""
@@ -170,14 +178,10 @@ class UpstreamClient:
 
     async def open(self, path: str, body: bytes) -> Opened:
         """Send ``body``; return once a 2xx head arrived. Raises the translated errors above."""
-        session = self._get_session()
         try:
-            # Never follow a redirect: a 307 would re-send the prompt to wherever it points.
+            # `_post` never follows a redirect: a 307 would re-send the prompt to wherever it points.
             async with asyncio.timeout(self._head_timeout):
-                url = self._base + path
-                proxy = self._proxy(url)
-                response = await session.post(url, data=body, headers=self._headers, allow_redirects=False,
-                                              proxy=proxy.url, proxy_auth=proxy.auth)  # fmt: skip
+                response = await self._post(self._base + path, data=body)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise RetryableUpstreamError(type(exc).__name__) from None
         except TimeoutError:  # aiohttp's ServerTimeoutError is one too
@@ -205,9 +209,7 @@ class UpstreamClient:
             raise UpstreamError(code="prompt_not_counted", message="this upstream has no tokenize_url")
         failed = UpstreamError(code="prompt_not_counted", message="the upstream could not count the prompt")
         try:
-            proxy = self._proxy(url)
-            async with self._get_session().post(url, json=body, headers=self._headers, allow_redirects=False,
-                                                proxy=proxy.url, proxy_auth=proxy.auth) as response:  # fmt: skip
+            async with self._post(url, json=body) as response:
                 if response.status != 200:
                     raise failed
                 data = await response.json(content_type=None)
