@@ -63,12 +63,17 @@ class ZeroCounter:
             os.pwrite(self._fd, _COUNT.pack(self.calls, self.blocks), 0)
 
 
+def _write_own(state_dir: Path, prefix: str, record: dict[str, object]) -> None:
+    """Atomically write this process's ``<prefix>-<pid>.json`` (readers never see half a file)."""
+    pid = os.getpid()
+    tmp = state_dir / f".{prefix}-{pid}.json.tmp"
+    tmp.write_text(json.dumps({**record, "pid": pid, "written_at": time.time()}))
+    os.replace(tmp, state_dir / f"{prefix}-{pid}.json")
+
+
 def write_process_record(state_dir: Path, record: dict[str, object]) -> None:
     """Atomically write this process's ``kvzero-<pid>.json``."""
-    pid = os.getpid()
-    tmp = state_dir / f".kvzero-{pid}.json.tmp"
-    tmp.write_text(json.dumps({**record, "pid": pid, "written_at": time.time()}))
-    os.replace(tmp, state_dir / f"kvzero-{pid}.json")
+    _write_own(state_dir, "kvzero", record)
 
 
 def read_plugin_processes(state_dir: Path) -> list[PluginProcess]:
@@ -106,10 +111,7 @@ class PluginRefusal:
 
 def write_refusal(state_dir: Path, reason: str) -> None:
     """Atomically write this process's ``kvrefused-<pid>.json``."""
-    pid = os.getpid()
-    tmp = state_dir / f".kvrefused-{pid}.json.tmp"
-    tmp.write_text(json.dumps({"pid": pid, "reason": reason, "written_at": time.time()}))
-    os.replace(tmp, state_dir / f"kvrefused-{pid}.json")
+    _write_own(state_dir, "kvrefused", {"reason": reason})
 
 
 def read_refusals(state_dir: Path) -> list[PluginRefusal]:
