@@ -296,6 +296,7 @@ class Pipeline:
             client_model=inbound.model,
             upstream=c.name,
             upstream_kind=str(c.kind),
+            provider=c.provider,
             provider_model=c.provider_model,
             prompt_chars=classified.content.chars,
             prompt_tokens=outbound.count.tokens,

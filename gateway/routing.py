@@ -40,6 +40,11 @@ class Candidate:
     def kind(self) -> UpstreamKind:
         return self.upstream.kind
 
+    @property
+    def provider(self) -> str | None:
+        """The vendor behind the upstream, for the audit row (None: ours or undeclared)."""
+        return self.upstream.provider
+
 
 @dataclass(frozen=True, slots=True)
 class Choice:

@@ -14,7 +14,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -110,6 +110,11 @@ class UpstreamSettings(BaseModel):
     """Name of the environment variable holding the upstream's API key (never the key itself)."""
     kind: UpstreamKind
     """``shared``, ``dedicated`` or ``onprem``: how far the upstream is trusted."""
+    provider: str | None = Field(None, min_length=1, max_length=200, pattern=r"^[A-Za-z0-9_.@/:+-]+$")
+    """The vendor behind it, as the vendor names itself (``openai``, ``cloudflare-workers-ai``):
+    recorded on every request, so that a vendor's incident disclosure naming ``providers`` finds
+    them. Compared ignoring case (stored lowercase). None: ours (on-prem) or not declared; a
+    disclosure can then only find its requests by our upstream name."""
     max_tier: Tier = Tier.GENERAL
     """Highest tier this upstream may receive."""
     models: dict[str, str] = Field(default_factory=dict)
@@ -138,6 +143,12 @@ class UpstreamSettings(BaseModel):
     @property
     def safe_tokens(self) -> int:
         return min(self.safe_prompt_tokens or self.context_window, self.context_window)
+
+    @field_validator("provider")
+    @classmethod
+    def _fold_provider(cls, value: str | None) -> str | None:
+        # Disclosures are matched on the stored value: one spelling per vendor, whatever the case.
+        return value.lower() if value is not None else None
 
     @model_validator(mode="after")
     def _check_tier(self) -> UpstreamSettings:
