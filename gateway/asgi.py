@@ -26,18 +26,32 @@ class ClientGone(Exception):
 
 
 class Headers:
-    """Case-insensitive lookup over an ASGI scope's raw headers (the first of repeated names)."""
+    """Case-insensitive lookup over an ASGI scope's raw headers: ``get`` gives the first of a
+    repeated name, ``getall`` every value in order (for headers where a later value must count)."""
 
-    __slots__ = ("_map",)
+    __slots__ = ("_map", "_repeated")
 
     def __init__(self, raw: list[tuple[bytes, bytes]]) -> None:
         found: dict[str, str] = {}
+        repeated: dict[str, list[str]] = {}  # only names that occur more than once: rare, cheap
         for name, value in raw:
-            found.setdefault(name.decode("latin-1").lower(), value.decode("latin-1"))
+            key, text = name.decode("latin-1").lower(), value.decode("latin-1")
+            if key in found:
+                repeated.setdefault(key, [found[key]]).append(text)
+            else:
+                found[key] = text
         self._map = found
+        self._repeated = repeated
 
     def get(self, name: str, default: str | None = None) -> str | None:
         return self._map.get(name.lower(), default)
+
+    def getall(self, name: str) -> list[str]:
+        key = name.lower()
+        if key in self._repeated:
+            return list(self._repeated[key])
+        value = self._map.get(key)
+        return [] if value is None else [value]
 
 
 async def read_body(headers: Headers, receive: Any, limit: int) -> bytes | None:

@@ -78,13 +78,18 @@ TIER_HEADER = "x-tiergate-tier"
 
 def _requested_tier(headers: Any) -> Tier:
     """The tier a client asks for with ``X-Tiergate-Tier``: it may raise the tier, never lower it
-    (classification still runs and the higher of the two wins)."""
-    value = headers.get(TIER_HEADER)
-    if value is None:
+    (classification still runs and the higher of the two wins).
+
+    Every value of a repeated header counts, and so does every element of a comma-separated one
+    (a proxy may join repeated fields that way): the highest wins, so a low value sent first can
+    never mask a higher one. Any element that is not 1, 2 or 3 refuses the request."""
+    values = headers.getall(TIER_HEADER)
+    if not values:
         return Tier.GENERAL
-    if value.strip() not in ("1", "2", "3"):
+    elements = [e.strip() for value in values for e in value.split(",")]
+    if any(e not in ("1", "2", "3") for e in elements):
         raise BadRequest(f"{TIER_HEADER} must be 1, 2 or 3", param=TIER_HEADER)
-    return Tier(int(value.strip()))
+    return Tier(max(int(e) for e in elements))
 
 
 @dataclass(frozen=True, slots=True)
