@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
 from dataclasses import dataclass, field
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
-__all__ = ["CONTENT_TYPE_LATEST", "Metrics"]
+__all__ = ["CONTENT_TYPE_LATEST", "Metrics", "scrape_allowed"]
 
 _LATENCY_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
 
@@ -52,3 +55,21 @@ class Metrics:
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
+
+
+def scrape_allowed(token_env: str | None, authorization: str | None) -> bool:
+    """Whether a scrape may read the metrics (every tenant's traffic): always without
+    ``token_env``; else only with ``Authorization: Bearer <$token_env>``, and never while that
+    variable is unset or empty. Both sides are hashed first, so the comparison takes the same
+    time whatever the length or content of the guess."""
+    if token_env is None:
+        return True
+    expected = os.environ.get(token_env, "")
+    scheme, _, given = (authorization or "").partition(" ")
+    if not expected or scheme.lower() != "bearer":
+        return False
+    return hmac.compare_digest(_digest(given.strip()), _digest(expected))
+
+
+def _digest(token: str) -> bytes:
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()

@@ -9,8 +9,8 @@ from litestar import Request, Response, asgi, get
 
 from gateway.asgi import ClientGone, Headers, read_body, send_json, send_stream
 from gateway.auth import bearer_token
-from gateway.errors import MethodNotAllowed, NotFound
-from gateway.metrics import CONTENT_TYPE_LATEST
+from gateway.errors import MethodNotAllowed, NotFound, Unauthorized
+from gateway.metrics import CONTENT_TYPE_LATEST, scrape_allowed
 
 if TYPE_CHECKING:
     from gateway.app import GatewayState
@@ -110,10 +110,14 @@ async def readyz(request: Request[Any, Any, Any]) -> Response[Any]:
 
 @get("/metrics")
 async def metrics(request: Request[Any, Any, Any]) -> Response[Any]:
-    """Prometheus exposition."""
+    """Prometheus exposition (every tenant's counts: behind a bearer token when configured)."""
     state = _state(request)
-    if not state.settings.server.metrics_enabled:
+    server = state.settings.server
+    if not server.metrics_enabled:
         raise NotFound("metrics are disabled", code="not_found")
+    if not scrape_allowed(server.metrics_token_env, request.headers.get("authorization")):
+        raise Unauthorized("/metrics needs its bearer token", code="invalid_metrics_token",
+                           headers={"www-authenticate": 'Bearer realm="metrics"'})  # fmt: skip
     return Response(state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 

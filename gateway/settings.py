@@ -62,6 +62,10 @@ class ServerSettings(BaseModel):
     """uvicorn / gateway log level."""
     metrics_enabled: bool = True
     """Serve Prometheus metrics on ``GET /metrics``."""
+    metrics_token_env: str | None = Field(None, min_length=1)
+    """Name of the environment variable holding the bearer token ``/metrics`` requires (never the
+    token itself). None: ``/metrics`` is open to anyone who can reach the port. Set but the
+    variable unset or empty: every scrape is refused."""
     auto_migrate: bool | None = None
     """Apply database migrations at start; None: only in embedded (SQLite) mode. Replicas on
     PostgreSQL should run ``tiergate db upgrade`` once instead of racing each other."""

@@ -22,6 +22,10 @@ def check(config_path: str | None) -> None:
     """Load the YAML and environment, build the classifier, check files and key variables."""
     settings = load_or_exit(config_path)
     problems: list[str] = []
+    token_env = settings.server.metrics_token_env
+    if token_env and not os.environ.get(token_env):
+        problems.append(f"server.metrics_token_env: environment variable {token_env} is not set "
+                        "(every /metrics scrape would be refused)")  # fmt: skip
     for i, up in enumerate(settings.upstreams):
         if up.api_key_env and not os.environ.get(up.api_key_env):
             problems.append(f"upstreams.{i}.api_key_env: environment variable {up.api_key_env} is not set")
