@@ -4,9 +4,11 @@ Passwords are hashed with Argon2id (argon2-cffi's RFC 9106 defaults). Sessions a
 rows keyed by a SHA-256 of a 256-bit random token, so signing out, disabling an admin or changing
 a password ends every session at once (a signed cookie would live until it expired).
 
-Failed sign-ins are counted on the admin's row, so the lockout holds across gateway replicas:
-after ``LOCK_AFTER`` consecutive failures the account is locked for a period that doubles with
-each further failure (capped), and a locked account refuses even the right password until then.
+Failed sign-ins are counted per (username, client address) in the database (``audit.lockout``):
+the lock holds across replicas, and an attacker locking ``admin`` out from his address does not
+lock out the admin elsewhere. A locked pair refuses even the right password until the lock ends.
+Unknown, disabled and locked sign-ins take the same path as a wrong password (one Argon2
+verification, one failure recorded), so neither the answer nor its timing tells them apart.
 
 ``tenant`` None marks a platform admin (sees every tenant); otherwise the admin is confined to that
 tenant's rows. Data functions take an engine and own one short transaction each.
@@ -26,7 +28,6 @@ from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from sqlalchemy import (
     BigInteger,
-    Integer,
     LargeBinary,
     String,
     Text,
@@ -39,6 +40,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
+from audit import lockout
+from audit.lockout import LOCK_AFTER
 from audit.models import Base
 from audit.timeutil import from_us, to_us
 
@@ -62,9 +65,6 @@ __all__ = [
     "set_password",
 ]
 
-LOCK_AFTER = 5  # consecutive failures before the first lock
-_LOCK_BASE_S = 30
-_LOCK_MAX_S = 15 * 60
 _MIN_PASSWORD = 12
 DEFAULT_HASHER = PasswordHasher()  # argon2-cffi's RFC 9106 low-memory profile (Argon2id)
 # Verified against for unknown usernames, so "no such admin" costs the same time as a wrong password.
@@ -83,8 +83,6 @@ class AdminUser(Base):
     password_hash: Mapped[str] = mapped_column(Text, nullable=False)
     created_us: Mapped[int] = mapped_column(BigInteger, nullable=False)
     disabled_us: Mapped[int | None] = mapped_column(BigInteger)
-    failed_count: Mapped[int] = mapped_column(Integer, nullable=False, default=0)
-    locked_until_us: Mapped[int | None] = mapped_column(BigInteger)
 
 
 class AdminSessionRow(Base):
@@ -122,7 +120,8 @@ class AdminInfo:
 
 @dataclass(frozen=True, slots=True)
 class SignIn:
-    """The outcome of a sign-in attempt. ``locked_until`` is set while the account is locked."""
+    """The outcome of a sign-in attempt. ``locked_until`` is set while this (username, client)
+    pair is locked, whether or not the username exists: callers must answer both alike."""
 
     admin: AdminInfo | None
     locked_until: datetime | None = None
@@ -167,7 +166,6 @@ async def create_admin(engine: AsyncEngine, username: str, password: str, tenant
         async with engine.begin() as conn:
             await conn.execute(insert(U).values(
                 username=username, tenant=tenant, password_hash=digest, created_us=to_us(created),
-                failed_count=0,
             ))  # fmt: skip
     except IntegrityError:
         raise AdminExists(username) from None
@@ -186,9 +184,9 @@ async def set_password(engine: AsyncEngine, username: str, password: str,
     _check_password(password)
     digest = await asyncio.to_thread(hasher.hash, password)
     async with engine.begin() as conn:
-        res = await conn.execute(update(U).where(U.c.username == username).values(
-            password_hash=digest, failed_count=0, locked_until_us=None))  # fmt: skip
+        res = await conn.execute(update(U).where(U.c.username == username).values(password_hash=digest))
         await conn.execute(delete(S).where(S.c.username == username))
+        await lockout.forget_user(conn, username)
     return bool(res.rowcount)
 
 
@@ -206,14 +204,9 @@ async def set_disabled(engine: AsyncEngine, username: str, disabled: bool,
 async def delete_admin(engine: AsyncEngine, username: str) -> bool:
     async with engine.begin() as conn:
         await conn.execute(delete(S).where(S.c.username == username))
+        await lockout.forget_user(conn, username)
         res = await conn.execute(delete(U).where(U.c.username == username))
     return bool(res.rowcount)
-
-
-def _lock_seconds(failures: int) -> int:
-    if failures < LOCK_AFTER:
-        return 0
-    return int(min(_LOCK_BASE_S * 2 ** (failures - LOCK_AFTER), _LOCK_MAX_S))
 
 
 def _verify(hasher: PasswordHasher, stored: str, password: str) -> bool:
@@ -223,43 +216,31 @@ def _verify(hasher: PasswordHasher, stored: str, password: str) -> bool:
         return False
 
 
-async def check_sign_in(engine: AsyncEngine, username: str, password: str,
-                        *, now: datetime | None = None,
+async def check_sign_in(engine: AsyncEngine, username: str, password: str, *, client: str,
+                        now: datetime | None = None,
                         hasher: PasswordHasher = DEFAULT_HASHER) -> SignIn:  # fmt: skip
-    """Verify a password (slow on purpose: call it off the event loop's hot path).
+    """Verify a password from ``client`` (its address; slow on purpose).
 
-    A locked account answers with ``locked_until`` and does not even check the password, so a
-    guesser learns nothing while the lock lasts. Unknown and disabled admins cost one Argon2
-    verification like everyone else.
+    Every refusal takes one path: one Argon2 verification (against a dummy hash for an unknown,
+    disabled or locked sign-in, which therefore never succeeds) and one failure recorded for the
+    pair, so a guesser can tell neither from the answer nor from its timing which usernames exist
+    or whether a lock is on.
     """
-    at = now or _now()
-    at_us = to_us(at)
+    at_us = to_us(now or _now())
     async with engine.connect() as conn:
         row = (await conn.execute(select(U).where(U.c.username == username))).first()
-    if row is None or row.disabled_us is not None:
-        await asyncio.to_thread(_verify, hasher, _dummy_hash(hasher), password)
-        return SignIn(None)
-    if row.locked_until_us is not None and row.locked_until_us > at_us:
-        return SignIn(None, from_us(row.locked_until_us))
-    ok = await asyncio.to_thread(_verify, hasher, row.password_hash, password)
+        locked = await lockout.locked_until(conn, username, client, at_us)
+    usable = row is not None and row.disabled_us is None and locked is None
+    stored = row.password_hash if usable else _dummy_hash(hasher)  # type: ignore[union-attr]
+    ok = await asyncio.to_thread(_verify, hasher, stored, password) and usable
     async with engine.begin() as conn:
         if ok:
-            values: dict[str, object] = {"failed_count": 0, "locked_until_us": None}
-            if hasher.check_needs_rehash(row.password_hash):
-                values["password_hash"] = await asyncio.to_thread(hasher.hash, password)
-            await conn.execute(update(U).where(U.c.username == username).values(**values))
+            await lockout.clear(conn, username, client)
+            if hasher.check_needs_rehash(stored):
+                rehashed = await asyncio.to_thread(hasher.hash, password)
+                await conn.execute(update(U).where(U.c.username == username).values(password_hash=rehashed))
             return SignIn(_info(row))
-        # Increment in SQL, not from the value read above: concurrent failures must all count.
-        await conn.execute(update(U).where(U.c.username == username)
-                           .values(failed_count=U.c.failed_count + 1))  # fmt: skip
-        failures = (await conn.execute(select(U.c.failed_count)
-                                       .where(U.c.username == username))).scalar_one()  # fmt: skip
-        lock = _lock_seconds(int(failures))
-        if lock:
-            until = at_us + lock * 1_000_000
-            await conn.execute(update(U).where(U.c.username == username).values(locked_until_us=until))
-            return SignIn(None, from_us(until))
-    return SignIn(None)
+        return SignIn(None, await lockout.record_failure(conn, username, client, at_us))
 
 
 async def create_session(engine: AsyncEngine, username: str, *, lifetime_s: int,

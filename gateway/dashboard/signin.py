@@ -1,4 +1,10 @@
-"""Sign-in and sign-out. Failed attempts are throttled per address here and per account in the DB."""
+"""Sign-in and sign-out. Failed attempts are throttled per address here (any usernames) and per
+(username, address) pair in the database (``audit.lockout``).
+
+Every refused sign-in (unknown or disabled user, wrong password, locked pair) gets one and the same
+answer, byte for byte: the form again, with one message, the username not echoed and the
+pre-sign token the browser already holds, so the answer tells no one which admins exist.
+"""
 
 from __future__ import annotations
 
@@ -16,11 +22,12 @@ from gateway.dashboard.security import (
     presign_cookie,
     session_cookie,
 )
-from gateway.dashboard.stats import utcnow
 
 __all__ = ["SIGNIN_ROUTES"]
 
 _PUBLIC = {"public": True}
+_REFUSED = ("Wrong username or password (or too many failed sign-ins from this address: "
+            "wait a few minutes).")
 
 
 def _safe_next(value: str | None) -> str:
@@ -35,12 +42,12 @@ def _client(request: Request[Any, Any, Any]) -> str:
 
 
 def _form_page(request: Request[Any, Any, Any], dash: Dash, *, error: str = "",
-               username: str = "", next_path: str | None = None,
-               status_code: int = 200) -> Response[Any]:  # fmt: skip
-    token = new_presign_token()
+               next_path: str | None = None, status_code: int = 200,
+               presign: str | None = None) -> Response[Any]:  # fmt: skip
+    token = presign or new_presign_token()
     return dash.templates.page(
         request, "signin.html", status_code=status_code,
-        cookies=[presign_cookie(request, token)], presign=token, error=error, username=username,
+        cookies=[presign_cookie(request, token)], presign=token, error=error,
         next=_safe_next(next_path if next_path is not None else request.query_params.get("next")),
     )  # fmt: skip
 
@@ -63,15 +70,13 @@ async def sign_in(request: Request[Any, Any, Any], dash: Dash) -> Response[Any]:
         raise TooManyAttempts(f"Too many failed sign-ins from your address; try again in {wait} s.",
                               wait)  # fmt: skip
     engine = gateway_state(request).store.engine
-    result = await check_sign_in(engine, username, password)
+    result = await check_sign_in(engine, username, password, client=address)
     if result.admin is None:
         dash.failures.fail(address)
-        if result.locked_until is not None:
-            wait = max(1, int((result.locked_until - utcnow()).total_seconds()) + 1)
-            raise TooManyAttempts(f"This account is locked after repeated failures; try again in "
-                                  f"{wait} s.", wait)  # fmt: skip
-        return _form_page(request, dash, error="Wrong username or password.", username=username,
-                          next_path=str(form.get("next") or ""), status_code=401)  # fmt: skip
+        # The token the guard just matched against the browser's cookie: a fresh one would make
+        # each refusal differ from the next (see the module docstring).
+        return _form_page(request, dash, error=_REFUSED, next_path=str(form.get("next") or ""),
+                          status_code=401, presign=str(form.get("csrf_token") or ""))  # fmt: skip
     previous = request.cookies.get(SESSION_COOKIE)
     if previous:  # a fresh token at every sign-in; the browser's old session ends here
         await end_session(engine, previous)

@@ -25,7 +25,7 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "dashboard"
 PASSWORD = "correct horse battery staple"
-ADMINS = {"root": None, "acme-admin": "acme", "globex-admin": "globex", "locky": "acme"}
+ADMINS = {"root": None, "acme-admin": "acme", "globex-admin": "globex", "locky": "acme", "victim": "globex"}
 OLD_ROWS = 60  # synthetic globex rows two days ago: more than one page of the requests list
 UNDERCOUNT = "UNDERCOUNT-MARKER"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,8 +35,12 @@ def run(db_url: str, tmp_path: Path, body: Callable[[AuditStore], Awaitable[Any]
     return asyncio.run(main())
 
 
+HERE, THERE = "192.0.2.10", "198.51.100.7"
+
+
 def test_create_sign_in_and_lockout(db_url: str, tmp_path: Path) -> None:
-    """Right password signs in; five failures lock the account (even the right password) until it expires."""
+    """Right password signs in; five failures from one client lock that (username, client) pair
+    (even the right password) until it expires, and each further failure doubles the lock."""
 
     async def body(store: AuditStore) -> None:
         e = store.engine
@@ -45,27 +50,70 @@ def test_create_sign_in_and_lockout(db_url: str, tmp_path: Path) -> None:
             await A.create_admin(e, "alice", PW, None, hasher=FAST)
         with pytest.raises(ValueError):
             await A.create_admin(e, "bob", "short", None, hasher=FAST)
-        ok = await A.check_sign_in(e, "alice", PW, now=T0, hasher=FAST)
+        sign = functools.partial(A.check_sign_in, e, hasher=FAST, client=HERE)
+        ok = await sign("alice", PW, now=T0)
         assert ok.admin is not None and ok.admin.username == "alice"
-        assert (await A.check_sign_in(e, "nobody", PW, now=T0, hasher=FAST)).admin is None
+        assert (await sign("nobody", PW, now=T0)).admin is None
         for i in range(A.LOCK_AFTER - 1):
-            res = await A.check_sign_in(e, "alice", "wrong password!", now=T0, hasher=FAST)
+            res = await sign("alice", "wrong password!", now=T0)
             assert res.admin is None and res.locked_until is None, i
-        locked = await A.check_sign_in(e, "alice", "wrong password!", now=T0, hasher=FAST)
+        locked = await sign("alice", "wrong password!", now=T0)
         assert locked.locked_until == T0 + timedelta(seconds=30)
-        during = await A.check_sign_in(e, "alice", PW, now=T0 + timedelta(seconds=10), hasher=FAST)
-        assert during.admin is None and during.locked_until is not None
-        after = await A.check_sign_in(e, "alice", PW, now=T0 + timedelta(seconds=31), hasher=FAST)
+        during = await sign("alice", PW, now=T0 + timedelta(seconds=10))
+        assert during.admin is None and during.locked_until == T0 + timedelta(seconds=30)  # not lengthened
+        elsewhere = await A.check_sign_in(e, "alice", PW, client=THERE, now=T0 + timedelta(seconds=10), hasher=FAST)
+        assert elsewhere.admin is not None  # the lock is this client's, not the account's
+        after = await sign("alice", PW, now=T0 + timedelta(seconds=31))
         assert after.admin is not None  # the lock expired and success resets the counter
         # Each further failure after the threshold doubles the lock.
         for _ in range(A.LOCK_AFTER):
-            last = await A.check_sign_in(e, "alice", "nope nope nope", now=T0 + timedelta(minutes=1), hasher=FAST)
+            last = await sign("alice", "nope nope nope", now=T0 + timedelta(minutes=1))
         assert last.locked_until == T0 + timedelta(minutes=1, seconds=30)
-        again = await A.check_sign_in(e, "alice", "nope nope nope", now=T0 + timedelta(minutes=2), hasher=FAST)
+        again = await sign("alice", "nope nope nope", now=T0 + timedelta(minutes=2))
         assert again.locked_until == T0 + timedelta(minutes=2, seconds=60)
         # set_password clears the lock.
         assert await A.set_password(e, "alice", "a brand new password", hasher=FAST)
-        assert (await A.check_sign_in(e, "alice", "a brand new password", now=T0 + timedelta(minutes=2), hasher=FAST)).admin
+        assert (await sign("alice", "a brand new password", now=T0 + timedelta(minutes=2))).admin
+
+    run(db_url, tmp_path, body)
+
+
+def test_unknown_usernames_lock_like_real_ones(db_url: str, tmp_path: Path) -> None:
+    """A made-up username locks after the same number of failures as a real one, so locking tells
+    nothing; names are stored only as hashes; pairs quiet for a day are forgotten."""
+    from audit import lockout
+
+    async def body(store: AuditStore) -> None:
+        e = store.engine
+        await A.create_admin(e, "erin", PW, None, now=T0, hasher=FAST)
+        real = [await A.check_sign_in(e, "erin", "wrong password!", client=HERE, now=T0, hasher=FAST)
+                for _ in range(A.LOCK_AFTER)]  # fmt: skip
+        fake = [await A.check_sign_in(e, "not-an-admin", "wrong password!", client=HERE, now=T0, hasher=FAST)
+                for _ in range(A.LOCK_AFTER)]  # fmt: skip
+        assert [r.locked_until for r in real] == [r.locked_until for r in fake]
+        assert real[-1].locked_until == T0 + timedelta(seconds=30)
+        async with e.connect() as conn:
+            rows = (await conn.execute(lockout.F.select())).all()
+        assert len(rows) == 2 and all(b"erin" not in r.username_hash and len(r.username_hash) == 32 for r in rows)
+        later = T0 + timedelta(seconds=lockout.FORGET_S + 1)
+        await A.check_sign_in(e, "someone", "x", client=THERE, now=later, hasher=FAST)
+        async with e.connect() as conn:
+            left = (await conn.execute(lockout.F.select())).all()
+        assert [r.client for r in left] == [THERE]
+
+    run(db_url, tmp_path, body)
+
+
+def test_concurrent_failures_all_count(db_url: str, tmp_path: Path) -> None:
+    """Failures of one pair racing each other (several replicas) are all counted."""
+
+    async def body(store: AuditStore) -> None:
+        e = store.engine
+        await A.create_admin(e, "frank", PW, None, now=T0, hasher=FAST)
+        await asyncio.gather(*(A.check_sign_in(e, "frank", "wrong password!", client=HERE, now=T0, hasher=FAST)
+                               for _ in range(A.LOCK_AFTER)))  # fmt: skip
+        locked = await A.check_sign_in(e, "frank", PW, client=HERE, now=T0, hasher=FAST)
+        assert locked.admin is None and locked.locked_until is not None
 
     run(db_url, tmp_path, body)
 
@@ -106,7 +154,7 @@ def test_sessions_expire_and_end(db_url: str, tmp_path: Path) -> None:
         t4, _ = await A.create_session(e, "dave", lifetime_s=3600, now=T0)
         assert await A.set_disabled(e, "dave", True, now=T0)
         assert await A.load_session(e, t4, idle_s=600, now=T0) is None
-        assert (await A.check_sign_in(e, "dave", PW, now=T0, hasher=FAST)).admin is None  # disabled
+        assert (await A.check_sign_in(e, "dave", PW, client=HERE, now=T0, hasher=FAST)).admin is None  # disabled
         with pytest.raises(LookupError):
             await A.create_session(e, "dave", lifetime_s=60, now=T0)
         assert await A.set_disabled(e, "dave", False)

@@ -42,6 +42,8 @@ def test_sign_in_and_sign_out(page: Any, browser: Any, seeded: Seeded) -> None:
     page.fill("#password", "not the password!")
     page.click("#sign-in")
     assert "Wrong username or password" in page.inner_text("#signin-error")
+    assert page.input_value("#username") == ""  # a refusal echoes nothing back
+    page.fill("#username", "root")
     page.fill("#password", PASSWORD)
     page.click("#sign-in")
     page.wait_for_selector("#who")

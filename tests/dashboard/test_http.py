@@ -24,19 +24,74 @@ def _attempt(client: httpx.Client, username: str, password: str, next_path: str 
                                                "password": password, "next": next_path})  # fmt: skip
 
 
-def test_failed_sign_ins_lock_the_account(seeded: Seeded) -> None:
-    """After five wrong passwords the account answers 429 with Retry-After, even to the right one."""
+def _client_at(seeded: Seeded, address: str) -> httpx.Client:
+    """A browser on another machine: its connections come from ``address`` (any 127/8 address
+    reaches the gateway's loopback socket), so the gateway sees a different client."""
+    return httpx.Client(base_url=seeded.url, transport=httpx.HTTPTransport(local_address=address))
+
+
+def _same(a: httpx.Response, b: httpx.Response) -> bool:
+    """Byte for byte the same answer (status, headers, body), but for the Date header."""
+    def head(r: httpx.Response) -> list[tuple[bytes, bytes]]:
+        return [(k, v) for k, v in r.headers.raw if k.lower() != b"date"]
+
+    return a.status_code == b.status_code and head(a) == head(b) and a.content == b.content
+
+
+def test_failed_sign_ins_lock_the_account_for_that_client(seeded: Seeded) -> None:
+    """After five wrong passwords from one client, that client is refused even the right password,
+    with the very answer a wrong password gets (nothing says "locked"); another admin is unaffected."""
     with httpx.Client(base_url=seeded.url) as client:
+        token = _signin_form(client)
+
+        def attempt(username: str, password: str) -> httpx.Response:
+            return client.post("/admin/sign-in", data={"csrf_token": token, "username": username,
+                                                       "password": password, "next": "/admin/"})  # fmt: skip
+
+        first = attempt("locky", "wrong password!!")
+        assert first.status_code == 401 and "retry-after" not in first.headers
         for _ in range(4):
-            assert _attempt(client, "locky", "wrong password!!").status_code == 401
-        locked = _attempt(client, "locky", "wrong password!!")
-        assert locked.status_code == 429 and int(locked.headers["retry-after"]) >= 1
-        assert "locked" in locked.text
-        right = _attempt(client, "locky", PASSWORD)
-        assert right.status_code == 429 and "tg_admin_session" not in right.headers.get("set-cookie", "")
-        # Another admin is unaffected.
-        ok = _attempt(client, "globex-admin", PASSWORD)
+            assert _same(attempt("locky", "wrong password!!"), first)
+        right = attempt("locky", PASSWORD)
+        assert _same(right, first) and "tg_admin_session" not in right.headers.get("set-cookie", "")
+        assert "locked" not in right.text.lower()
+        ok = attempt("globex-admin", PASSWORD)
         assert ok.status_code == 303 and "tg_admin_session=" in ok.headers["set-cookie"]
+
+
+def test_unknown_user_wrong_password_and_lock_answer_alike(seeded: Seeded) -> None:
+    """An unknown username, a known one with a wrong password, a disabled-looking guess and a
+    locked pair all get byte-identical answers: the sign-in form tells no one which admins exist."""
+    with _client_at(seeded, "127.0.0.3") as client:
+        token = _signin_form(client)
+
+        def attempt(username: str, password: str) -> httpx.Response:
+            return client.post("/admin/sign-in", data={"csrf_token": token, "username": username,
+                                                       "password": password, "next": "/admin/"})  # fmt: skip
+
+        unknown = attempt("no-such-admin", "wrong password!!")
+        known = attempt("acme-admin", "wrong password!!")
+        assert unknown.status_code == 401
+        assert _same(unknown, known), (unknown.headers, known.headers)
+        assert "no-such-admin" not in unknown.text and "acme-admin" not in known.text
+        for _ in range(6):  # past the lock threshold for both names, from this client
+            assert _same(attempt("no-such-admin", "wrong password!!"), unknown)
+            assert _same(attempt("acme-admin", "wrong password!!"), unknown)
+        assert _same(attempt("acme-admin", PASSWORD), unknown)  # locked here: same answer
+
+
+def test_lockout_from_one_client_spares_the_admin_elsewhere(seeded: Seeded) -> None:
+    """An attacker at one address locking out ``victim`` does not lock out ``victim`` signing in
+    from another address, while the attacker stays locked out even with the right password."""
+    with _client_at(seeded, "127.0.0.2") as attacker, httpx.Client(base_url=seeded.url) as admin:
+        for _ in range(8):
+            assert _attempt(attacker, "victim", "guess guess guess").status_code == 401
+        signed_in = _attempt(admin, "victim", PASSWORD)
+        assert signed_in.status_code == 303 and "tg_admin_session=" in signed_in.headers["set-cookie"]
+        assert _attempt(attacker, "victim", PASSWORD).status_code == 401  # still locked there
+    locks = seeded.gw.rows("SELECT * FROM admin_sign_in_failures")
+    assert all(b"victim" not in bytes(r["username_hash"]) for r in locks)  # no names at rest
+    assert {r["client"] for r in locks if r["locked_until_us"]} >= {"127.0.0.2"}
 
 
 def test_address_throttle_window() -> None:
