@@ -1,7 +1,8 @@
 """The 24-hour exposure assessment: what did we send that a vendor's incident may have exposed?
 
 Three SQL passes over the matching slice (one grouped aggregate, the Tier-3 list, the longest
-prompts) and nothing per row in Python, so a multi-week window over millions of rows stays fast.
+prompts) and nothing per row in Python, so a multi-week window over millions of rows stays fast;
+a disclosure naming providers adds one more: the requests it cannot attribute to any provider.
 """
 
 from __future__ import annotations
@@ -12,12 +13,13 @@ from datetime import date, datetime
 from enum import StrEnum
 from typing import Any
 
-from sqlalchemy import and_, func, select
+from sqlalchemy import and_, func, not_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from audit.disclosures import DisclosureSpec
 from audit.models import AuditRequest
-from audit.queries import ExposureFilter, ExposureRow, rows_select, stream_select
+from audit.names import name_matches
+from audit.queries import ExposureFilter, ExposureRow, rows_from, rows_select, stream_select
 from audit.timeutil import DAY_US, from_us
 
 __all__ = ["Assessment", "EntityExposure", "TenantExposure", "Verdict", "assess"]
@@ -74,6 +76,9 @@ class Assessment:
     verdict: Verdict
     disclosure_id: int | None = None
     notes: tuple[str, ...] = field(default=())
+    # (upstream, requests): requests meeting every other criterion that a disclosure naming
+    # providers cannot find, because their upstream declares no provider
+    unattributed: tuple[tuple[str, int], ...] = field(default=())
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -101,6 +106,7 @@ class Assessment:
             "longest": [r.as_dict() for r in self.longest],
             "tenants_to_contact": list(self.tenants_to_contact),
             "notes": list(self.notes),
+            "unattributed": [{"upstream": u, "requests": n} for u, n in self.unattributed],
         }
 
 
@@ -116,6 +122,7 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
                  extra: ExposureFilter | None = None) -> Assessment:  # fmt: skip
     flt = ExposureFilter.from_disclosure(spec)
     where = flt.where() + (extra.where() if extra is not None else [])
+    base_from = rows_from(flt, extra)
     day = (R.c.created_us // DAY_US).label("day")  # floor division on both backends
     grouped = (
         select(
@@ -123,6 +130,7 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
             func.count().label("n"), func.min(R.c.created_us).label("first"),
             func.max(R.c.created_us).label("last"),
         )
+        .select_from(base_from)
         .where(and_(True, *where))
         .group_by(R.c.tier, R.c.tenant, R.c.key_id, day, R.c.findings, R.c.stripped,
                   R.c.upstream_kind)
@@ -171,9 +179,9 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
     tier3 = tuple([r async for r in stream_select(
         engine, base.where(R.c.tier == 3).order_by(R.c.created_us, R.c.seq).limit(TIER3_LISTED)
     )]) if by_tier.get(3) else ()  # fmt: skip
-    # Rank on the request table alone, then join the outcomes of just those ten rows.
+    # Rank the matching slice (outcomes joined only if a bound reads them), then fetch the ten rows.
     top = (
-        select(R.c.seq).where(and_(True, *where))
+        select(R.c.seq).select_from(base_from).where(and_(True, *where))
         .order_by(R.c.prompt_tokens.desc(), R.c.seq).limit(LONGEST_LISTED)
     ).scalar_subquery()  # fmt: skip
     longest = tuple([r async for r in stream_select(
@@ -191,6 +199,15 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
         notes.append(
             f"POLICY BREACH: {tier3_shared} Tier-3 request(s) went to a SHARED upstream; "
             "Tier 3 may only go to dedicated or on-prem upstreams"
+        )
+    unattributed = await _unattributed(engine, spec, extra)
+    if unattributed:
+        names = ", ".join(f"{u} ({n})" for u, n in unattributed)
+        notes.append(
+            f"UNATTRIBUTED: {sum(n for _u, n in unattributed)} request(s) meeting this disclosure's "
+            f"other criteria went to vendor upstreams with no provider recorded: {names}. A "
+            "disclosure by provider cannot find them: if they are this vendor's, name those "
+            "upstreams under `upstreams`, and declare `provider:` on them for future requests"
         )
     return Assessment(
         disclosure=spec,
@@ -214,4 +231,26 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
         verdict=_verdict(by_tier),
         disclosure_id=disclosure_id,
         notes=tuple(notes),
+        unattributed=unattributed,
     )
+
+
+async def _unattributed(engine: AsyncEngine, spec: DisclosureSpec,
+                        extra: ExposureFilter | None) -> tuple[tuple[str, int], ...]:  # fmt: skip
+    """Vendor upstreams whose matching requests carry no provider (undeclared, or rows written
+    before upstreams could declare one), when the disclosure names the vendor by provider."""
+    if not spec.providers:
+        return ()
+    others = ExposureFilter.from_disclosure(spec.model_copy(update={"providers": (), "upstreams": ()}))
+    unnamed = [R.c.provider.is_(None), R.c.upstream_kind != "onprem"]  # on-prem: no vendor
+    if spec.upstreams:
+        unnamed.append(not_(name_matches(R.c.upstream, spec.upstreams)))
+    stmt = (
+        select(R.c.upstream, func.count().label("n"))
+        .select_from(rows_from(others, extra))
+        .where(and_(True, *others.where(), *(extra.where() if extra else []), *unnamed))
+        .group_by(R.c.upstream)
+        .order_by(func.count().desc(), R.c.upstream)
+    )
+    async with engine.connect() as conn:
+        return tuple((str(u), int(n)) for u, n in (await conn.execute(stmt)).all())

@@ -4,18 +4,34 @@ Example::
 
     title: KV-cache cross-talk on long prompts
     reference: VENDOR-2026-0042
-    providers: [examplecloud]          # and/or upstreams: [our-upstream-name]
-    models: [big-model-1]              # the vendor's model names (provider_model)
+    providers: [examplecloud]          # the vendor, as our upstreams declare it (``provider:``)
+    upstreams: [ec-shared]             # and/or our own upstream names
+    models: ["@cf/zai-org/*", big-model-1]   # the vendor's model ids (our ``provider_model``)
     window:
-      start: 2026-08-27T00:00:00Z      # a time zone is required
+      start: 2026-08-27T02:00:00+02:00 # ISO 8601; a time zone is required (Z or any offset)
       end: 2026-09-09T23:59:59Z        # inclusive
     conditions:
-      min_prompt_tokens: 681280
+      min_prompt_tokens: 681280        # in the vendor's tokens (see below)
       stream_only: false
 
 A request matches when it was forwarded inside the window, its upstream or provider is listed (if
 both lists are given, either identifies the vendor), its provider model is listed (when ``models``
 is given) and it meets every condition.
+
+Names: ``providers`` are the ``provider:`` values of our upstreams, compared ignoring case;
+``upstreams`` are our upstream names; ``models`` are the vendor's model ids, which the gateway
+records for each request (the value of the upstream's ``models`` mapping). Any of them may be a
+pattern where ``*`` stands for any run of characters (``@cf/zai-org/*``, ``glm-5*``); a pattern
+ignores case, and nothing else in it is special. Quote a name that starts with ``@`` or ``*``.
+
+Window: each end may carry any UTC offset (kept as written, compared in UTC); a time without a
+zone is refused (it is ambiguous by up to a day, and a window guessed wrong misses requests).
+
+Token conditions are in the vendor's tokens, which we know only approximately: each request has
+our own count (exact with the upstream's ``tokenizer_file`` or ``/tokenize``, else an estimate) and,
+once answered, the vendor's ``usage.prompt_tokens``. A request meets a bound when either count
+does: the vendor's report is missing when the answer failed, and some vendors leave cached prefix
+tokens out of it, so neither alone can be trusted to exclude a request.
 """
 
 from __future__ import annotations
@@ -27,7 +43,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 import yaml
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from sqlalchemy import insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -45,10 +61,21 @@ _D = Disclosure.__table__
 class Window(BaseModel):
     model_config = _STRICT
 
-    start: AwareDatetime
-    """First affected moment, with its time zone."""
-    end: AwareDatetime
-    """Last affected moment (inclusive), with its time zone."""
+    start: datetime
+    """First affected moment, ISO 8601 with its time zone (any offset, kept as written)."""
+    end: datetime
+    """Last affected moment (inclusive), ISO 8601 with its time zone (any offset)."""
+
+    @field_validator("start", "end")
+    @classmethod
+    def _zoned(cls, value: datetime) -> datetime:
+        # A vendor writes its own local time; without an offset the moment is a guess of up to a
+        # day either way, and a window guessed wrong misses requests: refuse rather than assume.
+        # The offset is kept as the vendor wrote it; queries compare UTC microseconds (to_us).
+        if value.tzinfo is None or value.utcoffset() is None:
+            raise ValueError("needs a timezone: write e.g. 2026-08-27T00:00:00Z or "
+                             "2026-08-27T02:00:00+02:00")  # fmt: skip
+        return value
 
     @model_validator(mode="after")
     def _ordered(self) -> Window:
@@ -61,9 +88,10 @@ class Conditions(BaseModel):
     model_config = _STRICT
 
     min_prompt_tokens: int | None = Field(None, ge=0)
-    """Only prompts with at least this many tokens (our own count) were affected."""
+    """Only prompts with at least this many tokens were affected (met by our count or the
+    vendor's reported one)."""
     max_prompt_tokens: int | None = Field(None, ge=0)
-    """Only prompts with at most this many tokens were affected."""
+    """Only prompts with at most this many tokens were affected (met by either count)."""
     min_prompt_chars: int | None = Field(None, ge=0)
     """Only prompts with at least this many characters were affected."""
     stream_only: bool = False
@@ -78,11 +106,22 @@ class DisclosureSpec(BaseModel):
     title: str = Field(min_length=1)
     reference: str = Field(min_length=1, max_length=200)
     providers: tuple[str, ...] = ()
+    """Vendors as our upstreams declare them (``provider:``); case ignored; ``*`` patterns."""
     upstreams: tuple[str, ...] = ()
+    """Our upstream names; ``*`` patterns."""
     models: tuple[str, ...] = ()
+    """The vendor's model ids (recorded as ``provider_model``); ``*`` patterns."""
     window: Window
     conditions: Conditions = Field(default_factory=Conditions)
     notes: str | None = None
+
+    @field_validator("providers", "upstreams", "models")
+    @classmethod
+    def _real_names(cls, names: tuple[str, ...]) -> tuple[str, ...]:
+        for name in names:
+            if not name.strip() or len(name) > 200:
+                raise ValueError("each name must be 1 to 200 characters, not blank")
+        return names
 
     @model_validator(mode="after")
     def _names_someone(self) -> DisclosureSpec:
@@ -133,7 +172,10 @@ def parse_disclosure(source: str) -> DisclosureSpec:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
-        raise DisclosureError(f"not valid YAML: {exc.problem or exc.context}", line) from None
+        problem = str(exc.problem or exc.context)
+        if "'@'" in problem or "alias" in problem:  # @cf/... or *-patterns written bare
+            problem += " (quote a name that starts with @ or *)"
+        raise DisclosureError(f"not valid YAML: {problem}", line) from None
     except yaml.YAMLError as exc:
         raise DisclosureError(f"not valid YAML: {type(exc).__name__}") from None
     if node is None or not isinstance(data, dict):

@@ -3,6 +3,10 @@
 Every filter maps to an indexed column pair (``provider_model`` / ``upstream`` / ``provider`` /
 ``tenant`` with ``created_us``), so a window on one model reads its slice of an index instead of
 the table. Results stream from a server-side cursor: memory stays flat however many rows match.
+
+Upstream, provider and model names may be ``*`` patterns (:mod:`audit.names`), which read the
+window's slice of the time index instead; provider names ignore case (the gateway stores them
+lowercase). Token bounds of a disclosure also read the outcome's reported count (one join).
 """
 
 from __future__ import annotations
@@ -16,12 +20,14 @@ from typing import Any
 from sqlalchemy import Select, and_, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import FromClause
 
 from audit.disclosures import DisclosureSpec
 from audit.models import AuditOutcome, AuditRequest
+from audit.names import name_matches
 from audit.timeutil import from_us, to_us
 
-__all__ = ["ROW_FIELDS", "ExposureFilter", "ExposureRow", "count_rows", "stream_rows"]
+__all__ = ["ROW_FIELDS", "ExposureFilter", "ExposureRow", "count_rows", "rows_from", "stream_rows"]
 
 R = AuditRequest.__table__
 O = AuditOutcome.__table__  # noqa: E741
@@ -71,13 +77,17 @@ class ExposureFilter:
 
     start: datetime | None = None  # inclusive
     end: datetime | None = None  # inclusive
-    upstreams: tuple[str, ...] = ()
-    providers: tuple[str, ...] = ()  # with upstreams: either identifies the vendor
-    models: tuple[str, ...] = ()  # provider model names
+    upstreams: tuple[str, ...] = ()  # names or * patterns
+    providers: tuple[str, ...] = ()  # with upstreams: either identifies the vendor; case ignored
+    models: tuple[str, ...] = ()  # provider model names or * patterns
     client_models: tuple[str, ...] = ()
     min_prompt_tokens: int | None = None
     max_prompt_tokens: int | None = None
     min_prompt_chars: int | None = None
+    # The token bounds on our own count only, or also on the upstream's reported
+    # usage.prompt_tokens: a request then meets a bound when either count does (see
+    # ``_token_bounds``). Disclosures use both: their bounds are in the vendor's tokens.
+    reported_tokens: bool = False
     tiers: tuple[int, ...] = ()
     tenants: tuple[str, ...] = ()
     key_ids: tuple[str, ...] = ()
@@ -101,6 +111,7 @@ class ExposureFilter:
             min_prompt_chars=c.min_prompt_chars,
             endpoints=tuple(c.endpoints or ()),
             stream=True if c.stream_only else None,
+            reported_tokens=True,
         )
 
     def where(self) -> list[ColumnElement[bool]]:
@@ -111,19 +122,16 @@ class ExposureFilter:
             w.append(R.c.created_us <= to_us(self.end))
         vendor = []
         if self.upstreams:
-            vendor.append(R.c.upstream.in_(self.upstreams))
+            vendor.append(name_matches(R.c.upstream, self.upstreams))
         if self.providers:
-            vendor.append(R.c.provider.in_(self.providers))
+            vendor.append(name_matches(R.c.provider, (p.lower() for p in self.providers)))
         if vendor:
             w.append(or_(*vendor))
         if self.models:
-            w.append(R.c.provider_model.in_(self.models))
+            w.append(name_matches(R.c.provider_model, self.models))
         if self.client_models:
             w.append(R.c.client_model.in_(self.client_models))
-        if self.min_prompt_tokens is not None:
-            w.append(R.c.prompt_tokens >= self.min_prompt_tokens)
-        if self.max_prompt_tokens is not None:
-            w.append(R.c.prompt_tokens <= self.max_prompt_tokens)
+        w += self._token_bounds()
         if self.min_prompt_chars is not None:
             w.append(R.c.prompt_chars >= self.min_prompt_chars)
         if self.tiers:
@@ -146,9 +154,33 @@ class ExposureFilter:
             w.append(or_(*alts))
         return w
 
+    def _token_bounds(self) -> list[ColumnElement[bool]]:
+        # With reported tokens, the true count lies somewhere between ours (an estimate unless the
+        # upstream has a tokenizer) and the vendor's report (exact, but missing when the answer
+        # failed, and some vendors leave cached prefix tokens out of it): a bound is met when
+        # either count meets it. In doubt, a request is included.
+        ours, reported = R.c.prompt_tokens, O.c.usage_prompt_tokens
+        w: list[ColumnElement[bool]] = []
+        if self.min_prompt_tokens is not None:
+            n = self.min_prompt_tokens
+            w.append(or_(ours >= n, reported >= n) if self.reported_tokens else ours >= n)
+        if self.max_prompt_tokens is not None:
+            n = self.max_prompt_tokens
+            w.append(or_(ours <= n, reported <= n) if self.reported_tokens else ours <= n)
+        return w
+
     @property
     def needs_outcomes(self) -> bool:
-        return bool(self.statuses)
+        reported = self.reported_tokens and (self.min_prompt_tokens is not None or self.max_prompt_tokens is not None)
+        return bool(self.statuses) or reported
+
+
+def rows_from(*filters: ExposureFilter | None) -> FromClause:
+    """The FROM clause the filters' ``where()`` need: the requests, joined to their outcomes only
+    when a filter reads them (the join costs an index probe per row)."""
+    if any(f is not None and f.needs_outcomes for f in filters):
+        return R.outerjoin(O, O.c.request_id == R.c.request_id)
+    return R
 
 
 _ROW_COLUMNS = (
@@ -228,7 +260,6 @@ def stream_rows(engine: AsyncEngine, flt: ExposureFilter, *, limit: int | None =
 
 
 async def count_rows(engine: AsyncEngine, flt: ExposureFilter) -> int:
-    base = R.outerjoin(O, O.c.request_id == R.c.request_id) if flt.needs_outcomes else R
-    stmt = select(func.count()).select_from(base).where(and_(True, *flt.where()))
+    stmt = select(func.count()).select_from(rows_from(flt)).where(and_(True, *flt.where()))
     async with engine.connect() as conn:
         return int((await conn.execute(stmt)).scalar_one())

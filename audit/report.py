@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import AsyncIterator, Callable
+from datetime import UTC, timedelta
 from typing import Any, TextIO
 
 from audit.assessment import Assessment
@@ -132,13 +133,21 @@ _VERDICT_TEXT = {
 }
 
 
+def _in_utc(window: Any) -> str:
+    # Vendors write local times; the log and the "by day" table are in UTC.
+    if window.start.utcoffset() == window.end.utcoffset() == timedelta(0):
+        return ""
+    start, end = window.start.astimezone(UTC), window.end.astimezone(UTC)
+    return f" (UTC: {start.isoformat()} to {end.isoformat()})"
+
+
 def render_assessment_markdown(a: Assessment) -> str:
     d = a.disclosure
     lines = [
         f"# Exposure assessment: {_md(d.title)}",
         "",
         f"- Reference: {_md(d.reference)}",
-        f"- Window: {d.window.start.isoformat()} to {d.window.end.isoformat()}",
+        f"- Window: {d.window.start.isoformat()} to {d.window.end.isoformat()}{_in_utc(d.window)}",
         f"- Vendor: providers {_md(', '.join(d.providers) or '-')}; upstreams "
         f"{_md(', '.join(d.upstreams) or '-')}; models {_md(', '.join(d.models) or 'any')}",
         f"- Conditions: {_md(json.dumps(d.conditions.model_dump(mode='json', exclude_none=True)))}",

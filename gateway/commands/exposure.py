@@ -67,9 +67,9 @@ def exposure_group() -> None:
 @exposure_group.command("query")
 @config_option
 @db_url_option
-@click.option("--upstream", multiple=True, help="Our upstream name (repeatable).")
-@click.option("--provider", multiple=True, help="Vendor / provider name (repeatable).")
-@click.option("--model", multiple=True, help="Provider model name (repeatable).")
+@click.option("--upstream", multiple=True, help="Our upstream name (repeatable; * matches any run).")
+@click.option("--provider", multiple=True, help="Vendor / provider name (repeatable; case ignored; * patterns).")
+@click.option("--model", multiple=True, help="Provider model name (repeatable; * matches any run).")
 @click.option("--client-model", multiple=True, help="Model name the client asked for.")
 @click.option("--since", "start", type=AwareDateTime(), help="Window start (inclusive, with zone).")
 @click.option("--until", "end", type=AwareDateTime(), help="Window end (inclusive, with zone).")
