@@ -41,6 +41,12 @@ def check(config_path: str | None) -> None:
         problems.append(f"tiers: {exc}")
     if problems:
         raise click.ClickException("invalid configuration:\n  " + "\n  ".join(problems))
+    for i, up in enumerate(settings.upstreams):
+        if up.provider is None and up.kind != "onprem":
+            # Valid, but a vendor's incident disclosure naming its provider would miss these
+            # requests: say so now rather than on the day of the incident.
+            click.echo(f"warning: upstreams.{i}.provider: {up.name} ({up.kind}) declares no provider; "
+                       "a disclosure naming the vendor cannot find its requests", err=True)  # fmt: skip
     models = sorted({m for u in settings.upstreams for m in u.models} | {a.name for a in settings.aliases})
     mode = "embedded (SQLite)" if settings.embedded else "database by URL"
     click.echo(f"ok: {len(settings.upstreams)} upstreams, {len(models)} models, {mode}")

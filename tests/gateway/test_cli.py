@@ -69,6 +69,17 @@ def test_config_check(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "TIERGATE_TEST_SURELY_UNSET_VAR" in result.output
 
 
+def test_config_check_warns_of_a_vendor_without_provider(tmp_path: Path) -> None:
+    """A shared upstream without ``provider`` passes, with a warning naming it; declared, none."""
+    res = CliRunner().invoke(main, ["config", "check", "--config", str(_config(tmp_path))])
+    assert res.exit_code == 0 and "upstreams.0.provider: vendor (shared) declares no provider" in res.stderr
+    data = yaml.safe_load(_config(tmp_path).read_text())
+    data["upstreams"][0]["provider"] = "examplecloud"
+    (tmp_path / "tiergate.yaml").write_text(yaml.safe_dump(data))
+    res = CliRunner().invoke(main, ["config", "check", "--config", str(tmp_path / "tiergate.yaml")])
+    assert res.exit_code == 0 and "warning" not in res.stderr and res.stdout.startswith("ok:")
+
+
 @pytest.mark.timeout(180)
 def test_serve_process_end_to_end(tmp_path: Path) -> None:
     """`tiergate serve` in its own process: healthz, readyz, and a chat through the SDK with a key
