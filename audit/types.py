@@ -38,12 +38,18 @@ class RequestRecord:
     provider: str | None = None
 
 
+# The outcome of a write-ahead row whose request was then not forwarded after all (its commit was
+# not confirmed in time, so the client was told 503). Exposure queries do not count such rows.
+NOT_FORWARDED = "not_forwarded"
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What happened after forwarding (or why nothing was forwarded)."""
 
     request_id: str
     status: str  # "ok" | "upstream_error" | "integrity_error" | "refused" | "client_closed" | "timeout"
+    #               | NOT_FORWARDED
     http_status: int  # what the client got
     upstream_status: int | None = None
     usage_prompt_tokens: int | None = None

@@ -39,7 +39,7 @@ from gateway.ratelimit import Limiter, MemoryLimiter, RedisLimiter
 from gateway.routes import ROUTES
 from gateway.routing import Router
 from gateway.settings import Settings, load_settings
-from gateway.tokens import TokenCounter, counter_for
+from gateway.tokens import TokenCounter, counter_for, token_decoders
 from gateway.upstream import UpstreamClient
 
 __all__ = ["GatewayState", "app_from_env", "create_app"]
@@ -117,6 +117,7 @@ def create_app(
 ) -> Litestar:
     metrics = Metrics()
     router = Router(settings)
+    counters = _counters(settings)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
@@ -163,8 +164,10 @@ def create_app(
             step = ClassifyStep(
                 classifier if classifier is not None else Classifier(settings.tiers),
                 fingerprint_key=fp_key,
-                offload_chars=settings.limits.offload_chars,
+                offload_bytes=settings.limits.offload_bytes,
                 timeout_s=settings.limits.classify_timeout_s,
+                workers=settings.limits.classify_workers,
+                decoder_for=token_decoders(router, counters),
             )
             stack.callback(step.close)
             auth = Authenticator(the_store, ttl_s=settings.limits.auth_cache_s, timeout_s=settings.limits.auth_timeout_s)
@@ -177,7 +180,7 @@ def create_app(
                 router=router,
                 classify=step,
                 clients=clients,
-                counters=_counters(settings),
+                counters=counters,
                 metrics=metrics,
                 hardened=hardening.is_hardened,
                 salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]

@@ -1,30 +1,62 @@
-"""Step 1: classify a request and fingerprint its prompt, off the event loop when it is large.
+"""Step 1: read, classify and fingerprint a request body — in worker processes when it is large.
 
-Classification of a large prompt can take about a second of CPU; above ``limits.offload_chars``
-it runs in a worker thread so other requests keep flowing. It never lowers safety: any error or a
-timeout yields a fail-closed Tier 3 decision (``tiers`` already does so for its own errors).
+A small body (up to ``limits.offload_bytes``) is handled on the event loop: it costs tens of
+microseconds. A larger one goes whole — JSON decoding, extraction, classification, stripping,
+fingerprints — to a pool of worker processes, because in a thread it would still hold the
+interpreter lock (RE2 and msgspec do not release it) and stall every other tenant's requests.
+The workers are forked from the gateway on first use and inherit its built classifier.
+
+Overload is not a content decision: when every worker slot and the queue behind them are taken,
+the request is refused with 503 and ``retry-after``, and time spent waiting for a worker is never
+counted against the classification deadline (``tiers.deadline_seconds`` runs inside the worker,
+from the moment the work starts). A request that overruns that deadline fails closed alone
+(Tier 3, ``failed_closed``); the others are untouched.
 """
 
 from __future__ import annotations
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+import ctypes
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, replace
 from typing import Any
 
 from audit.fingerprint import fingerprint, normalize_for_fingerprint
+from gateway.errors import GatewayError, Unavailable
+from gateway.parsing import ParsedBody, parse_body
 from tiers import Classifier, extract_content
+from tiers.content import TokenDecoder
+from tiers.errors import TiersError
 from tiers.types import Content, Decision, Stripped, Tier
 
-__all__ = ["Classified", "ClassifyStep"]
+__all__ = ["Classified", "ClassifierBusy", "ClassifyStep"]
+
+
+class ClassifierBusy(Unavailable):
+    default_code = "classifier_busy"
+    default_message = "every classification worker is busy; nothing was forwarded, retry shortly"
 
 
 @dataclass(frozen=True, slots=True)
 class Classified:
+    parsed: ParsedBody
     content: Content
     decision: Decision
     fingerprint: str | None
     segment_fingerprints: tuple[str, ...]
+    # Stripped where it was classified (a worker), so the event loop never strips a large body;
+    # None when there is nothing to strip or stripping is left to the caller.
+    stripped: Stripped | None = None
+    offloaded: bool = False  # classified in a worker process (a large body)
+
+
+# Segment kinds that are the request's text (fingerprinted); keys and numbers are structure.
+_FINGERPRINTED = frozenset({"text", "file", "pdf", "tokens"})
 
 
 class ClassifyStep:
@@ -33,18 +65,33 @@ class ClassifyStep:
         classifier: Classifier,
         *,
         fingerprint_key: bytes,
-        offload_chars: int,
+        offload_bytes: int,
         timeout_s: float,
-        executor: ThreadPoolExecutor | None = None,
+        workers: int = 2,
+        queue_per_worker: int = 4,
+        decoder_for: Callable[[str], TokenDecoder | None] = lambda model: None,
+        max_segments: int = 100_000,
     ) -> None:
         self._clf = classifier
         self._key = fingerprint_key
-        self._offload = offload_chars
-        self._timeout = timeout_s
-        self._executor = executor or ThreadPoolExecutor(max_workers=2, thread_name_prefix="tiergate-classify")
+        self._offload = offload_bytes
+        self._workers = workers
+        self._capacity = workers * (queue_per_worker + 1)
+        # A job may wait behind a full queue of others, each bounded by the classifier's deadline.
+        self._wait_s = timeout_s * (queue_per_worker + 1)
+        self._decoder_for = decoder_for
+        self._max_segments = max_segments
+        self._pool: ProcessPoolExecutor | None = None
+        self._inflight = 0
+        self.offloaded = 0  # requests classified in a worker (for tests and metrics)
+
+    # -- the work, wherever it runs ------------------------------------------------------------
 
     def _fingerprints(self, content: Content) -> tuple[str | None, tuple[str, ...]]:
-        texts = [n for n in (normalize_for_fingerprint(s.text) for s in content.segments) if n]
+        texts = [
+            n for n in (normalize_for_fingerprint(s.text) for s in content.segments if s.kind in _FINGERPRINTED)
+            if n
+        ]
         # normalize("\n".join(texts)) == " ".join(non-empty normalized texts): whitespace runs
         # collapse across the join and NFKC never composes across a newline. One pass, not two.
         segs = tuple(dict.fromkeys(fingerprint(self._key, n) for n in texts))
@@ -52,28 +99,59 @@ class ClassifyStep:
             return None, segs
         return (segs[0] if len(texts) == 1 else fingerprint(self._key, " ".join(texts))), segs
 
-    def _work(self, endpoint: str, body: dict[str, Any], tenant: str, floor: Tier) -> Classified:
-        content = extract_content(endpoint, body)  # ContentError -> 400, nothing forwarded
+    def work(self, endpoint: str, raw: bytes, tenant: str, floor: Tier, *, strip: bool = False) -> Classified:
+        """Parse, extract, classify, fingerprint (and strip, in a worker). Raises ``GatewayError``
+        for a body that cannot be parsed and ``TiersError`` for one that cannot be read."""
+        parsed = parse_body(endpoint, raw)
+        content = extract_content(
+            endpoint, parsed.body, decode_tokens=self._decoder_for(parsed.model), max_segments=self._max_segments
+        )
         decision = self._clf.classify(content, tenant=tenant, floor=floor)
         whole, segs = self._fingerprints(content)
-        return Classified(content, decision, whole, segs)
+        stripped = None
+        if strip and decision.findings and not decision.failed_closed:
+            try:
+                stripped = self._clf.strip(content, decision)
+            except TiersError:  # left to the caller, which needs it only for an upstream that strips
+                stripped = None
+        return Classified(parsed, content, decision, whole, segs, stripped)
 
-    async def run(
-        self, endpoint: str, body: dict[str, Any], tenant: str, floor: Tier = Tier.GENERAL
-    ) -> Classified:
-        """Classify ``body`` for ``tenant``; ``floor`` is the tier the client asked for at least."""
-        size = _rough_size(endpoint, body)
-        if size <= self._offload:
-            return self._work(endpoint, body, tenant, floor)
-        loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(self._executor, self._work, endpoint, body, tenant, floor)
+    # -- where it runs -------------------------------------------------------------------------
+
+    async def run(self, endpoint: str, raw: bytes, tenant: str, floor: Tier = Tier.GENERAL) -> Classified:
+        """Classify the body ``raw`` for ``tenant``; ``floor`` is the tier the client asked for."""
+        if len(raw) <= self._offload:
+            return self.work(endpoint, raw, tenant, floor)
+        if self._inflight >= self._capacity:
+            raise ClassifierBusy(headers={"retry-after": "1"})
+        self._inflight += 1
         try:
-            return await asyncio.wait_for(future, self._timeout)
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(self._executor(), _in_worker, endpoint, raw, tenant, int(floor))
+            result = await asyncio.wait_for(future, self._wait_s)
         except TimeoutError:
-            content = extract_content(endpoint, body)
-            whole, segs = self._fingerprints(content)
-            failed = Decision(Tier.RESTRICTED, reasons=("classification timed out",), failed_closed=True)
-            return Classified(content, failed, whole, segs)
+            raise ClassifierBusy("classification did not finish in time; nothing was forwarded",
+                                 headers={"retry-after": "5"}) from None  # fmt: skip
+        except BrokenProcessPool:  # a worker died (killed, out of memory): start a fresh pool
+            self._pool = None
+            raise ClassifierBusy(headers={"retry-after": "1"}) from None
+        finally:
+            self._inflight -= 1
+        self.offloaded += 1
+        if isinstance(result, BaseException):
+            raise result
+        return replace(result, offloaded=True)
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # fork: the workers inherit the built classifier (building it again costs seconds).
+            self._pool = ProcessPoolExecutor(
+                max_workers=self._workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=_worker_init,
+                initargs=(self, os.getpid()),
+            )
+        return self._pool
 
     @property
     def classifier(self) -> Classifier:
@@ -87,23 +165,36 @@ class ClassifyStep:
         return self._clf.strip(content, decision)
 
     def close(self) -> None:
-        self._executor.shutdown(wait=False, cancel_futures=True)
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
 
 
-def _rough_size(endpoint: str, body: dict[str, Any]) -> int:
-    """A cheap upper-bound-ish size of the prompt text, to decide whether to offload."""
-    key = {"chat": "messages", "completions": "prompt", "embeddings": "input"}[endpoint]
-    value = body.get(key)
-    if isinstance(value, str):
-        return len(value)
-    total = 0
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            total += len(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return total
+# -- inside a worker process ---------------------------------------------------------------------
+
+_STEP: ClassifyStep | None = None
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_init(step: ClassifyStep, parent: int) -> None:
+    global _STEP
+    _STEP = step
+    # The worker inherited the server's signal handling; it is the pool's to stop, and it must
+    # not outlive a gateway that was killed (it holds copies of the server's sockets).
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (AttributeError, OSError):  # not Linux: the pool's own shutdown still stops it
+        pass
+    if os.getppid() != parent:  # the gateway died before the line above took effect
+        os._exit(1)
+
+
+def _in_worker(endpoint: str, raw: bytes, tenant: str, floor: int) -> Classified | BaseException:
+    assert _STEP is not None
+    try:
+        return _STEP.work(endpoint, raw, tenant, Tier(floor), strip=True)
+    except (GatewayError, TiersError) as exc:  # the caller raises it: a refusal, not a crash
+        return exc

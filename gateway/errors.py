@@ -67,11 +67,14 @@ class GatewayError(Exception):
         code: str | None = None,
         param: str | None = None,
         headers: dict[str, str] | None = None,
+        recorded: bool = False,
     ) -> None:
         self.message = message or self.default_message
         self.code = code or self.default_code
         self.param = param
         self.headers = headers or {}
+        # True when this request's audit rows already say how it ended (no refusal row needed).
+        self.recorded = recorded
         super().__init__(self.message)
 
     @property

@@ -62,15 +62,17 @@ def build_outbound(
     tenant: str,
     salt_key: bytes,
     stream: bool,
+    stripped: Stripped | None = None,
 ) -> Outbound:
-    """Raises ``StripError`` when stripping fails (the caller forwards nothing)."""
+    """Raises ``TiersError`` when stripping fails (the caller forwards nothing). ``stripped`` is
+    the content already stripped where it was classified, if it was."""
     mapping: dict[str, str] = {}
     sent = content
     if candidate.must_strip and decision.findings:
-        stripped: Stripped = strip(content, decision)
-        sent = stripped.content
-        mapping = dict(stripped.mapping)
-    out = apply_content(body, sent) if mapping else dict(body)
+        done: Stripped = stripped if stripped is not None else strip(content, decision)
+        sent = done.content
+        mapping = dict(done.mapping)
+    out = apply_content(body, sent, content) if mapping else dict(body)
     for key in GATEWAY_OWNED:
         out.pop(key, None)
     out["model"] = candidate.provider_model
@@ -81,13 +83,34 @@ def build_outbound(
         options = dict(options) if isinstance(options, dict) else {}
         options["include_usage"] = True
         out["stream_options"] = options
-    # Only the prompt proper is what the upstream reports as prompt tokens; tool schemas and other
-    # fields widen the ceiling (extra bytes) instead of raising the floor.
-    count = counter.count([s.text for s in sent.segments if s.prompt], _extra_bytes(out))
-    ids = _token_ids(endpoint, out)
-    if ids:  # prompts given as token ids count exactly, whatever the tokenizer
+    return Outbound(candidate, _encode(out), sent, mapping, _count(counter, endpoint, sent, out))
+
+
+def _count(counter: TokenCounter, endpoint: str, sent: Content, out: dict[str, Any]) -> PromptCount:
+    """The prompt tokens of what is sent. Only the prompt proper is what an upstream reports as
+    prompt tokens, so only it sets the floor; everything else the upstream reads (tool schemas,
+    metadata, files, keys) counts towards the length and widens the ceiling — a long file in an
+    unknown field must not slip past the safe-length limit."""
+    prompt: list[str] = []
+    other: list[str] = []
+    for seg in sent.segments:
+        if seg.kind == "tokens" and isinstance(_value_at(out, seg.path), list):
+            continue  # still sent as ids: counted as such below
+        (prompt if seg.prompt else other).append(seg.text)
+    ids = _token_ids(endpoint, out)  # counted exactly, whatever the tokenizer
+    count = counter.count(prompt, _extra_bytes(out))
+    if other:
+        rest = counter.count(["\n".join(other)])
+        count = replace(count, tokens=count.tokens + rest.tokens, upper=count.upper + rest.upper)
+    if ids:
         count = replace(count, tokens=count.tokens + ids, lower=count.lower + ids, upper=count.upper + ids)
-    return Outbound(candidate, _encode(out), sent, mapping, count)
+    return count
+
+
+def _value_at(body: Any, path: tuple[str | int, ...]) -> Any:
+    for key in path:
+        body = body[key]
+    return body
 
 
 def _token_ids(endpoint: str, body: dict[str, Any]) -> int:

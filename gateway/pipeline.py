@@ -17,12 +17,13 @@ import os
 import time
 from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass, field, replace
+from functools import partial
 from datetime import UTC, datetime
 from typing import Any
 
 import msgspec
 
-from audit.types import Outcome, RequestRecord
+from audit.types import NOT_FORWARDED, Outcome, RequestRecord
 from gateway.auth import Authenticator, Principal, bearer_token
 from gateway.classify import Classified, ClassifyStep
 from gateway.errors import (
@@ -46,7 +47,7 @@ from gateway.metrics import Metrics
 from gateway.outbound import Outbound, build_outbound
 from gateway.ratelimit import Limiter
 from gateway.restore import Restorers, restore_response
-from gateway.routing import Router
+from gateway.routing import Candidate, Router
 from gateway.settings import Settings
 from gateway.streaming import StreamResult, relay_sse
 from engine.admission import tokenize_request
@@ -143,7 +144,7 @@ class Pipeline:
             except TiersError as exc:  # unreadable body (400) or stripping failed: forward nothing
                 raise _translate(exc) from None
         except GatewayError as exc:
-            if isinstance(exc, _NOT_REFUSALS):
+            if exc.recorded or isinstance(exc, _NOT_REFUSALS):
                 pass
             elif isinstance(exc, Unavailable):
                 # The database is what failed: its refusal row would only wait out the write
@@ -166,44 +167,21 @@ class Pipeline:
         principal = seen["principal"] = await self.auth.authenticate(bearer_token(headers))
         if raw is None:
             raise PayloadTooLarge()
-        inbound = seen["inbound"] = self._parse(request_id, endpoint, raw, created, started)
+        floor = _requested_tier(headers)
+        await self._rate(principal, "requests", 1, self.settings.limits.requests_per_minute)
+        # Parsing is part of classification: a large body is decoded in a worker process too.
+        classified = seen["classified"] = await self.classify.run(endpoint, raw, principal.tenant, floor)
+        parsed = classified.parsed
+        inbound = seen["inbound"] = Inbound(
+            request_id, endpoint, parsed.body, parsed.model, parsed.stream, created, started
+        )
         if not principal.may_use(inbound.model):
             raise ModelNotAllowed()
         if not self.router.knows(inbound.model):
             raise NotFound()
-        floor = _requested_tier(headers)
-        await self._rate(principal, "requests", 1, self.settings.limits.requests_per_minute)
-        classified = seen["classified"] = await self.classify.run(
-            endpoint, inbound.body, principal.tenant, floor
-        )
         if classified.decision.tier > principal.max_tier:
             raise TierNotAllowed("the prompt's tier is above this API key's tier cap")
         return await self._forward(inbound, principal, classified)
-
-    def _parse(self, rid: str, endpoint: str, raw: bytes, created: datetime, started: float) -> Inbound:
-        try:
-            body = _decode.decode(raw)
-        except msgspec.DecodeError:
-            raise BadRequest("the request body is not valid JSON") from None
-        except RecursionError:  # msgspec's own nesting bound
-            raise BadRequest("the request body is nested too deeply") from None
-        if not isinstance(body, dict):
-            raise Unprocessable("the request body must be a JSON object")
-        model = body.get("model")
-        if not isinstance(model, str) or not model or len(model) > 200:
-            raise Unprocessable("'model' must be a non-empty string", param="model")
-        stream = body.get("stream", False)
-        if not isinstance(stream, bool):
-            raise Unprocessable("'stream' must be a boolean", param="stream")
-        if endpoint == "embeddings" and stream:
-            raise Unprocessable("embeddings cannot be streamed", param="stream")
-        if endpoint == "chat" and (not isinstance(body.get("messages"), list) or not body["messages"]):
-            raise Unprocessable("'messages' must be a non-empty array", param="messages")
-        if endpoint == "completions" and "prompt" not in body:
-            raise Unprocessable("'prompt' is required", param="prompt")
-        if endpoint == "embeddings" and "input" not in body:
-            raise Unprocessable("'input' is required", param="input")
-        return Inbound(rid, endpoint, body, model, stream, created, started)
 
     async def _rate(self, principal: Principal, kind: str, amount: int, limit: int | None) -> None:
         verdict = await self.limiter.hit(principal.key_id, kind=kind, amount=amount, limit=limit)
@@ -221,40 +199,40 @@ class Pipeline:
             raise TierNotAllowed()
         too_long = 0
         attempts = 0
+        opened_any = False
         charged = False
         last: GatewayError | None = None
         for candidate in choice.candidates:
-            outbound = build_outbound(
-                candidate,
-                endpoint=inbound.endpoint,
-                body=inbound.body,
-                content=classified.content,
-                decision=decision,
-                strip=self.classify.strip,
-                counter=self.counters[candidate.name],
-                tenant=principal.tenant,
-                salt_key=self.salt_key,
-                stream=inbound.stream,
-            )
+            outbound = await self._outbound(candidate, inbound, principal, classified)
             safe = candidate.upstream.safe_tokens
+            rid: str | None = None
             if not outbound.count.settles(safe) and candidate.upstream.tokenize_url:
+                # Counting at the upstream hands it the prompt: that is a forward, with its row first.
+                charged = charged or await self._charge(principal, outbound)
+                rid = self._attempt_id(inbound, attempts)
+                attempts += 1
+                await self._write_ahead(rid, inbound, principal, classified, outbound)
                 try:
                     outbound = await self._count_at_upstream(inbound, outbound)
-                except UpstreamError as exc:  # length unknown: this upstream gets nothing
+                except UpstreamError as exc:  # length unknown: this upstream gets nothing more
                     self.metrics.fallbacks.labels(candidate.name, "prompt_not_counted").inc()
+                    self._outcome(rid, inbound, "upstream_error", 502, None, error="prompt_not_counted")
                     last = exc
                     continue
-            if outbound.count.tokens > safe:
+                if outbound.count.tokens > safe:  # the outcome keeps the upstream's own count
+                    self._outcome(rid, inbound, "refused", 400, None, error="prompt_too_long",
+                                  usage={"prompt_tokens": outbound.count.tokens})
+                    too_long += 1
+                    continue
+            elif outbound.count.tokens > safe:
                 too_long += 1
                 continue
-            if not charged:
-                await self._rate(
-                    principal, "tokens", outbound.count.tokens, self.settings.limits.tokens_per_minute
-                )
-                charged = True
-            rid = inbound.request_id if attempts == 0 else f"{inbound.request_id}-{attempts}"
-            attempts += 1
-            await self._write_ahead(rid, inbound, principal, classified, outbound)
+            charged = charged or await self._charge(principal, outbound)
+            if rid is None:
+                rid = self._attempt_id(inbound, attempts)
+                attempts += 1
+                await self._write_ahead(rid, inbound, principal, classified, outbound)
+            opened_any = True
             try:
                 opened = await self.clients[candidate.name].open(ENDPOINTS[inbound.endpoint], outbound.body)
             except RetryableUpstreamError as exc:
@@ -271,12 +249,44 @@ class Pipeline:
             if inbound.stream:
                 return self._stream(rid, inbound, decision.tier, outbound, opened.response)
             return await self._complete(rid, inbound, decision.tier, outbound, opened.response)
-        if attempts == 0 and too_long:
-            raise PromptTooLong()
+        if not opened_any and too_long:
+            # Rows of counting attempts already say why; a refusal row would repeat the request id.
+            raise PromptTooLong(recorded=attempts > 0)
         if last is not None:
             self._count(inbound, decision.tier, "none", 502)
             raise UpstreamError("every eligible upstream failed before answering", code="upstream_unavailable")
-        raise TierNotAllowed()
+        raise TierNotAllowed(recorded=attempts > 0)
+
+    @staticmethod
+    def _attempt_id(inbound: Inbound, attempts: int) -> str:
+        return inbound.request_id if attempts == 0 else f"{inbound.request_id}-{attempts}"
+
+    async def _charge(self, principal: Principal, outbound: Outbound) -> bool:
+        await self._rate(principal, "tokens", outbound.count.tokens, self.settings.limits.tokens_per_minute)
+        return True
+
+    async def _outbound(
+        self, candidate: Candidate, inbound: Inbound, principal: Principal, classified: Classified
+    ) -> Outbound:
+        """The bytes for one candidate; for a body large enough to have been classified in a
+        worker, built in a thread (copying and encoding megabytes would stall the event loop)."""
+        build = partial(
+            build_outbound,
+            candidate,
+            endpoint=inbound.endpoint,
+            body=inbound.body,
+            content=classified.content,
+            decision=classified.decision,
+            strip=self.classify.strip,
+            counter=self.counters[candidate.name],
+            tenant=principal.tenant,
+            salt_key=self.salt_key,
+            stream=inbound.stream,
+            stripped=classified.stripped,
+        )
+        if classified.offloaded:
+            return await asyncio.to_thread(build)
+        return build()
 
     async def _count_at_upstream(self, inbound: Inbound, outbound: Outbound) -> Outbound:
         """Replace the estimate by the upstream's own count of exactly what it would receive."""
@@ -315,8 +325,14 @@ class Pipeline:
         try:
             await self.store.record_request(record)
         except Exception:
-            # Whatever the cause, the row is not known to be committed: forward nothing.
-            raise AuditUnavailable() from None
+            # Whatever the cause, the row is not known to be committed: forward nothing. It may
+            # still commit after we gave up (a slow database); the outcome row then says that
+            # nothing was forwarded, so the exposure log never shows a phantom exposure.
+            self._later(self._write_outcome(Outcome(
+                request_id=rid, status=NOT_FORWARDED, http_status=AuditUnavailable.status_code,
+                error_class=AuditUnavailable.default_code,
+            )))  # fmt: skip
+            raise AuditUnavailable(recorded=True) from None
         for entity, n in record.findings.items():
             if outbound.stripped:
                 self.metrics.stripped.labels(entity).inc(n)
@@ -435,7 +451,9 @@ class Pipeline:
             tenant=principal.tenant if principal else None,
             key_id=principal.key_id if principal else None,
             endpoint=endpoint,
-            client_model=inbound.model if inbound else None,
+            # A model name nobody configured is whatever the client typed (a card number, say):
+            # never stored as sent.
+            client_model=inbound.model if inbound and self.router.knows(inbound.model) else None,
             upstream=None,
             upstream_kind=None,
             provider_model=None,

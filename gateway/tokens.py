@@ -14,11 +14,19 @@ pipeline asks whenever the estimate's band straddles the limit.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-__all__ = ["EstimateCounter", "PromptCount", "TokenCounter", "TokenizerCounter", "counted_by_upstream", "counter_for"]
+if TYPE_CHECKING:
+    from gateway.routing import Router
+    from tiers.content import TokenDecoder
+
+__all__ = [
+    "EstimateCounter", "PromptCount", "TokenCounter", "TokenizerCounter", "counted_by_upstream", "counter_for",
+    "token_decoders",
+]
 
 # What a chat template may add around each message and the whole prompt (role markers, BOS,
 # generation prompt). Generous on purpose: the failure this guards against is orders of magnitude.
@@ -64,8 +72,17 @@ class TokenizerCounter:
     def __init__(self, path: Path, *, tolerance: float = 1.25) -> None:
         from tokenizers import Tokenizer
 
+        self.path = path.resolve()
         self._tok = Tokenizer.from_file(str(path))
+        self._vocab = self._tok.get_vocab_size(with_added_tokens=True)
         self._tolerance = tolerance
+
+    def decode(self, ids: Sequence[int]) -> str | None:
+        """The text of a prompt given as token ids, special tokens included (they reach the
+        model too); None when an id is not in the vocabulary (the upstream's reading is unknown)."""
+        if any(not 0 <= i < self._vocab for i in ids):
+            return None
+        return self._tok.decode(list(ids), skip_special_tokens=False)
 
     def count(self, texts: list[str], extra_bytes: int = 0) -> PromptCount:
         parts = [t for t in texts if t]
@@ -95,6 +112,19 @@ class EstimateCounter:
         lower = math.floor(tokens / self._tolerance)
         upper = size + BASE_FRAMING + PER_SEGMENT_FRAMING * len(texts) + extra_bytes
         return PromptCount(tokens=tokens, lower=lower, upper=upper, exact=False)
+
+
+def token_decoders(router: Router, counters: Mapping[str, TokenCounter]) -> Callable[[str], TokenDecoder | None]:
+    """For a public model name, the decoder of prompts given as token ids: the tokenizer of its
+    upstreams when they all have one and it is the same file. Otherwise None, and token ids are
+    opaque (``UNREADABLE``): a prompt of ids means text only through the tokenizer that reads it."""
+    table: dict[str, TokenDecoder | None] = {}
+    for model in router.models():
+        found = [counters.get(u.name) for u in router.upstreams_for(model)]
+        tokenizers = [c for c in found if isinstance(c, TokenizerCounter)]
+        same = len(tokenizers) == len(found) and len({t.path for t in tokenizers}) == 1
+        table[model] = tokenizers[0].decode if same else None
+    return lambda model: table.get(model)
 
 
 def counter_for(

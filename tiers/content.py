@@ -1,236 +1,602 @@
-"""Reading the prompt strings out of an OpenAI-style request body, and putting them back.
+"""The total content model: every piece of a request body the upstream will receive, and how to
+put a stripped version back.
+
+``extract_content`` turns a decoded request body into a :class:`Content`: every string value at
+every path, every object key, every number of six or more digits where the API does not define a
+number, the decoded text of token-id prompts and of inline text files — each one a
+:class:`Segment` the classifier reads — plus the parts it *cannot* read (images, audio, binary
+files, token ids without the upstream's tokenizer), each an :class:`Opaque` entry that the policy
+treats as the ``UNREADABLE`` entity. Nothing is skipped by key name: the only pieces left out are
+at exact schema paths of the protocol (a message's ``role``, a content part's ``type`` …), and
+even there only when the value has the shape of a protocol keyword.
 
 Only decoded strings are analysed, never the raw JSON: escapes such as ``\\u0040`` are already
 resolved by the JSON parser, so an identifier cannot hide behind JSON syntax.
+
+The schema of each endpoint is a small tree of *specs* (functions that read one value at one path);
+``_FREE`` is the spec of everything the schema does not name, and reads all of it.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
-from collections.abc import Iterator, Mapping
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote, unquote_to_bytes
 
-from .errors import ContentError
-from .types import Content, Segment
+from .errors import ContentError, StripError
+from .types import Content, Opaque, Segment
 
-__all__ = ["apply_content", "extract_content"]
+__all__ = ["MAX_DEPTH", "MAX_SEGMENTS", "TokenDecoder", "apply_content", "extract_content"]
 
 Path = tuple[str | int, ...]
+# Decodes a prompt given as token ids with the upstream's tokenizer; None when an id is unknown.
+TokenDecoder = Callable[[Sequence[int]], "str | None"]
 
-# Content-part types whose text reaches the model; any other part type carries no text we can
-# read (images, audio by reference) and is skipped, except that unknown types with a "text" key
-# are still read so that new text-bearing types do not slip through.
-_TEXT_PARTS = {"text", "input_text", "output_text", "refusal"}
+# Nesting deeper than this is refused rather than walked (and no real request comes close).
+MAX_DEPTH = 64
+# More pieces than this in one request is refused: each one costs the classifier, and no client
+# sends that many (a request of 700k tiny strings once froze the gateway).
+MAX_SEGMENTS = 100_000
+# Numbers with this many digits can be identifiers (cards, accounts, national ids).
+_ID_DIGITS = 6
+# A protocol keyword: what an enum value at an exact schema path looks like. Anything else found
+# there (digits, spaces, capitals, '@') is read like any other string.
+_KEYWORD = re.compile(r"[a-z][a-z_.-]{0,39}\Z")
+_DATA_URI = re.compile(r"data:([^,;]*)((?:;[^,;]*)*),", re.IGNORECASE)
 
 
 def _fail(what: str, path: Path) -> ContentError:
     return ContentError(f"cannot read {what} at {'/'.join(map(str, path)) or '<body>'}")
 
 
-def _content_value(value: Any, path: Path) -> Iterator[Segment]:
+# -- the walk -----------------------------------------------------------------------------------
+
+
+@dataclass
+class _Walk:
+    decode_tokens: TokenDecoder | None
+    max_segments: int
+    segments: list[Segment] = field(default_factory=list)
+    opaque: list[Opaque] = field(default_factory=list)
+
+    def add(self, seg: Segment) -> None:
+        if len(self.segments) >= self.max_segments:
+            raise ContentError(f"the request carries more than {self.max_segments} strings")
+        self.segments.append(seg)
+
+    def text(self, value: str, path: Path, prompt: bool) -> None:
+        if value.startswith(("data:", "DATA:", "Data:")) and _DATA_URI.match(value):
+            self.data_uri(value, path, prompt)
+        elif value:
+            self.add(Segment(path, value, prompt))
+
+    def opaque_part(self, path: Path, what: str) -> None:
+        self.opaque.append(Opaque(path, what))
+
+    def data_uri(self, value: str, path: Path, prompt: bool) -> None:
+        m = _DATA_URI.match(value)
+        assert m is not None
+        mime, params = m.group(1).strip().lower() or "text/plain", m.group(2).lower()
+        header, payload = value[: m.end()], value[m.end():]
+        if ";base64" in params:
+            raw = _b64(payload)
+        else:
+            raw = unquote_to_bytes(payload)
+        self.file(raw, path, prompt, mime=mime, via=header, charset=_charset(params))
+
+    def file(
+        self, raw: bytes | None, path: Path, prompt: bool, *, mime: str | None, via: str,
+        charset: str | None = None,
+    ) -> None:
+        """Inline file bytes: text is decoded and read; PDF text is read (and cannot be rewritten);
+        anything else is opaque."""
+        if raw is None:
+            self.opaque_part(path, "undecodable file data")
+            return
+        if (mime == "application/pdf" or mime is None) and raw.startswith(b"%PDF"):
+            text = _pdf_text(raw)
+            if text is None:
+                self.opaque_part(path, "unreadable PDF")
+            else:
+                self.add(Segment(path, text, prompt, kind="pdf", via=via))
+                if _pdf_has_images(raw):
+                    self.opaque_part(path, "images inside a PDF")
+            return
+        if mime is not None and not _text_like(mime):
+            self.opaque_part(path, f"{mime.split('/')[0] or 'binary'} content")
+            return
+        try:
+            text = raw.decode(charset or "utf-8")
+        except (UnicodeDecodeError, LookupError):
+            self.opaque_part(path, "binary file")
+            return
+        if mime is None and not _looks_like_text(text):
+            self.opaque_part(path, "binary file")
+            return
+        self.add(Segment(path, text, prompt, kind="file", via=via))
+
+    def tokens(self, ids: Sequence[int], path: Path) -> None:
+        if not ids:
+            return
+        text = self.decode_tokens(ids) if self.decode_tokens is not None else None
+        if text is None:
+            self.opaque_part(path, "token ids" + ("" if self.decode_tokens else " without a tokenizer"))
+        else:
+            self.add(Segment(path, text, True, kind="tokens"))
+
+
+Spec = Callable[[_Walk, Any, Path], None]
+
+
+def _free(w: _Walk, value: Any, path: Path) -> None:
+    """Everything the schema does not name: every key, string and long number below ``path``."""
+    stack: list[tuple[Path, Any]] = [(path, value)]  # depth-first, in document order
+    while stack:
+        p, v = stack.pop()
+        if len(p) > MAX_DEPTH:
+            raise ContentError(f"the request nests deeper than {MAX_DEPTH} levels")
+        if isinstance(v, str):
+            w.text(v, p, False)
+        elif isinstance(v, Mapping):
+            children: list[tuple[Path, Any]] = []
+            for key, item in v.items():
+                if not isinstance(key, str):
+                    raise _fail("object key", p)
+                if key:
+                    w.add(Segment((*p, key), key, False, kind="key"))
+                children.append(((*p, key), item))
+            stack.extend(reversed(children))
+        elif isinstance(v, list):
+            stack.extend(reversed([((*p, i), item) for i, item in enumerate(v)]))
+        elif isinstance(v, bool) or v is None:
+            continue
+        elif isinstance(v, int | float):
+            _number(w, v, p)
+
+
+def _free_values(w: _Walk, value: Any, path: Path) -> None:
+    """A free-form object the schema names (``metadata``, ``logit_bias``): its own name is
+    protocol, all of its keys and values are read."""
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            _free(w, {key: item}, path)
+    else:
+        _free(w, value, path)
+
+
+def _number(w: _Walk, value: float, path: Path) -> None:
+    text = _number_text(value)
+    if sum(ch.isdigit() for ch in text) >= _ID_DIGITS:
+        w.add(Segment(path, text, False, kind="number"))
+
+
+def _number_text(value: float) -> str:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return str(value)
+
+
+def obj(**fields: Spec) -> Spec:
+    """An object of the protocol: its named fields by their specs, every other key and its value
+    read freely (an unknown field reaches the upstream all the same)."""
+    table = dict(fields)
+
+    def read(w: _Walk, value: Any, path: Path) -> None:
+        if not isinstance(value, Mapping):
+            _free(w, value, path)
+            return
+        if len(path) > MAX_DEPTH:
+            raise ContentError(f"the request nests deeper than {MAX_DEPTH} levels")
+        for key, item in value.items():
+            spec = table.get(key) if isinstance(key, str) else None
+            if spec is None:
+                _free(w, {key: item}, path)
+            else:
+                spec(w, item, (*path, key))
+
+    return read
+
+
+def listof(item: Spec, *, required: str | None = None) -> Spec:
+    def read(w: _Walk, value: Any, path: Path) -> None:
+        if isinstance(value, list):
+            for i, v in enumerate(value):
+                item(w, v, (*path, i))
+        elif required is not None:
+            raise _fail(required, path)
+        else:
+            _free(w, value, path)
+
+    return read
+
+
+def prose(prompt: bool = True, *, what: str | None = None) -> Spec:
+    """A string the model reads; ``what`` names it when any other type must be refused."""
+
+    def read(w: _Walk, value: Any, path: Path) -> None:
+        if isinstance(value, str):
+            w.text(value, path, prompt)
+        elif value is None:
+            return
+        elif what is not None:
+            raise _fail(what, path)
+        else:
+            _free(w, value, path)
+
+    return read
+
+
+def keyword(w: _Walk, value: Any, path: Path) -> None:
+    """An enum of the protocol (``role``, ``type`` …): left as it is when it looks like one."""
+    if isinstance(value, str) and _KEYWORD.match(value):
+        return
+    _free(w, value, path)
+
+
+def number(w: _Walk, value: Any, path: Path) -> None:
+    """A field the API types as a number (``seed``, ``max_tokens`` …), or a flag."""
+    if isinstance(value, bool | int | float) or value is None:
+        return
+    _free(w, value, path)
+
+
+def replaced(w: _Walk, value: Any, path: Path) -> None:
+    """A field the gateway overwrites or drops before forwarding (``model``): never sent."""
+
+
+# -- files, media and token ids -----------------------------------------------------------------
+
+
+def _file_data(w: _Walk, value: Any, path: Path) -> None:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        # Seen in the wild: the data split into chunks. The file is their concatenation (a value
+        # split across two chunks is one value), and it is written back whole, as one string.
+        value = "".join(value)
+    if isinstance(value, str):
+        # Files are not the prompt proper: vendors count their tokens their own way (a PDF may
+        # become images), so they widen the accepted usage, not its floor.
+        if _DATA_URI.match(value):
+            w.data_uri(value, path, False)
+        else:
+            w.file(_b64(value), path, False, mime=None, via="")
+    else:
+        _free(w, value, path)
+
+
+def _media_url(w: _Walk, value: Any, path: Path) -> None:
+    """An image (or other media) URL: a link is read as text, inline data by its MIME type."""
+    if isinstance(value, str):
+        w.text(value, path, False)
+    else:
+        _free(w, value, path)
+
+
+def _audio(w: _Walk, value: Any, path: Path) -> None:
+    if isinstance(value, str) and value:
+        w.opaque_part(path, "audio")
+    else:
+        _free(w, value, path)
+
+
+def _token_list(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(t, int) and not isinstance(t, bool) for t in value
+    )
+
+
+def _prompt_input(field_name: str) -> Spec:
+    """``prompt`` / ``input``: a string, strings, token ids, or lists of token ids."""
+
+    def read(w: _Walk, value: Any, path: Path) -> None:
+        if isinstance(value, str):
+            w.text(value, path, True)
+        elif _token_list(value):
+            w.tokens(value, path)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if isinstance(item, str):
+                    w.text(item, (*path, i), True)
+                elif _token_list(item):
+                    w.tokens(item, (*path, i))
+                elif item == []:
+                    continue
+                else:
+                    raise _fail(f"{field_name} item", (*path, i))
+        elif value is None and field_name == "prompt":
+            return
+        else:
+            raise _fail(field_name, path)
+
+    return read
+
+
+def _b64(payload: str) -> bytes | None:
+    compact = "".join(payload.split())
+    for decode in (base64.b64decode, base64.urlsafe_b64decode):
+        try:
+            return decode(compact + "=" * (-len(compact) % 4))
+        except (binascii.Error, ValueError):
+            continue
+    return None
+
+
+def _charset(params: str) -> str | None:
+    for p in params.split(";"):
+        name, _, val = p.partition("=")
+        if name.strip() == "charset" and val.strip():
+            return val.strip().strip('"')
+    return None
+
+
+_TEXT_MIME = re.compile(
+    r"(text/.*|application/(json|xml|csv|ld\+json|x-ndjson|ndjson|yaml|x-yaml|toml|javascript|"
+    r"ecmascript|x-sh|sql|graphql|x-www-form-urlencoded|x-tex|rtf|.*\+json|.*\+xml))\Z"
+)
+
+
+def _text_like(mime: str) -> bool:
+    return bool(_TEXT_MIME.match(mime))
+
+
+def _looks_like_text(text: str) -> bool:
+    """Raw base64 without a MIME type: text if nearly every character is printable."""
+    if not text:
+        return True
+    sample = text[:4096]
+    bad = sum(1 for ch in sample if not (ch.isprintable() or ch in "\t\n\r\f"))
+    return bad <= len(sample) // 100
+
+
+def _pdf_text(raw: bytes) -> str | None:
+    try:
+        import io
+
+        from pypdf import PdfReader
+
+        reader = PdfReader(io.BytesIO(raw))
+        return "\n".join(page.extract_text() or "" for page in reader.pages)
+    except Exception:  # a malformed PDF is unreadable, not an error of ours
+        return None
+
+
+def _pdf_has_images(raw: bytes) -> bool:
+    return b"/Image" in raw
+
+
+# -- the schemas ---------------------------------------------------------------------------------
+
+_TEXT_PART = obj(type=keyword, text=prose(what="text part"), cache_control=keyword)
+_PARTS: dict[str, Spec] = {
+    "text": _TEXT_PART,
+    "input_text": _TEXT_PART,
+    "output_text": _TEXT_PART,
+    "refusal": obj(type=keyword, refusal=prose(what="refusal part")),
+    "image_url": obj(type=keyword, image_url=obj(url=_media_url, detail=keyword)),
+    "input_image": obj(type=keyword, image_url=_media_url, detail=keyword),
+    "input_audio": obj(type=keyword, input_audio=obj(data=_audio, format=keyword)),
+    "file": obj(type=keyword, file=obj(file_data=_file_data, file_id=prose(False), filename=prose(False))),
+    "input_file": obj(type=keyword, file_data=_file_data, file_id=prose(False), filename=prose(False),
+                      file_url=_media_url),
+}
+
+
+def _content_part(w: _Walk, value: Any, path: Path) -> None:
+    if isinstance(value, str):
+        w.text(value, path, True)
+        return
+    if not isinstance(value, Mapping):
+        raise _fail("content part", path)
+    ptype = value.get("type")
+    if ptype is not None and not isinstance(ptype, str):
+        raise _fail("content part type", path)
+    spec = _PARTS.get(ptype or "")
+    if spec is None:
+        # A part type we do not know: its text is prompt text, all else read freely.
+        spec = obj(type=keyword, text=prose(what="text part"))
+    spec(w, value, path)
+
+
+def _content(w: _Walk, value: Any, path: Path) -> None:
     if value is None:
         return
     if isinstance(value, str):
-        yield Segment(path, value)
-        return
-    if not isinstance(value, list):
-        raise _fail("message content", path)
-    for i, part in enumerate(value):
-        ppath = (*path, i)
-        if isinstance(part, str):
-            yield Segment(ppath, part)
-            continue
-        if not isinstance(part, Mapping):
-            raise _fail("content part", ppath)
-        ptype = part.get("type")
-        if ptype is not None and not isinstance(ptype, str):
-            raise _fail("content part type", ppath)
-        if ptype in _TEXT_PARTS or (ptype not in ("image_url", "input_audio", "file") and "text" in part):
-            key = "refusal" if ptype == "refusal" and "refusal" in part else "text"
-            text = part.get(key)
-            if not isinstance(text, str):
-                raise _fail("text part", ppath)
-            yield Segment((*ppath, key), text)
-        elif ptype == "file":
-            file = part.get("file")
-            if isinstance(file, Mapping) and isinstance(file.get("file_data"), str):
-                # Inline file data is opaque base64 to us; refuse rather than let it pass unread.
-                raise _fail("inline file data", ppath)
-
-
-# Schema keywords whose string values are machine syntax the model needs intact, never prose.
-_SCHEMA_SYNTAX = frozenset({"type", "$ref", "format", "name"})
-
-
-def _schema_strings(value: Any, path: Path) -> Iterator[Segment]:
-    """Every prose string inside a tool or response schema (descriptions, enums, defaults …)."""
-    if isinstance(value, str):
-        yield Segment(path, value, prompt=False)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            if isinstance(item, str) and key in _SCHEMA_SYNTAX:
-                continue
-            yield from _schema_strings(item, (*path, key))
+        w.text(value, path, True)
     elif isinstance(value, list):
-        for i, item in enumerate(value):
-            yield from _schema_strings(item, (*path, i))
-
-
-def _definitions(body: Mapping[str, Any]) -> Iterator[Segment]:
-    """Tool / function definitions and response schemas: they reach the model as prompt text."""
-    for key, inner in (("tools", "function"), ("functions", None)):
-        items = body.get(key)
-        if items is None:
-            continue
-        if not isinstance(items, list):
-            raise _fail(key, (key,))
-        for i, item in enumerate(items):
-            fn = item.get(inner) if inner and isinstance(item, Mapping) else item
-            if not isinstance(fn, Mapping):
-                continue  # built-in tools carry no text of the caller's
-            base: Path = (key, i, inner) if inner else (key, i)
-            for field in ("description", "parameters"):
-                if field in fn:
-                    yield from _schema_strings(fn[field], (*base, field))
-    fmt = body.get("response_format")
-    if isinstance(fmt, Mapping) and isinstance(fmt.get("json_schema"), Mapping):
-        yield from _schema_strings(fmt["json_schema"], ("response_format", "json_schema"))
-
-
-def _chat(body: Mapping[str, Any]) -> Iterator[Segment]:
-    messages = body.get("messages")
-    if not isinstance(messages, list):
-        raise _fail("messages", ("messages",))
-    for i, msg in enumerate(messages):
-        mpath: Path = ("messages", i)
-        if not isinstance(msg, Mapping):
-            raise _fail("message", mpath)
-        yield from _content_value(msg.get("content"), (*mpath, "content"))
-        if isinstance(msg.get("refusal"), str):
-            yield Segment((*mpath, "refusal"), msg["refusal"])
-        if isinstance(msg.get("name"), str):
-            # Names reach the model and are often a person's name or login.
-            yield Segment((*mpath, "name"), msg["name"])
-        calls = msg.get("tool_calls")
-        if calls is not None:
-            if not isinstance(calls, list):
-                raise _fail("tool_calls", (*mpath, "tool_calls"))
-            for j, call in enumerate(calls):
-                cpath: Path = (*mpath, "tool_calls", j, "function")
-                fn = call.get("function") if isinstance(call, Mapping) else None
-                if not isinstance(fn, Mapping):
-                    raise _fail("tool call", cpath)
-                args = fn.get("arguments")
-                if args is not None and not isinstance(args, str):
-                    raise _fail("tool call arguments", (*cpath, "arguments"))
-                if args:
-                    yield Segment((*cpath, "arguments"), args)
-        legacy = msg.get("function_call")
-        if isinstance(legacy, Mapping) and isinstance(legacy.get("arguments"), str):
-            yield Segment((*mpath, "function_call", "arguments"), legacy["arguments"])
-    yield from _definitions(body)
-
-
-def _completions(body: Mapping[str, Any]) -> Iterator[Segment]:
-    prompt = body.get("prompt")
-    if isinstance(prompt, str):
-        yield Segment(("prompt",), prompt)
-    elif isinstance(prompt, list):
-        for i, item in enumerate(prompt):
-            if isinstance(item, str):
-                yield Segment(("prompt", i), item)
-            elif isinstance(item, int) or (
-                isinstance(item, list) and all(isinstance(t, int) for t in item)
-            ):
-                continue  # token ids carry no text we could read
-            else:
-                raise _fail("prompt item", ("prompt", i))
-    elif prompt is not None:
-        raise _fail("prompt", ("prompt",))
-    if isinstance(body.get("suffix"), str):
-        yield Segment(("suffix",), body["suffix"])
-
-
-def _embeddings(body: Mapping[str, Any]) -> Iterator[Segment]:
-    value = body.get("input")
-    if isinstance(value, str):
-        yield Segment(("input",), value)
-    elif isinstance(value, list):
-        for i, item in enumerate(value):
-            if isinstance(item, str):
-                yield Segment(("input", i), item)
-            elif isinstance(item, int) or (
-                isinstance(item, list) and all(isinstance(t, int) for t in item)
-            ):
-                continue
-            else:
-                raise _fail("input item", ("input", i))
+        for i, part in enumerate(value):
+            _content_part(w, part, (*path, i))
     else:
-        raise _fail("input", ("input",))
+        raise _fail("message content", path)
 
 
-_READERS = {"chat": _chat, "completions": _completions, "embeddings": _embeddings}
-
-# Keys whose string values are protocol syntax the upstream needs verbatim, never prose.
-_PROTOCOL_KEYS = frozenset({"model", "role", "type", "id", "tool_call_id", "tool_choice", "$ref",
-                            "format", "encoding_format", "reasoning_effort", "service_tier", "detail"})
-# Nesting deeper than this is refused rather than walked (and no real request comes close).
-MAX_DEPTH = 64
-
-
-def _everything_else(body: Mapping[str, Any], seen: set[Path]) -> Iterator[Segment]:
-    """Every other string of the body, wherever it sits: fields the readers above do not know
-    (``user``, ``metadata``, a vendor extension, an unknown message field …) still reach the
-    upstream, so they are analysed and stripped like the prompt itself (fail closed)."""
-    stack: list[tuple[Path, Any]] = [((), body)]  # depth-first, in document order
-    while stack:
-        path, value = stack.pop()
-        if len(path) > MAX_DEPTH:
-            raise ContentError(f"the request nests deeper than {MAX_DEPTH} levels")
-        if isinstance(value, str):
-            if path not in seen and not value.startswith("data:"):  # inline media: opaque bytes
-                yield Segment(path, value, prompt=False)
-        elif isinstance(value, Mapping):
-            children = [
-                ((*path, key), item)
-                for key, item in value.items()
-                # base64 audio is opaque to us; protocol syntax must reach the upstream verbatim
-                if key != "input_audio" and not (isinstance(item, str) and key in _PROTOCOL_KEYS)
-            ]
-            stack.extend(reversed(children))
-        elif isinstance(value, list):
-            stack.extend(reversed([((*path, i), item) for i, item in enumerate(value)]))
+def _arguments(w: _Walk, value: Any, path: Path) -> None:
+    if value is None:
+        return
+    if not isinstance(value, str):
+        raise _fail("tool call arguments", path)
+    w.text(value, path, True)
 
 
-def extract_content(endpoint: str, body: Mapping[str, Any]) -> Content:
-    """Every string of ``body`` that reaches the model, with its JSON path, in request order.
+_FUNCTION_CALL = obj(name=prose(False), arguments=_arguments)
 
-    ``endpoint`` is ``"chat"``, ``"completions"`` or ``"embeddings"``. Raises :class:`ContentError`
-    on a shape that cannot be read (fail closed: an unreadable body is never forwarded).
+
+def _tool_call(w: _Walk, value: Any, path: Path) -> None:
+    if not isinstance(value, Mapping) or not isinstance(value.get("function"), Mapping):
+        raise _fail("tool call", (*path, "function"))
+    obj(id=prose(False), type=keyword, function=_FUNCTION_CALL)(w, value, path)
+
+
+_MESSAGE = obj(
+    role=keyword,
+    content=_content,
+    name=prose(True),  # names reach the model and are often a person's name or login
+    refusal=prose(True),
+    tool_calls=listof(_tool_call, required="tool_calls"),
+    tool_call_id=prose(False),
+    function_call=_FUNCTION_CALL,
+)
+
+
+def _message(w: _Walk, value: Any, path: Path) -> None:
+    if not isinstance(value, Mapping):
+        raise _fail("message", path)
+    _MESSAGE(w, value, path)
+
+
+_TOOL = obj(type=keyword, function=obj(name=prose(False), description=prose(False), parameters=_free,
+                                      strict=number))
+_SAMPLING = {name: number for name in (
+    "stream", "temperature", "top_p", "n", "max_tokens", "max_completion_tokens", "seed",
+    "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs", "parallel_tool_calls",
+    "store", "best_of", "echo", "dimensions",
+)}
+def _stop(w: _Walk, value: Any, path: Path) -> None:
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            prose(False)(w, item, (*path, i))
+    else:
+        prose(False)(w, value, path)
+
+
+_COMMON: dict[str, Spec] = {
+    "model": replaced,
+    "user": prose(False),
+    "metadata": _free_values,
+    "stop": _stop,
+    "logit_bias": _free_values,
+    "stream_options": obj(include_usage=number),
+    "service_tier": keyword,
+    "reasoning_effort": keyword,
+    "encoding_format": keyword,
+    "tool_choice": obj(type=keyword, function=obj(name=prose(False))),
+    "response_format": obj(type=keyword, json_schema=_free),
+    "modalities": listof(keyword),
+    **_SAMPLING,
+}
+_CHAT = obj(
+    **_COMMON,
+    messages=listof(_message, required="messages"),
+    tools=listof(_TOOL, required="tools"),
+    functions=listof(_free, required="functions"),
+)
+_COMPLETIONS = obj(**_COMMON, prompt=_prompt_input("prompt"), suffix=prose(True))
+_EMBEDDINGS = obj(**_COMMON, input=_prompt_input("input"))
+_SCHEMAS: dict[str, tuple[Spec, str | None]] = {
+    "chat": (_CHAT, "messages"),
+    "completions": (_COMPLETIONS, None),
+    "embeddings": (_EMBEDDINGS, "input"),
+}
+
+
+def extract_content(
+    endpoint: str,
+    body: Mapping[str, Any],
+    *,
+    decode_tokens: TokenDecoder | None = None,
+    max_segments: int = MAX_SEGMENTS,
+) -> Content:
+    """Everything of ``body`` the upstream receives, with its JSON path, in document order.
+
+    ``endpoint`` is ``"chat"``, ``"completions"`` or ``"embeddings"``; ``decode_tokens`` reads a
+    prompt given as token ids (without it, token ids are opaque). Raises :class:`ContentError` on
+    a shape that cannot be read (fail closed: an unreadable body is never forwarded).
     """
-    reader = _READERS.get(endpoint)
-    if reader is None:
+    schema = _SCHEMAS.get(endpoint)
+    if schema is None:
         raise ContentError(f"unknown endpoint kind {endpoint!r}")
     if not isinstance(body, Mapping):
         raise _fail("request body", ())
-    known = tuple(reader(body))
-    rest = tuple(_everything_else(body, {seg.path for seg in known}))
-    return Content(known + rest)
+    spec, required = schema
+    if required is not None and required not in body:
+        raise _fail(required, (required,))
+    w = _Walk(decode_tokens, max_segments)
+    try:
+        spec(w, body, ())
+    except RecursionError:
+        raise ContentError(f"the request nests deeper than {MAX_DEPTH} levels") from None
+    return Content(tuple(w.segments), tuple(w.opaque))
 
 
-def apply_content(body: Mapping[str, Any], content: Content) -> dict[str, Any]:
-    """A deep copy of ``body`` with each segment's text written back at its path."""
+# -- writing back --------------------------------------------------------------------------------
+
+
+def _encode_file(seg: Segment) -> str:
+    """The file's text in the encoding it came in: ``via`` is its data-URI header, or empty for
+    bare base64."""
+    m = _DATA_URI.match(seg.via)
+    params = m.group(2).lower() if m else ";base64"
+    data = seg.text.encode(_charset(params) or "utf-8")
+    if ";base64" in params:
+        return seg.via + base64.b64encode(data).decode("ascii")
+    return seg.via + quote(data, safe="")
+
+
+def _written(seg: Segment) -> Any:
+    if seg.kind == "pdf":
+        raise StripError("an inline PDF holds identifiers and cannot be rewritten without them")
+    if seg.kind == "file":
+        return _encode_file(seg)
+    return seg.text  # text, tokens (sent as their decoded text), numbers (as a string)
+
+
+def _parent(root: Any, path: Path) -> Any:
+    parent = root
+    for key in path[:-1]:
+        parent = parent[key]
+    return parent
+
+
+def apply_content(body: Mapping[str, Any], content: Content, original: Content | None = None) -> dict[str, Any]:
+    """A deep copy of ``body`` with ``content`` written back at its paths.
+
+    With ``original`` (the content as extracted), only segments whose text changed are written;
+    a prompt of token ids that changed is sent as its text, together with its sibling token
+    lists (an API takes all strings or all token lists, never a mix), and a changed object key
+    renames that key in place. Without it, every text segment is written.
+    """
     new = copy.deepcopy(dict(body))
-    for seg in content.segments:
+    if original is not None and len(original.segments) != len(content.segments):
+        raise ContentError("stripped content does not match the request")
+    changed = [
+        seg for i, seg in enumerate(content.segments)
+        if original is None or seg.text != original.segments[i].text
+    ]
+    token_parents = {seg.path[:-1] for seg in changed if seg.kind == "tokens"}
+    if token_parents:
+        changed_ids = {id(s) for s in changed}
+        changed += [
+            seg for seg in content.segments
+            if seg.kind == "tokens" and id(seg) not in changed_ids and seg.path[:-1] in token_parents
+        ]
+    keys = sorted((s for s in changed if s.kind == "key"), key=lambda s: -len(s.path))
+    for seg in changed:
+        if seg.kind == "key":
+            continue
         if not seg.path:
             raise ContentError("segment without a path")
-        parent: Any = new
         try:
-            for key in seg.path[:-1]:
-                parent = parent[key]
-            if not isinstance(parent[seg.path[-1]], str):
+            parent = _parent(new, seg.path)
+            current = parent[seg.path[-1]]
+            if seg.kind == "text" and not isinstance(current, str):
                 raise TypeError
-            parent[seg.path[-1]] = seg.text
+            parent[seg.path[-1]] = _written(seg)
         except (KeyError, IndexError, TypeError) as exc:
             raise _fail("segment path", seg.path) from exc
+    for seg in keys:  # deepest first, so that the paths of the others still hold
+        try:
+            parent = _parent(new, seg.path)
+            old = seg.path[-1]
+            if not isinstance(parent, dict) or old not in parent:
+                raise KeyError(old)
+            if seg.text != old and seg.text in parent:
+                raise ContentError("a stripped key collides with another key")
+            renamed = {(seg.text if k == old else k): v for k, v in parent.items()}
+            parent.clear()
+            parent.update(renamed)
+        except (KeyError, IndexError, TypeError) as exc:
+            raise _fail("key path", seg.path) from exc
     return new

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from dataclasses import replace
 
 from .errors import StripError
 from .types import Content, Decision, Finding, Segment, Stripped
@@ -104,5 +105,5 @@ def strip_content(content: Content, decision: Decision) -> Stripped:
             parts.append(alloc.placeholder(label_for(lead.entity_type), text[s:e]))
             last = e
         parts.append(text[last:])
-        segments.append(Segment(seg.path, "".join(parts), seg.prompt))
-    return Stripped(Content(tuple(segments)), alloc.mapping)
+        segments.append(replace(seg, text="".join(parts)))
+    return Stripped(Content(tuple(segments), content.opaque), alloc.mapping)

@@ -11,6 +11,10 @@ from dataclasses import dataclass, field
 from enum import IntEnum, StrEnum
 
 
+# The entity of everything a request carries that Tiergate cannot read (see ``Opaque``).
+UNREADABLE = "UNREADABLE"
+
+
 class Tier(IntEnum):
     """How sensitive a prompt is. Higher is more sensitive; a tier may be raised, never lowered."""
 
@@ -41,13 +45,31 @@ class Segment:
     # carries to the upstream (tool schemas, ``user``, metadata, unknown fields): those are
     # classified and stripped all the same, but are not the text a model counts as its prompt.
     prompt: bool = True
+    # What the text is in the body: "text" (a string value), "key" (an object key), "number" (a
+    # long number, as digits), "tokens" (token ids, decoded), "file" (an inline text file,
+    # decoded) or "pdf" (text read out of an inline PDF; cannot be written back).
+    kind: str = "text"
+    # For files: the data-URI header the bytes came with ("" for bare base64), to re-encode them.
+    via: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Opaque:
+    """A part of a request that reaches the upstream but that Tiergate cannot read (an image,
+    audio, a binary file, token ids without the upstream's tokenizer). The policy treats each one
+    as the ``UNREADABLE`` entity."""
+
+    path: tuple[str | int, ...]
+    what: str  # e.g. "audio", "image content", "token ids without a tokenizer"
 
 
 @dataclass(frozen=True, slots=True)
 class Content:
-    """Every string of a request that reaches the model, in request order."""
+    """Everything of a request that reaches the upstream: what can be read, in request order, and
+    what cannot."""
 
     segments: tuple[Segment, ...]
+    opaque: tuple[Opaque, ...] = ()
 
     @property
     def chars(self) -> int:
@@ -74,10 +96,14 @@ class Decision:
     findings: tuple[Finding, ...] = ()
     reasons: tuple[str, ...] = ()
     failed_closed: bool = False
+    unreadable: int = 0  # opaque parts of the request (counted as the UNREADABLE entity)
 
     def entity_counts(self) -> dict[str, int]:
         """Entity type -> number of findings; what the audit log stores (never values)."""
-        return dict(Counter(f.entity_type for f in self.findings))
+        counts = dict(Counter(f.entity_type for f in self.findings))
+        if self.unreadable:
+            counts[UNREADABLE] = self.unreadable
+        return counts
 
 
 @dataclass(frozen=True, slots=True)

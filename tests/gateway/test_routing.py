@@ -92,9 +92,10 @@ def test_safe_prompt_length_exact(fakes: FakeUpstreams, sqlite_db: str, tmp_path
 def test_safe_prompt_length_asks_the_engine_when_the_estimate_cannot_tell(
         fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path, classifier: Any) -> None:  # fmt: skip
     """No tokenizer file, a tokenize_url: a prompt the estimate calls short but the engine counts
-    past the safe length is not sent there; one the engine counts within it is, and its count
-    is the one recorded; a clearly short prompt costs no /tokenize call; a failed count sends
-    nothing to that upstream."""
+    past the safe length is not sent there; one the engine counts within it is; a clearly short
+    prompt costs no /tokenize call; a failed count sends nothing more to that upstream. Counting
+    hands the engine the prompt, so every count has its write-ahead row first, and the engine's
+    count is kept in the outcome row."""
     tok = byte_tokenizer(tmp_path / "bytes.json")
     fakes["local"].count_tokens = counter(tok)  # one token per byte, 4x the default estimate
     ups = upstream_config(fakes, vendor={"max_tier": 2},
@@ -112,17 +113,28 @@ def test_safe_prompt_length_asks_the_engine_when_the_estimate_cannot_tell(
         assert len(fakes["local"].tokenized) == 0 and len(fakes["local"].ledger) == 1
         rid = ask(280)  # estimate 70 tokens, but its band reaches past 300: the engine says 286
         assert len(fakes["local"].tokenized) == 1 and len(fakes["local"].ledger) == 2
-        (row,) = gw.rows("SELECT prompt_tokens FROM audit_requests WHERE request_id = :r", {"r": rid})
-        assert row["prompt_tokens"] == fakes["local"].prompt_tokens("/v1/chat/completions",
-                                                                    fakes["local"].ledger.bodies()[-1])
+        engine_count = fakes["local"].prompt_tokens("/v1/chat/completions", fakes["local"].ledger.bodies()[-1])
+        (row,) = gw.rows("SELECT r.seq, r.forwarded, o.usage_prompt_tokens, o.seq AS oseq FROM audit_requests r "
+                         "JOIN audit_outcomes o ON o.request_id = r.request_id WHERE r.request_id = :r", {"r": rid})
+        assert row["forwarded"] and row["usage_prompt_tokens"] == engine_count and row["oseq"] > row["seq"]
+        before = gw.rows("SELECT count(*) AS n FROM audit_requests")[0]["n"]
         with pytest.raises(openai.BadRequestError) as err:
             ask(298)  # estimate 75 tokens (fits), engine count 304 (does not)
         assert err.value.body["code"] == "context_length_exceeded"  # type: ignore[index]
         assert len(fakes["local"].tokenized) == 2 and len(fakes["local"].ledger) == 2
+        # The count itself was a forward: its row, then an outcome naming the engine's count.
+        rows = gw.rows("SELECT r.upstream, o.status, o.error_class, o.usage_prompt_tokens FROM audit_requests r "
+                       "JOIN audit_outcomes o ON o.request_id = r.request_id ORDER BY r.seq DESC LIMIT 1")
+        assert rows[0]["upstream"] == "local" and rows[0]["error_class"] == "prompt_too_long"
+        assert rows[0]["usage_prompt_tokens"] > 300
+        assert gw.rows("SELECT count(*) AS n FROM audit_requests")[0]["n"] == before + 1
         fakes["local"].tokenize_status = 500
         with pytest.raises(openai.APIStatusError) as err2:
             ask(280)
         assert err2.value.status_code == 502 and len(fakes["local"].ledger) == 2
+        (last,) = gw.rows("SELECT o.error_class FROM audit_requests r JOIN audit_outcomes o "
+                          "ON o.request_id = r.request_id ORDER BY r.seq DESC LIMIT 1")
+        assert last["error_class"] == "prompt_not_counted"
 
 
 def test_rate_limits_in_redis_shared_by_replicas(fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path,

@@ -73,13 +73,19 @@ def test_embeddings_and_completions(gateway: GatewayHarness, fakes: FakeUpstream
 
 
 def test_token_id_prompts_counted(gateway: GatewayHarness, fakes: FakeUpstreams) -> None:
-    """Prompts given as token ids are counted exactly, so an honest upstream is not flagged."""
+    """Prompts given as token ids are counted exactly, so an honest upstream is not flagged; with
+    no tokenizer to read them they are UNREADABLE (Tier 3) and reach only the on-prem upstream."""
     client = gateway.openai(gateway.create_key())
-    done = client.completions.create(model="chat", prompt=list(range(300)), max_tokens=2)
-    assert done.choices[0].text == "ok" and done.usage is not None and done.usage.prompt_tokens == 300
+    done = client.completions.with_raw_response.create(model="chat", prompt=list(range(300)), max_tokens=2)
+    answer = done.parse()
+    assert answer.choices[0].text == "ok" and answer.usage is not None and answer.usage.prompt_tokens == 300
     emb = client.embeddings.create(model="embed", input=[list(range(50)), list(range(70))])
     assert len(emb.data) == 2
-    assert fakes["vendor"].ledger.bodies()[0]["prompt"] == list(range(300))
+    assert len(fakes["vendor"].ledger) == 0
+    assert fakes["local"].ledger.bodies()[0]["prompt"] == list(range(300))
+    (row,) = gateway.rows("SELECT tier, findings FROM audit_requests WHERE request_id = :r",
+                          {"r": done.headers["x-request-id"]})
+    assert row["tier"] == 3 and "UNREADABLE" in row["findings"]
 
 
 def test_models_only_those_the_key_may_use(gateway: GatewayHarness) -> None:

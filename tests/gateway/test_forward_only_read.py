@@ -1,0 +1,288 @@
+"""Forward only what was read: whatever a request carries, no vendor below its tier receives an
+identifier in the clear — not in object keys, numbers, nested metadata, tool schemas, content
+parts, inline files or token ids.
+
+A real gateway in front of two ledger-keeping fake vendors (``vendor`` shared, ``local`` on-prem);
+hypothesis plants identifiers at random places of request bodies of every endpoint and the
+vendor's ledger is then read the way a vendor could read it: every key, string and number, data
+URIs and base64 files decoded, token ids decoded with the tokenizer, all after NFKC, removal of
+invisible characters and percent-decoding.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import random
+import unicodedata
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, note, settings
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+
+from tests.gateway.conftest import upstream_config
+from tests.support.harness import FakeUpstreams, GatewayHarness
+from tests.support.tokenizer_files import byte_tokenizer, counter
+
+# -- identifiers ------------------------------------------------------------------------------
+
+
+def _luhn_card(rng: random.Random) -> str:
+    digits = [4] + [rng.randrange(10) for _ in range(14)]
+    total = 0
+    for i, d in enumerate(reversed(digits)):
+        d = d * 2 if i % 2 == 0 else d
+        total += d - 9 if d > 9 else d
+    return "".join(map(str, digits)) + str((10 - total % 10) % 10)
+
+
+def _iban(rng: random.Random) -> str:
+    bban = "".join(str(rng.randrange(10)) for _ in range(18))
+    check = 98 - int(bban + "131400") % 97  # "DE" -> 13 14, then "00"
+    return f"DE{check:02d}{bban}"
+
+
+def _email(rng: random.Random) -> str:
+    user = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(7))
+    return f"{user}.{rng.randrange(100, 999)}@acme-mail.de"
+
+
+PLANTS = {"card": (_luhn_card, 3), "iban": (_iban, 3), "email": (_email, 2)}
+
+# -- where they go ----------------------------------------------------------------------------
+
+_PROTOCOLISH = ["id", "model", "type", "role", "format", "tool_call_id", "service_tier", "name"]
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+def _place(body: dict[str, Any], place: str, value: str, rng: random.Random, tok: Tokenizer) -> None:
+    """Put ``value`` at ``place`` of a chat / completions / embeddings body."""
+    meta = body.setdefault("metadata", {})
+    if place == "content":
+        body["messages"].append({"role": "user", "content": f"Please look at {value} today."})
+    elif place == "part":
+        body["messages"].append({"role": "user", "content": [{"type": "text", "text": f"ref {value}"}]})
+    elif place == "meta_value":
+        meta.setdefault("outer", {})[rng.choice(_PROTOCOLISH)] = value
+    elif place == "meta_key":
+        meta[value] = "x"
+    elif place == "meta_number":
+        meta["n"] = int("".join(ch for ch in value if ch.isdigit()) or "0")
+    elif place == "tool_property":
+        body["tools"] = [{"type": "function", "function": {"name": "lookup", "parameters": {
+            "type": "object", "properties": {value: {"type": "string", rng.choice(_PROTOCOLISH): value}}}}}]
+    elif place == "user":
+        body["user"] = value
+    elif place == "data_url":
+        body["messages"].append({"role": "user", "content": [{"type": "image_url", "image_url": {
+            "url": "data:text/plain;base64," + _b64(f"note: {value}\n")}}]})
+    elif place == "file":
+        body["messages"].append({"role": "user", "content": [{"type": "file", "file": {
+            "filename": "a.txt", "file_data": rng.choice(["", "data:text/plain;base64,"]) + _b64(f"row;{value};\n")}}]})
+    elif place == "file_chunks":
+        data = _b64(f"header\n{value}\nfooter\n")
+        cut = 4 * rng.randrange(1, max(2, len(data) // 4))
+        body["messages"].append({"role": "user", "content": [{"type": "input_file", "file_data": [data[:cut], data[cut:]]}]})
+    elif place == "audio":
+        body["messages"].append({"role": "user", "content": [{"type": "input_audio", "input_audio": {
+            "data": _b64(value), "format": "wav"}}]})
+    elif place == "logit_bias":
+        body["logit_bias"] = {"".join(ch for ch in value if ch.isdigit()) or value: 1}
+    else:
+        raise AssertionError(place)
+
+
+CHAT_PLACES = ["content", "part", "meta_value", "meta_key", "meta_number", "tool_property", "user",
+               "data_url", "file", "file_chunks", "audio", "logit_bias"]
+
+
+def _body(endpoint: str, plants: list[tuple[str, str]], rng: random.Random, tok: Tokenizer) -> dict[str, Any]:
+    if endpoint == "chat":
+        body: dict[str, Any] = {"model": "chat", "messages": [{"role": "user", "content": "Hello"}]}
+        for place, value in plants:
+            _place(body, place, value, rng, tok)
+        return body
+    field = "prompt" if endpoint == "completions" else "input"
+    body = {"model": "chat" if endpoint == "completions" else "embed"}
+    items: list[Any] = []
+    for place, value in plants:
+        if place == "tokens":
+            items.append(tok.encode(f"see {value}", add_special_tokens=False).ids)
+        elif place == "text":
+            items.append(f"see {value}")
+        else:
+            _place(body, place, value, rng, tok)  # metadata, user, logit_bias: no messages here
+    if items and all(isinstance(i, list) for i in items):
+        body[field] = items[0] if len(items) == 1 and endpoint == "completions" else items
+    else:  # an API takes strings or token lists, never a mix
+        body[field] = [i if isinstance(i, str) else tok.decode(i) for i in items] or "hello"
+    return body
+
+
+OTHER_PLACES = ["tokens", "text", "meta_value", "meta_key", "meta_number", "user", "logit_bias"]
+
+
+@st.composite
+def cases(draw: st.DrawFn) -> tuple[str, list[tuple[str, str, str]], int]:
+    endpoint = draw(st.sampled_from(["chat", "chat", "completions", "embeddings"]))
+    places = CHAT_PLACES if endpoint == "chat" else OTHER_PLACES
+    n = draw(st.integers(1, 3))
+    picked = []
+    for _ in range(n):
+        place = draw(st.sampled_from(places))
+        # A number can only carry a number: a card there (an IBAN's digits alone identify nothing).
+        kind = "card" if place in ("meta_number", "logit_bias") else draw(st.sampled_from(sorted(PLANTS)))
+        picked.append((place, kind))
+    return endpoint, picked, draw(st.integers(0, 2**32))
+
+
+# -- reading the ledger as a vendor could ---------------------------------------------------------
+
+
+def _clean(text: str) -> str:
+    text = unquote(text)
+    text = "".join(ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf")
+    return text
+
+
+def _decoded(text: str) -> Iterator[str]:
+    yield text
+    payload = text.split(",", 1)[1] if text.startswith("data:") and "," in text else text
+    try:
+        raw = base64.b64decode(payload + "=" * (-len(payload) % 4), validate=True)
+        yield raw.decode("utf-8", "replace")
+    except (binascii.Error, ValueError):
+        pass
+
+
+def _readable(value: Any, tok: Tokenizer) -> Iterator[str]:
+    if isinstance(value, str):
+        yield from _decoded(value)
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _decoded(k)
+            yield from _readable(v, tok)
+    elif isinstance(value, list):
+        if value and all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            yield tok.decode(value)
+        for v in value:
+            yield from _readable(v, tok)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield str(value)
+
+
+def vendor_text(body: Any, tok: Tokenizer) -> str:
+    return "\n".join(_clean(t) for t in _readable(body, tok))
+
+
+# -- the test ---------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def tokenizer_path(tmp_path: Path) -> Path:
+    return byte_tokenizer(tmp_path / "bytes.json")
+
+
+def test_no_planted_identifier_reaches_a_vendor_in_the_clear(
+    fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path, classifier: Any, tokenizer_path: Path
+) -> None:
+    """The invariant, over generated bodies: the shared vendor's ledger never holds a planted
+    value in the clear; a Tier-3 value (or anything unreadable) never reaches it at all; every
+    request has its audit row."""
+    tok = Tokenizer.from_file(str(tokenizer_path))
+    for name in ("vendor", "local"):  # vendors counting with the tokenizer the gateway is given
+        fakes[name].count_tokens = counter(tokenizer_path)
+    ups = upstream_config(fakes, vendor={"tokenizer_file": str(tokenizer_path)},
+                          local={"tokenizer_file": str(tokenizer_path)})
+    cfg = {"upstreams": ups, "limits": {"auth_cache_s": 60}}
+    with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as gw:
+        key = gw.create_key()
+        http = httpx.Client(base_url=gw.url, headers={"authorization": f"Bearer {key}"}, timeout=30)
+
+        @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+        @given(cases())
+        def check(case: tuple[str, list[tuple[str, str, str]], int]) -> None:
+            endpoint, picked, seed = case
+            note(f"{endpoint} {picked}")
+            rng = random.Random(seed)
+            plants = [(place, PLANTS[kind][0](rng), PLANTS[kind][1]) for place, kind in picked]
+            body = _body(endpoint, [(p, v) for p, v, _ in plants], rng, tok)
+            before = len(fakes["vendor"].ledger)
+            path = {"chat": "/v1/chat/completions", "completions": "/v1/completions",
+                    "embeddings": "/v1/embeddings"}[endpoint]
+            r = http.post(path, json=body)
+            assert r.status_code in (200, 403), r.text
+            rid = r.headers.get("x-request-id")
+            got = fakes["vendor"].ledger.bodies()[before:]
+            seen = "\n".join(vendor_text(b, tok) for b in got)
+            for place, value, _tier in plants:
+                for form in {value, "".join(ch for ch in value if ch.isalnum())}:
+                    assert _clean(form) not in seen, (place, endpoint)
+            unreadable = any(place == "audio" for place, _, _ in plants)
+            if any(tier == 3 for _, _, tier in plants) or unreadable:
+                assert not got, ("a Tier-3 request reached the shared vendor", [p for p, _, _ in plants])
+            if r.status_code == 200:
+                assert rid is not None
+                (row,) = gw.rows("SELECT tier FROM audit_requests WHERE request_id = :r", {"r": rid})
+                assert row["tier"] == max(t for _, _, t in plants)
+
+        check()
+
+
+def test_every_piece_of_a_body_is_in_its_content(tokenizer_path: Path) -> None:
+    """The total content model as a property of ``extract_content`` alone: over arbitrary JSON
+    in the free-form parts of a body, every key, every string and every long number is a
+    segment (or opaque), and writing every segment back changed leaves none of them as it was."""
+    from hypothesis import given as given_
+    from tiers import apply_content, extract_content
+    from tiers.types import Content, Segment
+
+    leaves = st.one_of(st.text(min_size=1, max_size=12).map(lambda t: "Q" + t),
+                       st.integers(10**6, 10**17), st.booleans(), st.none())
+    blobs = st.recursive(leaves, lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.dictionaries(st.text(min_size=1, max_size=8).map(lambda t: "K" + t), inner, max_size=4)), max_leaves=20)
+
+    @settings(max_examples=300, deadline=None)
+    @given_(blobs, st.sampled_from(["metadata", "extra_vendor_field", "user"]))
+    def check(blob: Any, where: str) -> None:
+        # Two copies, as a JSON parser would make them (never one object at two places).
+        body = {"model": "m", "messages": [{"role": "user", "content": "hi", "x": blob}],
+                where: json.loads(json.dumps(blob))}
+        content = extract_content("chat", body)
+        marked = Content(tuple(Segment(s.path, "\u00a7" + s.text, s.prompt, s.kind, s.via)
+                               for s in content.segments), content.opaque)
+        out = apply_content(body, marked, content)
+        for piece in _pieces(out):
+            if piece in ("m", "user", "hi") or piece.startswith("\u00a7"):
+                continue
+            raise AssertionError(f"{piece!r} was not read")
+
+    check()
+
+
+def _pieces(value: Any) -> Iterator[str]:
+    """Keys, strings and long numbers of a body, except the schema's own names."""
+    schema = {"model", "messages", "role", "content", "metadata", "user", "extra_vendor_field", "x"}
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            if k not in schema:
+                yield k
+            yield from _pieces(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _pieces(v)
+    elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**5:
+        yield str(value)
