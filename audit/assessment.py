@@ -76,6 +76,7 @@ class Assessment:
     verdict: Verdict
     disclosure_id: int | None = None
     notes: tuple[str, ...] = field(default=())
+    providers: tuple[str, ...] = field(default=())  # the providers of the matching requests
     # (upstream, requests): requests meeting every other criterion that a disclosure naming
     # providers cannot find, because their upstream declares no provider
     unattributed: tuple[tuple[str, int], ...] = field(default=())
@@ -106,6 +107,7 @@ class Assessment:
             "longest": [r.as_dict() for r in self.longest],
             "tenants_to_contact": list(self.tenants_to_contact),
             "notes": list(self.notes),
+            "providers": list(self.providers),
             "unattributed": [{"upstream": u, "requests": n} for u, n in self.unattributed],
         }
 
@@ -127,13 +129,13 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
     grouped = (
         select(
             R.c.tier, R.c.tenant, R.c.key_id, day, R.c.findings, R.c.stripped, R.c.upstream_kind,
-            func.count().label("n"), func.min(R.c.created_us).label("first"),
+            R.c.provider, func.count().label("n"), func.min(R.c.created_us).label("first"),
             func.max(R.c.created_us).label("last"),
         )
         .select_from(base_from)
         .where(and_(True, *where))
         .group_by(R.c.tier, R.c.tenant, R.c.key_id, day, R.c.findings, R.c.stripped,
-                  R.c.upstream_kind)
+                  R.c.upstream_kind, R.c.provider)
     )  # fmt: skip
     by_tier: dict[int, int] = {}
     by_tk: dict[tuple[str | None, str | None], list[int]] = {}
@@ -141,12 +143,15 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
     entities: dict[str, list[int]] = {}
     earliest = latest = None
     tier3_shared = 0
+    providers: set[str] = set()
     findings_cache: dict[str, dict[str, int]] = {}  # few distinct values, many groups
     async with engine.connect() as conn:
         groups = (await conn.execute(grouped)).all()
     # Plain tuples and local dicts: this loop runs once per group, up to ~10^5 times.
-    for tier, tenant, key_id, dayno, findings, stripped, kind, n, first, last in groups:
+    for tier, tenant, key_id, dayno, findings, stripped, kind, provider, n, first, last in groups:
         by_tier[tier] = by_tier.get(tier, 0) + n
+        if provider is not None:
+            providers.add(provider)
         if tier == 3 and kind == "shared":
             tier3_shared += n
         tk = by_tk.get((tenant, key_id))
@@ -231,6 +236,7 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
         verdict=_verdict(by_tier),
         disclosure_id=disclosure_id,
         notes=tuple(notes),
+        providers=tuple(sorted(providers)),
         unattributed=unattributed,
     )
 

@@ -8,12 +8,13 @@ assessment a match too many costs less than one missed. The same on SQLite and P
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from sqlalchemy import false, or_
 from sqlalchemy.sql.elements import ColumnElement
 
-__all__ = ["ESCAPE", "is_pattern", "like_pattern", "name_matches"]
+__all__ = ["ESCAPE", "is_pattern", "like_pattern", "matches", "name_matches"]
 
 ESCAPE = "\\"
 _LIKE_SPECIAL = frozenset("%_" + ESCAPE)
@@ -45,3 +46,16 @@ def name_matches(column: ColumnElement[str | None], names: Iterable[str]) -> Col
     # anyway): the same answer on both for ASCII names.
     alts += [column.ilike(like_pattern(n), escape=ESCAPE) for n in names if is_pattern(n)]
     return or_(*alts) if alts else false()
+
+
+def matches(value: str, names: Iterable[str]) -> bool:
+    """The same test in Python, for names that are not in the database (the vendor register)."""
+    for name in names:
+        if not is_pattern(name):
+            if value == name:
+                return True
+            continue
+        regex = ".*".join(re.escape(part) for part in name.split("*"))
+        if re.fullmatch(regex, value, re.IGNORECASE | re.DOTALL | re.ASCII):
+            return True
+    return False

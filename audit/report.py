@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, timedelta
 from typing import Any, TextIO
 
 from audit.assessment import Assessment
 from audit.queries import ROW_FIELDS, ExposureRow
+from audit.vendors import VendorReview
 
 __all__ = ["FORMATS", "render_assessment_json", "render_assessment_markdown", "write_rows"]
 
@@ -120,8 +121,12 @@ async def write_rows(
     return n
 
 
-def render_assessment_json(a: Assessment) -> str:
-    return json.dumps(a.as_dict(), indent=2, ensure_ascii=False) + "\n"
+def render_assessment_json(a: Assessment, vendors: Sequence[VendorReview] = ()) -> str:
+    """``vendors``: the vendor register's answers to quote (``audit.vendors.review_vendors``)."""
+    doc = a.as_dict()
+    if vendors:
+        doc["vendor_register"] = [v.as_dict() for v in vendors]
+    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
 _VERDICT_TEXT = {
@@ -141,7 +146,40 @@ def _in_utc(window: Any) -> str:
     return f" (UTC: {start.isoformat()} to {end.isoformat()})"
 
 
-def render_assessment_markdown(a: Assessment) -> str:
+def _one_line(text: str | None) -> str:
+    return _md(" ".join((text or "").split()))
+
+
+def _vendor_lines(vendors: Sequence[VendorReview]) -> list[str]:
+    """The vendor's own answers, quoted beside the verdict, each marked current / due / missing."""
+    lines = ["## What the vendor told us in writing", ""]
+    for v in vendors:
+        head = f"### {_md(v.provider)}" + (f" (serving {_md(v.engine)})" if v.engine else "")
+        if not v.registered:
+            lines += [head, "", "> **No answers on record for this provider in the vendor register.**", ""]
+            continue
+        due = f"{v.due} of {len(v.answers)} answer(s) missing or due for review" if v.due else "all answers current"
+        lines += [head, "", f"{due}.", "", "| question | the vendor's answer | given | for engine | status |",
+                  "|---|---|---|---|---|"]
+        for r in v.answers:
+            label = r.question.key.replace("_", " ")
+            if r.answer is None:
+                lines.append(f"| {label} | - | - | - | **MISSING** |")
+                continue
+            text = f"\u201c{_one_line(r.answer.answer)}\u201d"
+            if r.answer.example:
+                text += f" Example: {_one_line(r.answer.example)}"
+            if r.answer.source:
+                text += f" (source: {_one_line(r.answer.source)})"
+            status = "current" if not r.due else "**DUE FOR REVIEW**: " + _one_line("; ".join(r.due))
+            lines.append(f"| {label} | {text} | {r.answer.given.isoformat()} | {_one_line(r.answer.engine) or '-'} "
+                         f"| {status} |")
+        lines.append("")
+    return lines
+
+
+def render_assessment_markdown(a: Assessment, vendors: Sequence[VendorReview] = ()) -> str:
+    """``vendors``: the vendor register's answers to quote next to the verdict."""
     d = a.disclosure
     lines = [
         f"# Exposure assessment: {_md(d.title)}",
@@ -159,6 +197,8 @@ def render_assessment_markdown(a: Assessment) -> str:
     ]
     for note in a.notes:
         lines += [f"> **{_md(note)}**", ""]
+    if vendors:
+        lines += _vendor_lines(vendors)
     lines += [
         f"Matching requests: **{a.total}**"
         + (f" from {a.earliest.isoformat()} to {a.latest.isoformat()}" if a.earliest and a.latest else ""),

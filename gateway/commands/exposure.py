@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any, TextIO
 
 import click
@@ -139,6 +139,7 @@ def assess_command(config_path: str | None, db_url: str | None, disclosure: str,
     from audit.disclosures import load_disclosure, save_disclosure
     from audit.errors import DisclosureError
     from audit.report import render_assessment_json, render_assessment_markdown
+    from audit.vendors import review_vendors
 
     try:
         spec, digest = load_disclosure(disclosure)
@@ -151,7 +152,9 @@ def assess_command(config_path: str | None, db_url: str | None, disclosure: str,
         return await assess(store.engine, spec, disclosure_id=disclosure_id)
 
     result = run_store(settings, work)
-    text = render_assessment_json(result) if fmt == "json" else render_assessment_markdown(result)
+    vendors = review_vendors(settings.vendors, result.providers, datetime.now(UTC).date(), named=spec.providers)
+    render = render_assessment_json if fmt == "json" else render_assessment_markdown
+    text = render(result, vendors)
     with _output(output) as out:
         out.write(text)
     sys.exit(result.verdict.exit_code)

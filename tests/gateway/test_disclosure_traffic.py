@@ -244,10 +244,17 @@ def test_cli_assess_with_the_dashboard_example(vendors: FakeUpstreams, db_url: s
         t.send(inside, "oa-big", long_text)
         t.send(spec.window.end + timedelta(seconds=1), "big", long_text)
         gw.settle()
+    given = (datetime.now(UTC).date() - timedelta(days=30)).isoformat()
+    register = {"providers": {"ExampleCloud": {
+        "engine": "vLLM 0.11.2",
+        "tenant_isolation": {"answer": "KV blocks are never shared across accounts.", "given": given,
+                             "engine": "vLLM 0.10.1"},
+        "notification": {"answer": "Within 72 hours, by e-mail.", "given": given},
+    }}}  # fmt: skip
     cfg = tmp_path / "tiergate.yaml"
     cfg.write_text(yaml.safe_dump({
         "audit": {"url": db_url, "checkpoint_dir": str(tmp_path / "checkpoints")},
-        "secrets": SECRETS, "state_dir": str(tmp_path / "var"),
+        "secrets": SECRETS, "state_dir": str(tmp_path / "var"), "vendors": register,
     }))  # fmt: skip
     disclosure = tmp_path / "disclosure.yaml"
     disclosure.write_text(DASHBOARD_EXAMPLE)
@@ -256,5 +263,13 @@ def test_cli_assess_with_the_dashboard_example(vendors: FakeUpstreams, db_url: s
     doc = json.loads(res.stdout)
     assert doc["total"] == 2 and {r["request_id"] for r in doc["longest"]} == expected
     assert {r["provider"] for r in doc["longest"]} == {"examplecloud"}
+    # The vendor's answers are quoted, the one given for the engine it no longer serves flagged.
+    (vendor,) = doc["vendor_register"]
+    answers = {x["question"]: x for x in vendor["answers"]}
+    assert vendor["provider"] == "examplecloud" and answers["notification"]["status"] == "current"
+    assert answers["tenant_isolation"]["status"] == "due" and answers["region"]["status"] == "missing"
     md = CliRunner().invoke(main, ["exposure", "assess", str(disclosure), "--config", str(cfg)])
     assert md.exit_code == 10 and "Matching requests: **2**" in md.stdout
+    assert ("| tenant isolation | \u201cKV blocks are never shared across accounts.\u201d | " + given
+            + " | vLLM 0.10.1 | **DUE FOR REVIEW**: given for vLLM 0.10.1; the vendor now serves vLLM 0.11.2 |"
+            ) in md.stdout  # fmt: skip
