@@ -24,7 +24,6 @@ from pydantic_settings import (
 
 from audit.settings import AuditSettings
 from audit.vendors import VendorRegister
-from audit.vendors import VendorRegister
 from gateway.probe import ProbeSettings
 from tiers.config import TiersConfig
 from tiers.types import Tier, UpstreamKind
@@ -211,9 +210,6 @@ class Settings(BaseSettings):
     """Redis for shared rate limits; None keeps the limits in process."""
     probes: ProbeSettings = Field(default_factory=ProbeSettings)
     """Isolation probes the server runs on a schedule (``tiergate probe`` uses the same knobs)."""
-    vendors: VendorRegister = Field(default_factory=VendorRegister)
-    """The vendor register: per provider, the vendor's answers in writing (isolation,
-    containment, engine, notification ...), quoted by ``tiergate exposure assess`` reports."""
     vendors: VendorRegister = Field(default_factory=VendorRegister)
     """The vendor register: per provider, the vendor's answers in writing (isolation,
     containment, engine, notification ...), quoted by ``tiergate exposure assess`` reports."""
