@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, and_, func, or_, select
+from sqlalchemy import Select, and_, exists, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.sql.elements import ColumnElement
 from sqlalchemy.sql.selectable import FromClause
@@ -26,11 +26,13 @@ from audit.disclosures import DisclosureSpec
 from audit.models import AuditOutcome, AuditRequest
 from audit.names import name_matches
 from audit.timeutil import from_us, to_us
+from audit.types import NOT_FORWARDED
 
 __all__ = ["ROW_FIELDS", "ExposureFilter", "ExposureRow", "count_rows", "rows_from", "stream_rows"]
 
 R = AuditRequest.__table__
 O = AuditOutcome.__table__  # noqa: E741
+_NF = O.alias("not_forwarded")  # its own name: the outer query may join O as well
 
 ROW_FIELDS = (
     "seq", "request_id", "created_at", "tenant", "key_id", "endpoint", "client_model", "upstream",
@@ -145,7 +147,9 @@ class ExposureFilter:
         if self.stream is not None:
             w.append(R.c.stream.is_(self.stream))
         if self.forwarded_only:
+            # A write-ahead row that committed after its client was told 503 was never forwarded.
             w.append(R.c.forwarded.is_(True))
+            w.append(~exists().where(_NF.c.request_id == R.c.request_id, _NF.c.status == NOT_FORWARDED))
         if self.statuses:
             named = [s for s in self.statuses if s != "pending"]
             alts = [O.c.status.in_(named)] if named else []

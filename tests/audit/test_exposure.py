@@ -249,3 +249,29 @@ def test_query_progress_goes_to_stderr(sqlite_db, tmp_path):
     assert res.exit_code == 0
     assert "13 rows…" in res.stderr and "13 matching request(s)" in res.stderr
     assert len(list(csv.reader(io.StringIO(res.stdout)))) == 1 + 13
+
+
+def test_a_write_ahead_row_marked_not_forwarded_is_no_exposure(db_url, tmp_path):
+    """A write-ahead row that committed after its client was told 503 carries a not_forwarded
+    outcome (the gateway writes it): the assessment and the exposure query do not count it."""
+    from audit.types import NOT_FORWARDED
+
+    async def body():
+        store = await open_store(make_settings(db_url, tmp_path))
+        try:
+            await _seed(store)
+            before = await assess(store.engine, parse_disclosure(DISCLOSURE))
+            late = request(request_id="late-1", at=_at(29), tenant="delta", key_id="k7", tier=3, tokens=4000,
+                           provider="examplecloud", upstream="ec-shared", model="big-1")
+            await store.record_request(late)
+            with_late = await assess(store.engine, parse_disclosure(DISCLOSURE))
+            await store.record_outcome(outcome("late-1", NOT_FORWARDED, 503))
+            after = await assess(store.engine, parse_disclosure(DISCLOSURE))
+            counted = await count_rows(store.engine, ExposureFilter(tenants=("delta",)))
+            return before.total, with_late.total, after.total, counted
+        finally:
+            await store.close()
+
+    before, with_late, after, counted = asyncio.run(body())
+    assert with_late == before + 1  # without its outcome it is counted: the safe direction
+    assert after == before and counted == 0
