@@ -70,6 +70,18 @@ class ServerSettings(BaseModel):
     auto_migrate: bool | None = None
     """Apply database migrations at start; None: only in embedded (SQLite) mode. Replicas on
     PostgreSQL should run ``tiergate db upgrade`` once instead of racing each other."""
+    max_connections: int | None = Field(1024, ge=1)
+    """Connections one worker serves at once; a request on a connection beyond them gets 503
+    (``server_busy``, ``Retry-After: 1``) and the connection is closed. None: no cap."""
+    keep_alive_s: float = Field(5.0, gt=0)
+    """An idle kept-alive connection is closed after this many seconds without a new request."""
+    header_timeout_s: float = Field(10.0, gt=0)
+    """Seconds a client has to send a request's headers, counted from the connection opening (or,
+    on a kept-alive connection, from the request's first byte); then 408 and the connection is
+    closed. Bounds slowloris clients that trickle a byte at a time."""
+    body_timeout_s: float = Field(60.0, gt=0)
+    """Seconds a client has to send the whole body once its headers are in; then 408 and the
+    connection is closed (8 MiB in 60 s needs about 140 KB/s)."""
 
 
 class LimitsSettings(BaseModel):
@@ -102,6 +114,9 @@ class TimeoutSettings(BaseModel):
     """Seconds to send the request body."""
     pool: float = Field(5.0, gt=0)
     """Seconds to wait for a free connection from the pool."""
+    stream: float = Field(600.0, gt=0)
+    """Seconds a streamed answer may last, from its head; then the upstream is closed and the
+    client's stream ends with an error event (``stream_max_duration``), recorded as a timeout."""
 
 
 class UpstreamSettings(BaseModel):

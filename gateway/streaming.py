@@ -19,7 +19,7 @@ from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.integrity import check_answer, check_usage, reported_prompt_tokens
 from gateway.restore import Restorers
 from gateway.tokens import PromptCount
-from gateway.upstream import UpstreamResponse
+from gateway.upstream import StreamTooLong, UpstreamResponse
 
 __all__ = ["StreamResult", "relay_sse"]
 
@@ -32,6 +32,7 @@ class StreamResult:
     """How the relay ended; the pipeline records it as the request's outcome."""
 
     status: str  # "ok" | "integrity_error" | "upstream_error" | "timeout" | "client_closed"
+    # error_class "stream_max_duration" (status "timeout"): cut at the upstream's timeouts.stream
     error_class: str | None = None
     usage: dict[str, Any] | None = None
     first_byte: bool = False
@@ -167,6 +168,8 @@ async def relay_sse(
                     continue
                 first = True
                 yield _event(event)
+        except StreamTooLong:  # the upstream's timeouts.stream: closed already, ended like a timeout
+            failure = ("timeout", StreamTooLong.default_code)
         except UpstreamTimeout:
             failure = ("timeout", "upstream_timeout")
         except UpstreamError:
@@ -186,6 +189,9 @@ async def relay_sse(
             # Handed to the audit log before the client sees the end of its stream.
             await _finish(on_done, result)
             result = None
+            if code == StreamTooLong.default_code:
+                yield error_event(StreamTooLong.default_message, StreamTooLong.error_type, code)
+                return
             yield error_event(
                 "the upstream's stream failed the gateway's checks and was ended",
                 "upstream_integrity_error" if integrity else "upstream_error",

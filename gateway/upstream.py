@@ -26,7 +26,8 @@ from yarl import URL
 from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.settings import UpstreamSettings
 
-__all__ = ["Opened", "RetryableUpstreamError", "UpstreamClient", "UpstreamRejected", "UpstreamResponse"]
+__all__ = ["Opened", "RetryableUpstreamError", "StreamTooLong", "UpstreamClient", "UpstreamRejected",
+           "UpstreamResponse"]
 
 
 class RetryableUpstreamError(UpstreamError):
@@ -51,6 +52,13 @@ class UpstreamRejected(UpstreamError):
         self.status_code = upstream_status  # type: ignore[misc]
 
 
+class StreamTooLong(UpstreamTimeout):
+    """A streamed answer ran past its upstream's ``timeouts.stream``; the connection was closed."""
+
+    default_code = "stream_max_duration"
+    default_message = "the stream ran past the gateway's time limit and was ended"
+
+
 # The longest SSE line accepted (one event); far above any real event, it bounds memory.
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
@@ -59,39 +67,62 @@ class UpstreamResponse:
     """A 2xx answer whose body is still to be read; every read failure arrives as
     :class:`UpstreamTimeout` or :class:`UpstreamError` (code ``upstream_transport_error``)."""
 
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
+    def __init__(self, response: aiohttp.ClientResponse, *, max_stream_s: float | None = None) -> None:
         self._response = response
         self.status_code = response.status
+        # The stream's clock starts with the head; one timer for the whole stream (armed while
+        # its lines are read) closes the connection at the deadline, which ends a read waiting
+        # on an upstream that trickles, or never ends its line, just as well as a fast one.
+        self._deadline = None if max_stream_s is None else asyncio.get_running_loop().time() + max_stream_s
+        self._cut = False
+
+    def _cut_off(self) -> None:
+        self._cut = True
+        self._response.close()
 
     async def aread(self) -> bytes:
         with _translated():
             return await self._response.read()
 
     async def aiter_lines(self) -> AsyncIterator[str]:
-        """Lines as they arrive, split on CR, LF or CRLF (the SSE rule), up to MAX_LINE_BYTES each."""
+        """Lines as they arrive, split on CR, LF or CRLF (the SSE rule), up to MAX_LINE_BYTES each.
+        Past the stream's deadline, :class:`StreamTooLong` (the connection is closed by then)."""
+        timer = None
+        if self._deadline is not None:
+            timer = asyncio.get_running_loop().call_at(self._deadline, self._cut_off)
         pending: list[bytes] = []  # the unfinished line, in pieces (joined once it ends)
         size = 0
         after_cr = False
-        with _translated():
-            async for piece in self._response.content.iter_any():
-                if after_cr and piece.startswith(b"\n"):  # the LF of a CRLF cut between reads
-                    piece = piece[1:]
-                after_cr = piece.endswith(b"\r")
-                if b"\n" not in piece and b"\r" not in piece:
-                    pending.append(piece)
-                    size += len(piece)
-                    if size > MAX_LINE_BYTES:  # an upstream that never ends its line
-                        raise UpstreamError(code="upstream_transport_error",
-                                            message="a line of the upstream's stream was too long")  # fmt: skip
-                    continue
-                text = b"".join(pending) + piece
-                lines = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-                tail = lines.pop()
-                pending, size = ([tail], len(tail)) if tail else ([], 0)
-                for line in lines:
-                    yield line.decode("utf-8", "replace")
-        if pending:
-            yield b"".join(pending).decode("utf-8", "replace")
+        try:
+            with _translated():
+                async for piece in self._response.content.iter_any():
+                    if after_cr and piece.startswith(b"\n"):  # the LF of a CRLF cut between reads
+                        piece = piece[1:]
+                    after_cr = piece.endswith(b"\r")
+                    if b"\n" not in piece and b"\r" not in piece:
+                        pending.append(piece)
+                        size += len(piece)
+                        if size > MAX_LINE_BYTES:  # an upstream that never ends its line
+                            raise UpstreamError(code="upstream_transport_error",
+                                                message="a line of the upstream's stream was too long")  # fmt: skip
+                        continue
+                    text = b"".join(pending) + piece
+                    lines = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
+                    tail = lines.pop()
+                    pending, size = ([tail], len(tail)) if tail else ([], 0)
+                    for line in lines:
+                        yield line.decode("utf-8", "replace")
+            if self._cut:  # the close may also read as a clean end of the body
+                raise StreamTooLong()
+            if pending:
+                yield b"".join(pending).decode("utf-8", "replace")
+        except UpstreamError:
+            if self._cut:  # the read the deadline's close broke
+                raise StreamTooLong() from None
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
 
     async def aclose(self) -> None:
         # A body read to its end hands the connection back to the pool; anything else (a client
@@ -198,7 +229,7 @@ class UpstreamClient:
             response.release()
             raise UpstreamError(code="upstream_redirect",
                                 message=f"the upstream answered HTTP {response.status}; redirects are not followed")  # fmt: skip
-        return Opened(UpstreamResponse(response))
+        return Opened(UpstreamResponse(response, max_stream_s=self.settings.timeouts.stream))
 
     async def count_tokens(self, body: dict[str, object]) -> int:
         """The upstream's own prompt-token count from its ``tokenize_url`` (vLLM's /tokenize

@@ -21,6 +21,7 @@ def serve_command(config_path: str | None, host: str | None, port: int | None, w
     import uvicorn
 
     from gateway.logs import uvicorn_log_config
+    from gateway.serving import uvicorn_options
 
     settings = load_or_exit(config_path)  # fail before forking workers, naming the wrong key
     if config_path:
@@ -36,4 +37,6 @@ def serve_command(config_path: str | None, host: str | None, port: int | None, w
         log_config=uvicorn_log_config(server.log_level),
         access_log=False,  # request lines carry client-chosen text; metrics and the audit log suffice
         timeout_graceful_shutdown=10,
+        # Read deadlines, keep-alive and the connection cap (gateway/serving.py says why).
+        **uvicorn_options(server),
     )

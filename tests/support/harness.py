@@ -148,6 +148,7 @@ class GatewayHarness:
 
     def __enter__(self) -> GatewayHarness:
         from gateway.app import create_app
+        from gateway.serving import uvicorn_options
 
         self.admin(lambda st: st.upgrade())
         store = None
@@ -156,7 +157,8 @@ class GatewayHarness:
         app = create_app(self.settings, store=store, classifier=self._classifier, **self._seams)
         if store is not None:
             app.on_shutdown.append(store.close)
-        self._server = ServerThread(app).start()
+        # Served like `tiergate serve` serves it: read deadlines, keep-alive, connection cap.
+        self._server = ServerThread(app, options=uvicorn_options(self.settings.server)).start()
         return self
 
     def __exit__(self, *exc: object) -> None:

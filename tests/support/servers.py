@@ -53,14 +53,16 @@ def wait_http(url: str, timeout_s: float = 30.0, ok: tuple[int, ...] = (200,)) -
 
 
 class ServerThread:
-    """uvicorn serving ``app`` in a daemon thread, with the lifespan run."""
+    """uvicorn serving ``app`` in a daemon thread, with the lifespan run. ``options`` are more
+    ``uvicorn.Config`` arguments (the gateway's come from ``gateway.serving.uvicorn_options``)."""
 
-    def __init__(self, app: Any, *, lifespan: str = "on", log_level: str = "warning") -> None:
+    def __init__(self, app: Any, *, lifespan: str = "on", log_level: str = "warning",
+                 options: dict[str, Any] | None = None) -> None:  # fmt: skip
         self._sock = _bound_socket()
         self.port = int(self._sock.getsockname()[1])
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(app, interface="asgi3", lifespan=lifespan, log_level=log_level, access_log=False,
-                                timeout_graceful_shutdown=3)  # fmt: skip
+                                timeout_graceful_shutdown=3, **(options or {}))  # fmt: skip
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
                                         daemon=True, name=f"uvicorn-{self.port}")  # fmt: skip
