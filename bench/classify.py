@@ -7,6 +7,7 @@ entity types presidio has, and for all planted types).
 
     .venv/bin/python bench/classify.py            # full run (presidio on 3 MB CSV takes ~1 min)
     .venv/bin/python bench/classify.py --quick    # presidio timed on 1/10 of the 3 MB texts, scaled
+    .venv/bin/python bench/classify.py --tiers-only --sizes 1000,1000000   # our side alone
 
 One process, one core: it never runs two analyses at once.
 """
@@ -178,9 +179,20 @@ def timed(fn, reps: int) -> tuple[float, object]:  # type: ignore[no-untyped-def
     return statistics.median(times), result
 
 
+def _size(chars: int) -> str:
+    return f"{chars // 1_000_000} MB" if chars >= 1_000_000 and chars % 1_000_000 == 0 else f"{chars // 1000} KB"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="time presidio on 1/10 of the 3 MB texts")
+    ap.add_argument("--tiers-only", action="store_true", help="time tiers alone (no presidio column)")
+    ap.add_argument(
+        "--sizes",
+        type=lambda v: tuple(int(x) for x in v.split(",")),
+        default=SIZES,
+        help="comma-separated text sizes in characters (default: %(default)s)",
+    )
     args = ap.parse_args()
 
     import tempfile
@@ -189,12 +201,15 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     (tmp / "customers.txt").write_text("Globex\nInitech\n", "utf-8")
     clf = Classifier(TiersConfig(internal_domains=("corp.example.com",), customer_lists=(tmp / "customers.txt",)))
-    engine = presidio_engine()
-
-    print("| text | size | tiers (classify+strip) | presidio | speed-up | recall tiers / presidio (presidio types) | recall tiers (all types) |")
-    print("|---|---:|---:|---:|---:|---|---:|")
+    engine = None if args.tiers_only else presidio_engine()
+    if engine is None:
+        print("| text | size | tiers (classify+strip) | recall tiers (all types) |")
+        print("|---|---:|---:|---:|")
+    else:
+        print("| text | size | tiers (classify+strip) | presidio | speed-up | recall tiers / presidio (presidio types) | recall tiers (all types) |")
+        print("|---|---:|---:|---:|---:|---|---:|")
     for kind in KINDS:
-        for size in SIZES:
+        for size in args.sizes:
             text, planted = make(kind, size)
             content = Content((Segment(("messages", 0, "content"), text),))
 
@@ -208,6 +223,10 @@ def main() -> None:
             t_ours, decision = timed(ours, reps)
             assert not decision.failed_closed, decision.reasons
             found_ours = [(f.entity_type, f.start, f.end) for f in decision.findings]
+            if engine is None:
+                r_all = recall(planted, found_ours, None)
+                print(f"| {kind} | {_size(size)} | {t_ours * 1000:.2f} ms | {r_all:.2f} |", flush=True)
+                continue
 
             scale = 1.0
             ptext = text
@@ -223,7 +242,7 @@ def main() -> None:
             r_p = recall(planted_p, found_p, PRESIDIO_TYPES)
             r_all = recall(planted, found_ours, None)
             print(
-                f"| {kind} | {size // 1000} KB | {t_ours * 1000:.2f} ms | {t_p * 1000:.1f} ms"
+                f"| {kind} | {_size(size)} | {t_ours * 1000:.2f} ms | {t_p * 1000:.1f} ms"
                 f"{' (scaled)' if scale != 1.0 else ''} | {t_p / t_ours:.0f}x | {r_ours_p:.2f} / {r_p:.2f} "
                 f"| {r_all:.2f} |",
                 flush=True,

@@ -1,20 +1,26 @@
 """Canonical text normalisation, with a map from normalised offsets back to the original text.
 
 Detection runs on normalised text so that identifiers hidden with invisible characters, fullwidth
-forms, look-alike letters or foreign digits are still seen; stripping edits the *original* text,
-so every span found is mapped back through :class:`OffsetMap`.
+forms, look-alike letters, foreign digits or percent-encoding are still seen; stripping edits the
+*original* text, so every span found is mapped back through :class:`OffsetMap`.
 
-The normalisation is defined per code point (so a document gives the same value whether it is
-normalised whole or as one message among others, and offsets stay cheap to track):
-
-1. format characters (category Cf: zero-width, soft hyphen, bidi controls, tags …) and a few
+1. percent-encoded characters are decoded: ``jane%40example.com`` -> ``jane@example.com``,
+   UTF-8 sequences (``%D0%B0``) as one character, and ``%25XX`` (encoded twice) as ``XX`` would
+   be. Only printable ASCII and valid UTF-8 decode; anything else stays as written. The decoded
+   character then goes through the steps below, and maps back to its whole escape;
+2. format characters (category Cf: zero-width, soft hyphen, bidi controls, tags …) and a few
    invisible fillers are dropped;
-2. NFKC (fullwidth, ligatures, compatibility digits and letters);
-3. combining marks (Mn/Me, incl. variation selectors) are dropped, so ``é`` -> ``e``;
-4. Cyrillic and Greek letters that look like Latin ones are folded to Latin, and every decimal
-   digit of any script to ASCII.
+3. NFKC (fullwidth, ligatures, compatibility digits and letters);
+4. combining marks (Mn/Me, incl. variation selectors) are dropped, so ``é`` -> ``e``;
+5. look-alikes are folded to ASCII by a table generated from Unicode's confusables data
+   (UTS #39; provenance, licence and the rules in :mod:`tiers._confusables`), and every
+   decimal digit of any script to ASCII.
 
-ASCII text never changes, which keeps the common case a no-op.
+Steps 2–5 are defined per code point, so a document gives the same value whether it is
+normalised whole or as one message among others (unless a cut falls inside a ``%XX`` escape),
+and offsets stay cheap to track. Percent-decoding is one level: the result is not decoded again.
+
+ASCII text without a ``%`` never changes, which keeps the common case a no-op.
 """
 
 from __future__ import annotations
@@ -26,6 +32,8 @@ import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
 
+from ._confusables import confusable_folds
+
 __all__ = ["OffsetMap", "normalize_text", "normalize_with_map"]
 
 # Invisible characters whose category is not Cf (fillers, blank braille, Mongolian separator …).
@@ -33,29 +41,13 @@ _INVISIBLE = frozenset(
     "\u115f\u1160\u17b4\u17b5\u180e\u2800\u3164\uffa0\u034f\u200b\u2060\ufeff"
 )
 
-# Letters of other scripts that render like a Latin letter in common fonts (Unicode confusables,
-# restricted to the single-letter cases that matter for identifiers).
-_LOOKALIKES = {
-    # Cyrillic lower / upper
-    "а": "a", "в": "b", "е": "e", "ё": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
-    "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ї": "i", "ј": "j", "ѕ": "s", "ԁ": "d",
-    "ԛ": "q", "ԝ": "w", "һ": "h", "ӏ": "l", "ɡ": "g",
-    "А": "A", "В": "B", "Е": "E", "Ё": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P",
-    "С": "C", "Т": "T", "У": "Y", "Х": "X", "І": "I", "Ї": "I", "Ј": "J", "Ѕ": "S", "Ԁ": "D",
-    "Ԛ": "Q", "Ԝ": "W", "Һ": "H", "Ӏ": "I",
-    # Greek lower / upper
-    "α": "a", "ο": "o", "ρ": "p", "ν": "v", "ι": "i", "κ": "k", "τ": "t", "υ": "u", "χ": "x",
-    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N",
-    "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
-    # Latin-looking symbols NFKC leaves alone
-    "ı": "i", "ȷ": "j", "ℓ": "l", "∕": "/", "⁄": "/", "‐": "-", "‑": "-", "‒": "-", "–": "-",
-    "—": "-", "−": "-", "＠": "@", "﹫": "@",
-}
+# One escape, or one escape of an escaped "%" ("%2540" is "@" encoded twice).
+_ESCAPE = re.compile(r"%(?:25)?([0-9A-Fa-f]{2})")
 
 _MARKS = frozenset({"Mn", "Me"})
 
 
-def _map_char(ch: str) -> str:
+def _map_char(ch: str, folds: dict[str, str]) -> str:
     if ch in _INVISIBLE or unicodedata.category(ch) == "Cf":
         return ""
     out = unicodedata.normalize("NFKC", ch)
@@ -64,9 +56,11 @@ def _map_char(ch: str) -> str:
         out = "".join(c for c in decomposed if unicodedata.category(c) not in _MARKS)
     folded = []
     for c in out:
-        if c in _LOOKALIKES:
-            c = _LOOKALIKES[c]
-        elif not c.isascii() and unicodedata.decimal(c, None) is not None:
+        if c.isascii():
+            pass
+        elif c in folds:
+            c = folds[c]
+        elif unicodedata.decimal(c, None) is not None:
             c = str(unicodedata.decimal(c))
         folded.append(c)
     return "".join(folded)
@@ -76,6 +70,7 @@ class _Tables:
     """The per-code-point table, built once (≈1 s) on first use and shared by all threads."""
 
     def __init__(self) -> None:
+        folds = confusable_folds()
         table: dict[int, str] = {}
         for cp in range(0x80, sys.maxunicode + 1):
             if 0xD800 <= cp <= 0xDFFF:
@@ -84,14 +79,19 @@ class _Tables:
             cat = unicodedata.category(ch)
             if cat in ("Cn", "Co", "Cs"):
                 continue
-            mapped = _map_char(ch)
+            mapped = _map_char(ch, folds)
             if mapped != ch:
                 table[cp] = mapped
         self.table = table
         # Only characters whose replacement is not exactly one character shift offsets; 1:1
         # replacements (é -> e, Cyrillic а -> a) keep every offset where it was.
         resizing = sorted(cp for cp, rep in table.items() if len(rep) != 1)
-        self.resizing = re.compile("[" + _ranges(resizing) + "]")
+        self.astral_resizing = frozenset(cp for cp in resizing if cp > 0xFFFF)
+        # One class of the BMP code points that resize plus *every* astral one (matches of those
+        # are checked against the set): Python's re tests a BMP class in O(1) per character but
+        # astral ranges one by one, which made this search 30x slower on non-ASCII text.
+        candidates = "[" + _ranges([cp for cp in resizing if cp <= 0xFFFF]) + "\U00010000-\U0010ffff]"
+        self.resizing = re.compile(candidates)
 
 
 def _ranges(codepoints: list[int]) -> str:
@@ -120,8 +120,56 @@ def _get_tables() -> _Tables:
     return _tables
 
 
+def _decode_escapes(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, character)`` for each character that ``%XX`` escapes in ``text`` decode to;
+    escapes that are not printable ASCII or part of valid UTF-8 are left out (kept as written)."""
+    escapes = [(m.start(), m.end(), int(m.group(1), 16)) for m in _ESCAPE.finditer(text)]
+    out: list[tuple[int, int, str]] = []
+    i, n = 0, len(escapes)
+    while i < n:
+        s, e, byte = escapes[i]
+        i += 1
+        if 0x20 <= byte < 0x7F:
+            out.append((s, e, chr(byte)))
+            continue
+        size = 2 if 0xC2 <= byte <= 0xDF else 3 if 0xE0 <= byte <= 0xEF else 4 if 0xF0 <= byte <= 0xF4 else 0
+        group = escapes[i - 1 : i - 1 + size]
+        # a UTF-8 character is consecutive escapes, nothing between them
+        if size and len(group) == size and all(group[k][1] == group[k + 1][0] for k in range(size - 1)):
+            try:
+                ch = bytes(b for _, _, b in group).decode("utf-8")
+            except UnicodeDecodeError:
+                continue
+            out.append((s, group[-1][1], ch))
+            i += size - 1
+    return out
+
+
+def _edits(text: str, tables: _Tables) -> list[tuple[int, int, str]]:
+    """Spans of ``text`` whose normal form differs in length from them, with that normal form:
+    decoded escapes and characters that the table resizes. Everything else maps 1:1."""
+    table = tables.table
+    out: list[tuple[int, int, str]] = []
+    if "%" in text:
+        out = [(s, e, table.get(ord(ch), ch)) for s, e, ch in _decode_escapes(text)]
+    if text.isascii():
+        return out
+    astral = tables.astral_resizing
+    resized = [
+        (i, i + 1, table[cp])
+        for m in tables.resizing.finditer(text)
+        if (cp := ord(text[(i := m.start())])) <= 0xFFFF or cp in astral
+    ]
+    if out and resized:
+        return sorted(out + resized)
+    return out or resized
+
+
 def normalize_text(text: str) -> str:
-    """The canonical normal form of ``text`` (see the module docstring). ASCII is returned as is."""
+    """The canonical normal form of ``text`` (see the module docstring). ASCII without ``%`` is
+    returned as is."""
+    if "%" in text:
+        return normalize_with_map(text)[0]
     if text.isascii():
         return text
     return text.translate(_get_tables().table)
@@ -131,60 +179,80 @@ def normalize_text(text: str) -> str:
 class OffsetMap:
     """Maps spans of the normalised text back to the original text.
 
-    The normalised text is a sequence of pieces: runs copied unchanged (``linear``) and the output
-    of one replaced original character (not linear: every offset in it maps to that character).
-    Dropped characters leave no piece; they fall inside whatever span covers their neighbours.
+    The normalised text is a sequence of pieces: runs copied 1:1 (``linear``), and the output of
+    one replaced original span (a resized character, a decoded escape: every offset in it maps to
+    the whole span ``orig_starts[k] : orig_ends[k]``). Dropped characters leave no piece; they fall
+    inside whatever span covers their neighbours.
     """
 
     norm_starts: tuple[int, ...] = ()
     orig_starts: tuple[int, ...] = ()
     linear: tuple[bool, ...] = ()
+    orig_ends: tuple[int, ...] = ()
 
-    def _locate(self, pos: int) -> int:
-        if not self.norm_starts:
-            return pos
-        k = bisect_right(self.norm_starts, pos) - 1
-        if k < 0:
-            return pos
-        if self.linear[k]:
-            return self.orig_starts[k] + (pos - self.norm_starts[k])
-        return self.orig_starts[k]
+    def _piece(self, pos: int) -> int:
+        return bisect_right(self.norm_starts, pos) - 1
 
     def span(self, start: int, end: int) -> tuple[int, int]:
         """Original ``(start, end)`` of the normalised span ``[start, end)`` (end > start)."""
-        return self._locate(start), self._locate(end - 1) + 1
+        if not self.norm_starts:
+            return start, end
+        k = self._piece(start)
+        if k < 0:
+            s = start
+        elif self.linear[k]:
+            s = self.orig_starts[k] + (start - self.norm_starts[k])
+        else:
+            s = self.orig_starts[k]
+        last = end - 1
+        k = self._piece(last)
+        if k < 0:
+            e = end
+        elif self.linear[k]:
+            e = self.orig_starts[k] + (last - self.norm_starts[k]) + 1
+        else:
+            e = self.orig_ends[k]
+        return s, e
 
 
 def normalize_with_map(text: str) -> tuple[str, OffsetMap]:
     """Normalise ``text`` and return the map from normalised offsets to original offsets."""
-    if text.isascii():
+    ascii_text = text.isascii()
+    if ascii_text and "%" not in text:
         return text, OffsetMap()
     tables = _get_tables()
     table = tables.table
-    normalised = text.translate(table)
-    if len(normalised) == len(text) and tables.resizing.search(text) is None:
-        return normalised, OffsetMap()
+    edits = _edits(text, tables)
+    if not edits:
+        return (text if ascii_text else text.translate(table)), OffsetMap()
+    parts: list[str] = []
     norm_starts: list[int] = []
     orig_starts: list[int] = []
+    orig_ends: list[int] = []
     linear: list[bool] = []
     npos = 0
     last = 0
-    for m in tables.resizing.finditer(text):
-        i = m.start()
-        if i > last:
+    for s, e, rep in edits:
+        if s > last:
+            parts.append(text[last:s] if ascii_text else text[last:s].translate(table))
             norm_starts.append(npos)
             orig_starts.append(last)
+            orig_ends.append(s)
             linear.append(True)
-            npos += i - last
-        rep_len = len(table[ord(text[i])])
-        if rep_len:
+            npos += s - last
+        if rep:
+            parts.append(rep)
             norm_starts.append(npos)
-            orig_starts.append(i)
+            orig_starts.append(s)
+            orig_ends.append(e)
             linear.append(False)
-            npos += rep_len
-        last = i + 1
+            npos += len(rep)
+        last = e
     if last < len(text):
+        parts.append(text[last:] if ascii_text else text[last:].translate(table))
         norm_starts.append(npos)
         orig_starts.append(last)
+        orig_ends.append(len(text))
         linear.append(True)
-    return normalised, OffsetMap(tuple(norm_starts), tuple(orig_starts), tuple(linear))
+    offsets = OffsetMap(tuple(norm_starts), tuple(orig_starts), tuple(linear), tuple(orig_ends))
+    return "".join(parts), offsets

@@ -26,6 +26,7 @@ import re2
 import regex
 from presidio_analyzer import EntityRecognizer, PatternRecognizer
 
+from ._context import ContextIndex, phrase_key
 from ._relax import relax
 from .errors import RecognizerError
 from .normalize import normalize_text
@@ -80,12 +81,16 @@ class _Compiled:
 
 
 class _TermMatcher:
+    """One Aho-Corasick automaton over a term recognizer's terms. Terms match whole words,
+    case-insensitively, with any run of white space (line breaks included) where the term has
+    one space: a name wrapped across lines or spaced out is still the name."""
+
     def __init__(self, rec: TermRecognizer) -> None:
         self.rec = rec
         self.automaton = ahocorasick.Automaton()
         for entity, terms in rec.terms.items():
             for term in terms:
-                key = normalize_text(term).strip().lower()
+                key = " ".join(normalize_text(term).lower().split())
                 if key:
                     self.automaton.add_word(key, (entity, len(key)))
         self.empty = len(self.automaton) == 0
@@ -95,15 +100,51 @@ class _TermMatcher:
     def find(self, lowered: str) -> Iterator[tuple[str, int, int]]:
         if self.empty:
             return
-        n = len(lowered)
-        for end_idx, (entity, length) in self.automaton.iter(lowered):
+        squeezed, marks, shifts = _squeeze(lowered)
+        n = len(squeezed)
+        for end_idx, (entity, length) in self.automaton.iter(squeezed):
             start, end = end_idx - length + 1, end_idx + 1
             # whole words only: the neighbours must not be letters, digits or underscores
-            if start > 0 and (lowered[start - 1].isalnum() or lowered[start - 1] == "_"):
+            if start > 0 and (squeezed[start - 1].isalnum() or squeezed[start - 1] == "_"):
                 continue
-            if end < n and (lowered[end].isalnum() or lowered[end] == "_"):
+            if end < n and (squeezed[end].isalnum() or squeezed[end] == "_"):
                 continue
+            if marks:
+                start, end = _unsqueeze(start, marks, shifts), _unsqueeze(end - 1, marks, shifts) + 1
             yield entity, start, end
+
+
+_SPACES = re.compile(r"  +")
+# white space other than the plain space, made a space (same length: offsets do not move)
+_WHITE = {cp: " " for cp in range(0x3001) if chr(cp).isspace() and cp != 0x20}  # U+3000 is the last
+
+
+def _squeeze(text: str) -> tuple[str, list[int], list[int]]:
+    """``text`` with every white-space run that is not one plain space made one space, plus
+    where those spaces are (``marks``) and how far the original is ahead after each (``shifts``)."""
+    marks: list[int] = []
+    shifts: list[int] = []
+    text = text.translate(_WHITE)
+    if "  " not in text:
+        return text, marks, shifts
+    parts: list[str] = []
+    last = shift = 0
+    for m in _SPACES.finditer(text):
+        a, b = m.span()
+        parts.append(text[last:a])
+        parts.append(" ")
+        marks.append(a - shift)
+        shift += b - a - 1
+        shifts.append(shift)
+        last = b
+    parts.append(text[last:])
+    return "".join(parts), marks, shifts
+
+
+def _unsqueeze(pos: int, marks: list[int], shifts: list[int]) -> int:
+    """The original offset of ``pos`` (never one of the squeezed spaces) in the squeezed text."""
+    k = bisect_left(marks, pos) - 1
+    return pos + (shifts[k] if k >= 0 else 0)
 
 
 _term_cache: dict[int, _TermMatcher] = {}
@@ -151,16 +192,16 @@ class Scanner:
             else:
                 self.others.append(rec)
         weak = {id(c.rec) for c in self._patterns if c.score < min_score}
-        self._owners: dict[str, list[int]] = {}
-        for key, phrases in self._context.items():
+        owners: dict[str, list[int]] = {}
+        phrases: set[str] = set()
+        for key, words in self._context.items():
             if key in weak:
-                for phrase in phrases:
-                    self._owners.setdefault(phrase, []).append(key)
-        alts = "|".join(
-            r"\s+".join(re2.escape(x) for x in phrase.split())
-            for phrase in sorted(self._owners, key=len, reverse=True)
-        )
-        self._context_re = re2.compile(r"(?i)\b(?:" + alts + r")\b", _RE2_OPTIONS) if alts else None
+                for phrase in words:
+                    keys = owners.setdefault(phrase_key(phrase), [])
+                    if key not in keys:
+                        keys.append(key)
+                    phrases.add(phrase)
+        self._contexts = ContextIndex(owners, phrases, _RE2_OPTIONS)
         # Weak patterns stay out of the combined set: they only run near context words anyway,
         # and their counted digit runs (\d{8,17}) blow up the set's DFA on digit-heavy text.
         fast = [c for c in self._patterns if c.fast is not None and c.score >= min_score]
@@ -214,6 +255,11 @@ class Scanner:
             group = slow.groupindex.get("value")
             self._patterns.append(_Compiled(rec, entity, pat.name, pat.score, None, loose, slow, group))
 
+    @property
+    def slow_patterns(self) -> tuple[str, ...]:
+        """``recognizer.pattern`` names of the patterns RE2 cannot run (backtracking fallback)."""
+        return tuple(f"{c.rec.name}.{c.name}" for c in self._patterns if c.fast is None)
+
     # -- scanning -------------------------------------------------------------------------------
 
     def scan(self, text: str, checkpoint: Callable[[], None]) -> list[Hit]:
@@ -242,7 +288,7 @@ class Scanner:
                     continue
                 spans = _re2_spans(comp.fast, subject, comp.value_group or 0, to_char, windows)
             else:
-                spans = self._slow_spans(comp, text, subject, to_char)
+                spans = self._slow_spans(comp, text, subject, to_char, windows)
             for n, (s, e) in enumerate(spans):
                 if n & 1023 == 1023:
                     checkpoint()
@@ -265,35 +311,39 @@ class Scanner:
     ) -> dict[int, tuple[list[int], list[tuple[int, int]]]]:
         """Per recognizer with weak patterns: where its context words occur (character offsets)
         and the byte windows around them in which those patterns can still count."""
-        raw: dict[int, list[int]] = {}
-        if self._context_re is not None:
-            for s, e in _re2_spans(self._context_re, subject, 0, _identity):
-                phrase = " ".join(_WORD.findall(subject[s:e].decode("utf-8", "replace").lower()))
-                for key in self._owners.get(phrase, ()):
-                    raw.setdefault(key, []).append(s)
+        raw = self._contexts.find(subject)
         # in bytes: a character is at most 4 (1 in ASCII text, the common case)
         reach = (self.context_window + _WEAK_MARGIN) * (1 if to_char is _identity else 4)
         n = len(subject)
         return {
-            key: (
-                [to_char(p) for p in positions],
-                _merge((max(0, p - reach), min(n, p + reach)) for p in positions),
-            )
+            key: (positions if to_char is _identity else [to_char(p) for p in positions], _around(positions, reach, n))
             for key, positions in raw.items()
         }
 
     def _slow_spans(
-        self, comp: _Compiled, text: str, subject: bytes, to_char: Callable[[int], int]
+        self,
+        comp: _Compiled,
+        text: str,
+        subject: bytes,
+        to_char: Callable[[int], int],
+        near: list[tuple[int, int]] | None,
     ) -> Iterator[tuple[int, int]]:
+        """Matches of a pattern RE2 cannot run, searched only in windows around its loose
+        pattern's matches and, for a weak pattern, only near its context words (``near``, byte
+        windows): backtracking over the whole text is what can take super-linear time."""
         assert comp.slow is not None
         group = comp.value_group or 0
         n = len(text)
-        if comp.loose is None:
-            windows: Iterable[tuple[int, int]] = [(0, n)]
-        else:
+        windows: Iterable[tuple[int, int]]
+        if comp.loose is not None:
             windows = _merge(
-                (max(0, s - _WINDOW), min(n, e + _WINDOW)) for s, e in _re2_spans(comp.loose, subject, 0, to_char)
+                (max(0, s - _WINDOW), min(n, e + _WINDOW))
+                for s, e in _re2_spans(comp.loose, subject, 0, to_char, near)
             )
+        elif near is not None:
+            windows = [(to_char(lo), to_char(hi)) for lo, hi in near]
+        else:
+            windows = [(0, n)]
         for ws, we in windows:
             for m in comp.slow.finditer(text, ws, we, timeout=self.regex_timeout):
                 s, e = m.span(group)
@@ -394,6 +444,22 @@ def _window_spans(
         else:
             nxt = whole[1]
         pos = nxt if nxt > pos else pos + 1
+
+
+def _around(positions: list[int], reach: int, n: int) -> list[tuple[int, int]]:
+    """Merged windows of ``reach`` either side of each of the (ascending) ``positions``."""
+    out: list[tuple[int, int]] = []
+    if not positions:
+        return out
+    lo, hi = max(0, positions[0] - reach), positions[0] + reach
+    for p in positions:
+        if p - reach <= hi:
+            hi = p + reach
+            continue
+        out.append((lo, min(n, hi)))
+        lo, hi = max(0, p - reach), p + reach
+    out.append((lo, min(n, hi)))
+    return out
 
 
 def _merge(windows: Iterable[tuple[int, int]]) -> list[tuple[int, int]]:

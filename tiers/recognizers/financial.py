@@ -1,8 +1,16 @@
 """Payment cards (Luhn) and IBANs (ISO 7064 checksum and per-country format).
 
 Presidio's own patterns use look-arounds, which RE2 cannot run; these RE2 patterns find the same
-candidates. Cards are then decided by presidio's Luhn ``validate_result``; IBANs by the same
-checks against presidio's per-country format table, compiled once.
+candidates and more spellings: any letter case for IBANs (the checksum is case-insensitive), and
+between digit groups up to three of space, tab, ``.``, ``/``, ``_`` and ``-``, or one line break.
+Looser candidates are safe because the checksums and length rules decide: each candidate is
+narrowed to its longest valid prefix ending at a group boundary (a greedy match may run into the
+next number or word), so one finding covers the whole value and nothing of it is left behind.
+
+A card whose every gap is a line break looks exactly like a column of four-digit numbers, which
+Luhn passes one time in ten; such a card counts only with a card word nearby
+(:class:`CardColumnRecognizer`). IBAN candidates have no such rule: mod 97 and the country's
+exact BBAN format make a false IBAN out of a table rare enough.
 """
 
 from __future__ import annotations
@@ -11,41 +19,96 @@ import re
 from functools import lru_cache
 
 from presidio_analyzer import Pattern
-from presidio_analyzer.predefined_recognizers.generic.iban_patterns import BOS, EOS, regex_per_country
 from presidio_analyzer.predefined_recognizers import CreditCardRecognizer, IbanRecognizer
+from presidio_analyzer.predefined_recognizers.generic.iban_patterns import BOS, EOS, regex_per_country
 
-__all__ = ["CardRecognizer", "IbanCodeRecognizer"]
+__all__ = ["CardColumnRecognizer", "CardRecognizer", "IbanCodeRecognizer"]
+
+_GAP = r"(?:[ \t._/-]{1,3}|[ \t]{0,2}\r?\n[ \t]{0,2})?"
+_LINE = r"[ \t]{0,2}\r?\n[ \t]{0,2}"
+_ISSUER = r"(?:4\d{3}|5[1-5]\d{2}|2[2-7]\d{2}|6(?:011|5\d{2}|4[4-9]\d)|35\d{2}|30[0-5]\d|36\d{2}|38\d{2})"
+_EDGE_BEFORE = r"(?:^|[^0-9A-Za-z])"
+_EDGE_AFTER = r"(?:$|[^0-9A-Za-z])"
+_GROUPS = re.compile(r"[0-9A-Za-z]+")
+
+
+def _card_pattern(gap: str) -> str:
+    shapes = (
+        _ISSUER + f"(?:{gap}\\d{{4}}){{3}}{gap}\\d{{1,3}}",  # 4-4-4-4-3: 17 to 19 digits
+        _ISSUER + f"(?:{gap}\\d{{4}}){{2}}{gap}\\d{{1,7}}",  # 4-4-4-4 and ungrouped
+        f"3[47]\\d{{2}}{gap}\\d{{6}}{gap}\\d{{5}}",  # Amex 4-6-5
+        f"3(?:0[0-5]|[68]\\d)\\d{gap}\\d{{6}}{gap}\\d{{4}}",  # Diners 4-6-4
+    )
+    return _EDGE_BEFORE + "(?P<value>" + "|".join(shapes) + ")" + _EDGE_AFTER
+
+
+def _prefixes(text: str) -> list[str]:
+    """``text`` and its prefixes that end at the end of a group of letters or digits, longest
+    first (a greedy candidate cut back to each group boundary)."""
+    return [text[: m.end()] for m in reversed(list(_GROUPS.finditer(text)))]
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+def _one_group_per_line(value: str) -> bool:
+    gaps = re.findall(r"[^0-9]+", value)
+    return bool(gaps) and all("\n" in g for g in gaps)
 
 
 class CardRecognizer(CreditCardRecognizer):
     """Visa, Mastercard, Amex, Discover, JCB, Diners: known issuer prefixes, 13–19 digits, Luhn."""
 
-    PATTERNS = [
-        Pattern(
-            "card_4x4",
-            r"\b(?:4\d{3}|5[1-5]\d{2}|2[2-7]\d{2}|6(?:011|5\d{2}|4[4-9]\d)|35\d{2}|30[0-5]\d|36\d{2}|38\d{2})"
-            r"(?:[ -]?\d{4}){2}[ -]?\d{1,7}\b",
-            0.5,
-        ),
-        Pattern("card_amex", r"\b3[47]\d{2}[ -]?\d{6}[ -]?\d{5}\b", 0.5),
-    ]
+    PATTERNS = [Pattern("card", _card_pattern(_GAP), 0.5)]
+    _COLUMNS = False  # whether a card with one group per line counts
 
     def __init__(self) -> None:
-        super().__init__(patterns=list(self.PATTERNS), name="CardRecognizer")
+        super().__init__(patterns=list(self.PATTERNS), name=type(self).__name__)
         self.global_regex_flags = 0
 
     def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
-        digits = sum(c.isdigit() for c in pattern_text)
-        return 13 <= digits <= 19 and bool(super().validate_result(pattern_text))
+        digits = re.sub(r"[^0-9]", "", pattern_text)
+        if not 13 <= len(digits) <= 19 or not _luhn(digits):
+            return False
+        return self._COLUMNS or not _one_group_per_line(pattern_text)
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        """The longest valid card that starts the candidate, cut at a group boundary."""
+        for prefix in _prefixes(text):
+            n = sum(c.isdigit() for c in prefix)
+            if n < 13:
+                return None
+            if n <= 19 and self.validate_result(prefix):
+                return 0, len(prefix)
+        return None
+
+
+class CardColumnRecognizer(CardRecognizer):
+    """A card with one digit group per line: counts only near a card word (score below
+    ``min_score``), because a column of four-digit numbers looks the same."""
+
+    PATTERNS = [Pattern("card_one_group_per_line", _card_pattern(_LINE), 0.3)]
+    _COLUMNS = True
 
 
 class IbanCodeRecognizer(IbanRecognizer):
-    """IBANs with or without grouping spaces; presidio checks the checksum and country format."""
+    """IBANs in any case, grouped or not; presidio's checksum and per-country format decide."""
 
     PATTERNS = [
         Pattern(
             "iban",
-            r"\b[A-Z]{2}\d{2}(?:[ -]?[A-Z0-9]{4}){2,7}(?:[ -]?[A-Z0-9]{1,3})?\b",
+            r"(?i)" + _EDGE_BEFORE
+            + r"(?P<value>[A-Z]{2}\d{2}(?:" + _GAP + r"[A-Z0-9]{4}){2,7}(?:" + _GAP + r"[A-Z0-9]{1,3})?)"
+            + _EDGE_AFTER,
             0.5,
         )
     ]
@@ -55,20 +118,27 @@ class IbanCodeRecognizer(IbanRecognizer):
         self.global_regex_flags = 0
 
     def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
-        # Same checks as presidio (ISO 7064 mod 97, then the country's BBAN format from
-        # presidio's table), with each country's format compiled once: presidio recompiles it
-        # under a timeout per call (≈ 2 ms), and a timeout there answers False, failing open.
-        iban = pattern_text.replace(" ", "").replace("-", "")
-        if not iban[:2].isalpha() or not iban[2:4].isdigit():
+        # Same checks as presidio (the country's BBAN format from presidio's table, ISO 7064
+        # mod 97), with each country's format compiled once: presidio recompiles it under a
+        # timeout per call (≈ 2 ms), and a timeout there answers False, failing open.
+        iban = re.sub(r"[^0-9A-Za-z]", "", pattern_text).upper()
+        fmt = _country_format(iban[:2])
+        if fmt is None or fmt.match(iban) is None:
             return False
         rearranged = iban[4:] + iban[:4]
-        try:
-            if int("".join(str(int(c, 36)) for c in rearranged)) % 97 != 1:
-                return False
-        except ValueError:
-            return False
-        fmt = _country_format(iban[:2])
-        return fmt is not None and fmt.match(iban) is not None
+        return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        """The longest valid IBAN that starts the candidate: a greedy match takes a short word
+        after the IBAN for one more group ("BE68 5390 0754 7034 from")."""
+        if _country_format(text[:2].upper()) is None:
+            return None  # most candidates: two letters and two digits that start no IBAN
+        for prefix in _prefixes(text):
+            if len(prefix) < 15:
+                return None
+            if self.validate_result(prefix):
+                return 0, len(prefix)
+        return None
 
 
 @lru_cache(maxsize=None)

@@ -1,6 +1,16 @@
 """Confidentiality markers: phrases that say a text is customer-confidential, under NDA, export
 controlled (ITAR / EAR) or part of a GMP record. Matched case-insensitively as whole words, with
-any run of white space between words."""
+any run of white space between words; confidentiality phrases also with ``_`` or ``-`` between
+them (``STRICTLY_CONFIDENTIAL``, ``customer-confidential``: labels and tags are written so).
+
+The word *confidential* alone is a marker where it stands as a header: alone on its line
+(``CONFIDENTIAL``, ``*** Confidential ***``, ``[CONFIDENTIAL]``), or in capitals opening a line
+before a colon or dash (``CONFIDENTIAL: Q3 pricing``). In prose ("keep this confidential") and in
+code (``CONFIDENTIAL = 3``, ``Level.CONFIDENTIAL``) it is not.
+
+Underscores and hyphens are not accepted between the words of the export-control and GMP
+phrases: ``process_validation`` and ``batch_record`` are ordinary identifiers in GMP software.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +21,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 
-__all__ = ["MarkerRecognizer", "default_marker_recognizers"]
+__all__ = ["ConfidentialHeaderRecognizer", "MarkerRecognizer", "default_marker_recognizers"]
 
 CONFIDENTIAL = (
     "customer confidential", "company confidential", "strictly confidential",
@@ -32,24 +42,46 @@ GMP = (
 )
 
 
-def _phrase(phrase: str) -> str:
-    words = phrase.split()
-    return r"\s+".join(re2.escape(w) for w in words)
+# decoration around a header line: white space, rules, brackets, bullets
+_DECORATION = r"[ \t*#=_~.:|<>()\[\]{}-]*"
+_ALONE_ON_ITS_LINE = r"(?m)^" + _DECORATION + r"(?P<value>(?i:confidential))" + _DECORATION + r"$"
+_OPENING_A_LINE = r"(?m)^" + _DECORATION + r"(?P<value>CONFIDENTIAL)[ \t]*(?::|[ \t]-)"
+
+
+def _phrase(phrase: str, joiners: str) -> str:
+    words = phrase.replace("-", " ").split() if "-" in joiners else phrase.split()
+    return joiners.join(re2.escape(w) for w in words)
 
 
 class MarkerRecognizer(TiersPatternRecognizer):
-    """One marker family: its phrases as one case-insensitive whole-word pattern."""
+    """One marker family: its phrases as one case-insensitive whole-word pattern; ``joined``
+    lets ``_`` and ``-`` stand between the words as white space does."""
 
-    def __init__(self, entity: str, phrases: Iterable[str], name: str) -> None:
-        alts = "|".join(_phrase(p) for p in sorted(set(phrases), key=len, reverse=True))
+    def __init__(self, entity: str, phrases: Iterable[str], name: str, *, joined: bool = False) -> None:
+        joiners = r"[\s_-]+" if joined else r"\s+"
+        alts = "|".join(_phrase(p, joiners) for p in sorted(set(phrases), key=len, reverse=True))
         regex = r"(?i)(?:^|[^A-Za-z0-9_])(?P<value>" + alts + r")(?:$|[^A-Za-z0-9_])"
         super().__init__(patterns=[Pattern(name, regex, 0.9)], entity=entity, name=name)
 
 
-def default_marker_recognizers(extra: Iterable[str] = ()) -> list[MarkerRecognizer]:
+class ConfidentialHeaderRecognizer(TiersPatternRecognizer):
+    """The bare word *confidential* as a header line (see the module docstring)."""
+
+    ENTITY = "CONFIDENTIALITY_MARKER"
+    PATTERNS = [
+        Pattern("confidential_alone_on_its_line", _ALONE_ON_ITS_LINE, 0.9),
+        Pattern("confidential_opening_a_line", _OPENING_A_LINE, 0.9),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(name="ConfidentialHeader")
+
+
+def default_marker_recognizers(extra: Iterable[str] = ()) -> list[TiersPatternRecognizer]:
     """The shipped marker families; ``extra`` phrases join ``CONFIDENTIALITY_MARKER``."""
     return [
-        MarkerRecognizer("CONFIDENTIALITY_MARKER", (*CONFIDENTIAL, *extra), "ConfidentialMarker"),
+        MarkerRecognizer("CONFIDENTIALITY_MARKER", (*CONFIDENTIAL, *extra), "ConfidentialMarker", joined=True),
+        ConfidentialHeaderRecognizer(),
         MarkerRecognizer("EXPORT_CONTROL_MARKER", EXPORT_CONTROL, "ExportControlMarker"),
         MarkerRecognizer("GMP_MARKER", GMP, "GmpMarker"),
     ]

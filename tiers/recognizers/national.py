@@ -1,34 +1,121 @@
-"""National identifiers and other regulated numbers, straight from presidio's predefined
-recognizers (their patterns, context words and checksum validators).
+"""National identifiers and other regulated numbers, from presidio's predefined recognizers
+(their patterns, context words and checksum validators).
 
 Patterns presidio scores below the classifier's ``min_score`` only count with one of their
 context words nearby, even when a checksum passes: a random 11-digit number passes a mod-89
 check one time in 89, which is far too often for a Tier 3 verdict on a spreadsheet.
+
+Every pattern runs on RE2 (linear time). Three of presidio's need a look-around or a
+back-reference, which only a backtracking engine runs; ``PAN (Low)``'s look-aheads
+(``(?=.*?[0-9]{4})``) scan the rest of the line from every candidate, quadratic on a long line.
+Their subclasses below keep presidio's names and validators, use an RE2 pattern, and check what
+the look-around or back-reference checked in ``invalidate_result``. US SSNs also get the
+spellings presidio misses (other separators, doubled ones, digits glued to the word "SSN"),
+counted, like presidio's bare nine digits, only next to a context word.
 """
 
 from __future__ import annotations
+
+import re
 
 from presidio_analyzer import EntityRecognizer, Pattern, PatternRecognizer
 from presidio_analyzer import predefined_recognizers as pr
 
 __all__ = ["national_id_recognizers"]
 
+_SSN_GAP = r"[ \t._/-]{1,3}"
+
+
+class UsSsnRecognizer(pr.UsSsnRecognizer):
+    """presidio's SSN patterns, plus weak ones for separators it does not know and for digits
+    glued to a word (``ssn_536228451``, ``SSN536228451``)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.patterns = [
+            *self.patterns,
+            Pattern(
+                "SSN6 (very weak, any separators)",
+                r"(?:^|[^0-9A-Za-z])(?P<value>[0-9]{3}" + _SSN_GAP + r"[0-9]{2}" + _SSN_GAP + r"[0-9]{4})(?:$|[^0-9A-Za-z])",
+                0.05,
+            ),
+            Pattern("SSN7 (very weak, glued)", r"(?:^|[^0-9])(?P<value>[0-9]{9})(?:$|[^0-9])", 0.05),
+        ]
+
+
+_NINO_EXCLUDED = frozenset({"BG", "GB", "NK", "KN", "NT", "TN", "ZZ"})
+
+
+class UkNinoRecognizer(pr.UkNinoRecognizer):
+    """presidio's NINO pattern without its look-ahead; the excluded prefixes are checked here."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.patterns = [
+            Pattern(
+                "NINO (medium)",
+                r"\b[a-ceghj-pr-tw-zA-CEGHJ-PR-TW-Z][a-ceghj-npr-tw-zA-CEGHJ-NPR-TW-Z] ?[0-9]{2} ?[0-9]{2} ?[0-9]{2} ?[a-dA-D]\b",
+                0.5,
+            )
+        ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        return pattern_text[:2].upper() in _NINO_EXCLUDED or bool(super().invalidate_result(pattern_text))
+
+
+_LETTER = re.compile(r"[A-Za-z]")
+_FOUR_DIGITS = re.compile(r"[0-9]{4}")
+
+
+class InPanRecognizer(pr.InPanRecognizer):
+    """presidio's PAN patterns; ``PAN (Low)`` without look-aheads: the ten characters must hold a
+    letter and four digits in a row (presidio looked for them anywhere in the rest of the line)."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.patterns = [
+            p if p.name != "PAN (Low)" else Pattern(p.name, r"\b[0-9A-Za-z_@#$%^?~-]{10}\b", p.score)
+            for p in self.patterns
+        ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        if _LETTER.search(pattern_text) is None or _FOUR_DIGITS.search(pattern_text) is None:
+            return True
+        return bool(super().invalidate_result(pattern_text))
+
+
+class CaSinRecognizer(pr.CaSinRecognizer):
+    """presidio's SIN patterns; the back-reference (one separator throughout) is checked here."""
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.patterns = [
+            p if p.name != "SIN (medium)" else Pattern(p.name, r"\b[1-79][0-9]{2}[- ][0-9]{3}[- ][0-9]{3}\b", p.score)
+            for p in self.patterns
+        ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        if len({c for c in pattern_text if c in "- "}) > 1:
+            return True
+        return bool(super().invalidate_result(pattern_text))
+
+
 # class, score cap (None: presidio's scores). Recognizers of bare digit runs with a one-digit
 # checksum (NHS mod 11, PESEL, personnummer and Steuer-ID) are capped below ``min_score``: a
 # check digit passes on 1 in 10 random numbers (timestamps, order ids, US phone numbers), too
 # often to count without a context word.
 _NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
-    (pr.UsSsnRecognizer, None),
+    (UsSsnRecognizer, None),
     (pr.UsItinRecognizer, None),
     (pr.UsPassportRecognizer, None),
     (pr.UsLicenseRecognizer, None),
     (pr.UsBankRecognizer, None),
     (pr.NhsRecognizer, 0.1),
-    (pr.UkNinoRecognizer, None),
+    (UkNinoRecognizer, None),
     (pr.EsNifRecognizer, None),
     (pr.EsNieRecognizer, None),
     (pr.ItFiscalCodeRecognizer, None),
-    (pr.InPanRecognizer, None),
+    (InPanRecognizer, None),
     (pr.InAadhaarRecognizer, None),
     (pr.SgFinRecognizer, None),
     (pr.AuTfnRecognizer, None),
@@ -36,7 +123,7 @@ _NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
     (pr.PlPeselRecognizer, 0.3),
     (pr.FiPersonalIdentityCodeRecognizer, None),
     (pr.SePersonnummerRecognizer, 0.3),
-    (pr.CaSinRecognizer, None),
+    (CaSinRecognizer, None),
     (pr.DeTaxIdRecognizer, 0.3),
     (pr.CryptoRecognizer, None),
 )

@@ -61,7 +61,13 @@ class MacRecognizer(MacAddressRecognizer):
 
     PATTERNS = [
         Pattern("mac_colon_or_hyphen", r"\b[0-9A-Fa-f]{2}(?:[:-][0-9A-Fa-f]{2}){5}\b", 0.6),
-        Pattern("mac_cisco_dot", r"\b[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\b", 0.6),
+        # not inside a longer dotted run: "4111.1111.1111.1111" is a card, not a MAC plus ".1111"
+        Pattern(
+            "mac_cisco_dot",
+            r"(?:^|[^0-9A-Za-z.])(?P<value>[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4}\.[0-9A-Fa-f]{4})"
+            r"(?:$|[^0-9A-Za-z.]|\.(?:$|[^0-9A-Za-z]))",
+            0.6,
+        ),
     ]
 
     def __init__(self) -> None:

@@ -13,31 +13,16 @@ from presidio_analyzer import RecognizerRegistry
 
 from ..config import TiersConfig
 from ..errors import RecognizerError
-from ._base import TermRecognizer, read_term_file
 from .contact import EmailAddressRecognizer, PhoneNumberRecognizer
 from .domain import configured_domain_recognizers, default_domain_recognizers
-from .financial import CardRecognizer, IbanCodeRecognizer
+from .financial import CardColumnRecognizer, CardRecognizer, IbanCodeRecognizer
 from .markers import default_marker_recognizers
+from .names import known_names
 from .national import national_id_recognizers
 from .network import InternalHostRecognizer, IpAddressRecognizer, MacRecognizer
 from .secrets import CredentialUrlRecognizer, EnvSecretRecognizer, PrivateKeyRecognizer, TokenRecognizer
 
 __all__ = ["build_registry"]
-
-
-def _names(cfg: TiersConfig) -> TermRecognizer | None:
-    terms: dict[str, list[str]] = {}
-    for entity, files in (
-        ("CUSTOMER_NAME", cfg.customer_lists),
-        ("SUPPLIER_NAME", cfg.supplier_lists),
-        ("EMPLOYEE_NAME", cfg.employee_lists),
-    ):
-        for path in files:
-            try:
-                terms.setdefault(entity, []).extend(read_term_file(path))
-            except (OSError, UnicodeDecodeError) as exc:
-                raise RecognizerError(f"cannot read name list {path}: {type(exc).__name__}") from None
-    return TermRecognizer(terms, name="KnownNames") if terms else None
 
 
 def _load_yaml(registry: RecognizerRegistry, path: Path) -> None:
@@ -61,6 +46,7 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
         EmailAddressRecognizer(),
         PhoneNumberRecognizer(cfg.phone_regions),
         CardRecognizer(),
+        CardColumnRecognizer(),
         IbanCodeRecognizer(),
         IpAddressRecognizer(),
         MacRecognizer(),
@@ -75,7 +61,7 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
     ]
     if cfg.internal_domains:
         defaults.append(InternalHostRecognizer(cfg.internal_domains))
-    names = _names(cfg)
+    names = known_names(cfg)
     if names is not None:
         defaults.append(names)
     for rec in defaults:

@@ -1,0 +1,119 @@
+"""Every shipped pattern runs in linear time: ~1 MB of adversarial text per recognizer family
+classifies within a bound relative to the same size of plain prose (a ratio, not a clock limit),
+grows linearly with its size, and no shipped pattern needs the backtracking fallback.
+
+The adversarial texts are near-misses: they keep each family's patterns, validators and context
+search busy without producing findings, whose cost (a few µs each) is linear by construction.
+Before the RE2 rewrite of presidio's ``PAN (Low)`` pattern, the ``pan-letters-no-digits`` text
+failed closed on its regex timeout at 50 KB (a 1.3 MB field blocked the loop for 24 s)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+
+from tiers import Classifier, TiersConfig
+from tiers.recognizers import build_registry
+from tiers.scanner import Scanner
+
+from .conftest import content
+
+SIZE = 1_000_000
+RATIO = 20.0
+# Plain prose classifies at ~100 MB/s (RE2's combined pass finds nothing to run), so the bound is
+# RATIO times at least 0.1 s: a quadratic pattern takes tens of seconds at this size either way.
+FLOOR_S = 0.1
+
+_PROSE_WORDS = (
+    "the quality review of process data shows that our team will improve the plan before next "
+    "quarter when results from each site are compared with last year and any open question"
+).split()
+
+
+def _fill(unit: str, size: int = SIZE) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def _prose() -> str:
+    rnd = random.Random(3)
+    out, n = [], 0
+    while n < SIZE:
+        line = " ".join(rnd.choice(_PROSE_WORDS) for _ in range(12)).capitalize() + ".\n"
+        out.append(line)
+        n += len(line)
+    return "".join(out)[:SIZE]
+
+
+# family -> adversarial unit repeated to ~1 MB: long runs of what each pattern's loops consume,
+# near-misses that keep a candidate open, and context words that wake the weak patterns
+ADVERSARIAL = {
+    "digits-run": "1" * 997 + " ",
+    "digit-groups-mixed-separators": "4111 ._/-\t",
+    "digit-groups-newlines": "4111\n",
+    "card-near-miss": "4111 1111 1111 111x ",
+    "iban-prefixes": "DE89 de89 ",
+    "iban-near-miss": "gb82 west 1234 5698 7654 3x ",
+    "ssn-context": "SSN ",
+    "ssn-context-digits": "SSN 1234 ",
+    "ssn-underscored": "customer_ssn_",
+    "national-ids-with-context": "pan nino sin AB12CD345 ",
+    "pan-shaped-tokens": "pan a123bcdefg ",
+    "pan-letters-no-digits": "pan abcdefghij ",  # presidio's look-aheads rescanned the line: 24 s
+    "nino-shaped": "AB 12 34 56 ",
+    "sin-shaped": "123-456-",
+    "phone-plus": "+1 (",
+    "phone-trunk": "0 0 0 0 ",
+    "email-local-run": "a.",
+    "email-at-run": "a@",
+    "email-domain-run": "a@b.",
+    "email-unicode": "пример.",
+    "percent-encoded": "%40%2E%",
+    "ipv4-octet-runs": "300.1.",
+    "mac-colon-runs": "ab:cd:ef:gh:",
+    "mac-dotted-runs": "abcd.ef01.",
+    "ipv6-colons": "::a",
+    "secret-prefixes": "sk-ant- ghp_ eyJ AKIA ",
+    "credential-url": "x://a:",
+    "private-key": "-----BEGIN RSA PRIVATE KEY-----\nAAAA",
+    "env-assignment": "API_KEY=",
+    "markers": "strictly_confidential_",
+    "marker-lines": "***\nConfidential stuff\n",
+    "names": "maria gonzalezz, mariaa ",
+    "domain-ids": "lot batch no. capa- P/N ",
+    "lookalikes": "\u0430\u0585\u200b\u13aa",
+    "whitespace": " \t\n\r  ",
+}
+
+
+def _timed(clf: Classifier, text: str) -> float:
+    t = time.perf_counter()
+    d = clf.classify(content(text))
+    elapsed = time.perf_counter() - t
+    assert not d.failed_closed, d.reasons
+    return elapsed
+
+
+@pytest.fixture(scope="module")
+def prose_seconds(clf: Classifier) -> float:
+    text = _prose()
+    _timed(clf, text)  # warm the normalisation tables
+    return min(_timed(clf, text) for _ in range(3))
+
+
+@pytest.mark.parametrize("family", sorted(ADVERSARIAL))
+def test_adversarial_megabyte_stays_linear(clf: Classifier, prose_seconds: float, family: str) -> None:
+    """1 MB built to make one pattern family work hard takes at most RATIO x plain prose, and
+    about four times what a quarter of it takes (a quadratic pattern would take sixteen)."""
+    unit = ADVERSARIAL[family]
+    quarter = min(_timed(clf, _fill(unit, SIZE // 4)) for _ in range(2))
+    elapsed = min(_timed(clf, _fill(unit)) for _ in range(2))
+    assert elapsed <= RATIO * max(prose_seconds, FLOOR_S), (family, elapsed, prose_seconds)
+    assert elapsed <= 8 * quarter + 0.05, (family, elapsed, quarter)
+
+
+def test_no_shipped_pattern_needs_the_backtracking_fallback(config: TiersConfig) -> None:
+    """Every shipped pattern compiles on RE2 (linear time); only user patterns may fall back."""
+    scanner = Scanner(build_registry(config).recognizers, min_score=config.min_score, context_window=config.context_window)
+    assert scanner.slow_patterns == ()

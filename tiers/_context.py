@@ -1,0 +1,100 @@
+"""Where context words occur: as whole words, and as parts of identifiers.
+
+A context word counts where it stands as a word of its own ("SSN 536228451", "SSN536228451"),
+joined to others by ``_`` or ``-`` ("customer_ssn", "social-security-number") and as a hump of a
+camelCase identifier ("socialSecurityNumber", "customerSsn", "employeeSSN") — JSON keys carry
+context as often as prose does. It does not count inside a longer word: "check" is no context in
+"checksum", nor "us" in "USER".
+
+One RE2 pass finds every phrase of every recognizer; each alternative below consumes the
+character next to the phrase instead of looking at it (RE2 has no look-arounds), so the phrase
+itself is a capture group and the next search starts where the phrase ends.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+import re2
+
+__all__ = ["ContextIndex", "phrase_key"]
+
+_WORD = re.compile(r"[a-z0-9]+")
+_SEP = r"[\s_-]*"
+
+
+def phrase_key(text: str) -> str:
+    """The key a phrase is known by: its letters and digits, lower-case ("Social-Security" ->
+    "socialsecurity")."""
+    return "".join(_WORD.findall(text.lower()))
+
+
+def phrase_words(phrase: str) -> list[str]:
+    return _WORD.findall(phrase.lower())
+
+
+def _any_case(words: list[str]) -> str:
+    return _SEP.join(re2.escape(w) for w in words)
+
+
+def _alternatives(phrases: Iterable[list[str]]) -> str:
+    ordered = sorted(phrases, key=lambda ws: len("".join(ws)), reverse=True)
+    alone = "|".join(_any_case(ws) for ws in ordered)
+    # first hump of a camelCase name: the phrase's last letter lower-case, then an upper-case one
+    first_hump = "|".join(
+        _SEP.join([*map(re2.escape, ws[:-1]), re2.escape(ws[-1][:-1])]) + f"(?-i:{ws[-1][-1]})"
+        for ws in ordered
+        if ws[-1][-1].isalpha() and len("".join(ws)) > 1
+    )
+    title = "|".join("".join(w[:1].upper() + w[1:] for w in ws) for ws in ordered if ws[0][0].isalpha())
+    upper = "|".join(_SEP.join(re2.escape(w.upper()) for w in ws) for ws in ordered if ws[0][0].isalpha())
+    out = [r"(?:^|[^A-Za-z])(?i:(" + alone + r"))(?:$|[^A-Za-z])"]
+    if first_hump:
+        out.append(r"(?:^|[^A-Za-z])(?i:(" + first_hump + r"))[A-Z]")
+    if title:
+        out.append(r"[a-z](" + title + r")(?:$|[^a-z])")
+    if upper:
+        out.append(r"[a-z](" + upper + r")(?:$|[^A-Za-z])")
+    return "|".join(out)
+
+
+class ContextIndex:
+    """Finds every phrase of a set of recognizers' context words in one pass."""
+
+    def __init__(self, owners: dict[str, list[int]], phrases: Iterable[str], options: object) -> None:
+        """``owners``: phrase key -> ids of the recognizers it is context for; ``phrases``: the
+        phrases as written (their words decide the pattern)."""
+        self.owners = owners
+        words = {phrase_key(p): phrase_words(p) for p in phrases}
+        words = {k: ws for k, ws in words.items() if k in owners and ws}
+        self._rx = re2.compile(_alternatives(words.values()), options) if words else None
+        self._groups = self._rx.groups if self._rx is not None else 0  # type: ignore[attr-defined]
+
+    def find(self, subject: bytes) -> dict[int, list[int]]:
+        """Recognizer id -> byte offsets where one of its phrases starts, in order."""
+        out: dict[int, list[int]] = {}
+        if self._rx is None:
+            return out
+        match = self._rx._regexp.Match  # type: ignore[attr-defined]
+        anchor = re2._Anchor.UNANCHORED
+        groups = range(1, self._groups + 1)
+        owners: dict[bytes, tuple[int, ...]] = {}  # the same few spellings recur
+        pos, n = 0, len(subject)
+        while pos <= n:
+            spans = match(anchor, subject, pos, n)
+            if spans[0] == (-1, -1):
+                break
+            s = e = -1
+            for g in groups:
+                s, e = spans[g]
+                if s >= 0:
+                    break
+            raw = subject[s:e]
+            keys = owners.get(raw)
+            if keys is None:
+                keys = owners[raw] = tuple(self.owners.get(phrase_key(raw.decode("utf-8", "replace")), ()))
+            for key in keys:
+                out.setdefault(key, []).append(s)
+            pos = e if e > pos else pos + 1
+        return out
