@@ -286,3 +286,90 @@ def _pieces(value: Any) -> Iterator[str]:
             yield from _pieces(v)
     elif isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**5:
         yield str(value)
+
+
+# -- one test per way a value once slipped through unread ------------------------------------------
+
+CARD = "4539578763621486"
+EMAIL = "ivan.petrov@acme-mail.de"
+
+
+def _chat(**extra: Any) -> dict[str, Any]:
+    return {"model": "chat", "messages": [{"role": "user", "content": "Summarise, please."}], **extra}
+
+
+def _part(part: dict[str, Any]) -> dict[str, Any]:
+    return {"model": "chat", "messages": [{"role": "user", "content": [{"type": "text", "text": "see file"}, part]}]}
+
+
+FINDINGS: dict[str, tuple[str, Any, str, int]] = {
+    # name: (endpoint, body or a function of the tokenizer, planted value, tier)
+    "completion token ids": ("completions", lambda tok: {"model": "chat", "prompt": tok(f"card {CARD}")}, CARD, 3),
+    "embedding token ids (LangChain's default)": (
+        "embeddings", lambda tok: {"model": "embed", "input": [tok(f"mail {EMAIL}"), tok("hello")]}, EMAIL, 2),
+    "metadata key": ("chat", _chat(metadata={EMAIL: "1"}), EMAIL, 2),
+    "tool-schema property name": ("chat", _chat(tools=[{"type": "function", "function": {
+        "name": "f", "parameters": {"type": "object", "properties": {EMAIL: {"type": "string"}}}}}]), EMAIL, 2),
+    "logit_bias key": ("chat", _chat(logit_bias={CARD: 5}), CARD, 3),
+    "protocol-looking key inside metadata": ("chat", _chat(metadata={"a": {"id": EMAIL, "model": CARD}}), CARD, 3),
+    "protocol-looking key inside a tool schema": ("chat", _chat(tools=[{"type": "function", "function": {
+        "name": "f", "parameters": {"type": "object", "format": EMAIL, "role": EMAIL}}}]), EMAIL, 2),
+    "string starting with data:": ("chat", _chat(metadata={"note": "data:," + EMAIL}), EMAIL, 2),
+    "key named input_audio in metadata": ("chat", _chat(metadata={"input_audio": {"x": EMAIL}}), EMAIL, 2),
+    "number where text is expected": ("chat", _chat(metadata={"n": int(CARD)}), CARD, 3),
+    "input_file part": ("chat", _part({"type": "input_file", "file_data": base64.b64encode(
+        f"mail {EMAIL}".encode()).decode()}), EMAIL, 2),
+    "file_data as a list": ("chat", _part({"type": "file", "file": {"file_data": [
+        base64.b64encode(f"mail {EMAIL}!".encode()).decode()[:8],
+        base64.b64encode(f"mail {EMAIL}!".encode()).decode()[8:]]}}), EMAIL, 2),
+    "file as a string": ("chat", _part({"type": "file", "file": "data:text/plain;base64," + base64.b64encode(
+        f"mail {EMAIL}".encode()).decode()}), EMAIL, 2),
+    "image_url holding text/plain": ("chat", _part({"type": "image_url", "image_url": {
+        "url": "data:text/plain;base64," + base64.b64encode(f"card {CARD}".encode()).decode()}}), CARD, 3),
+    "input_audio.data holding plain text": ("chat", _part({"type": "input_audio", "input_audio": {
+        "data": base64.b64encode(f"card {CARD}".encode()).decode(), "format": "wav"}}), CARD, 3),
+}
+
+
+@pytest.mark.parametrize("finding", sorted(FINDINGS))
+def test_each_path_that_once_passed_unread(
+    finding: str, fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path, classifier: Any, tokenizer_path: Path
+) -> None:
+    """Each shape found forwarding a value unread: the value is read, the request gets its tier,
+    and the shared vendor never receives the value in the clear (a Tier-3 one: nothing at all)."""
+    tok = Tokenizer.from_file(str(tokenizer_path))
+    for name in ("vendor", "local"):
+        fakes[name].count_tokens = counter(tokenizer_path)
+    ups = upstream_config(fakes, vendor={"tokenizer_file": str(tokenizer_path)},
+                          local={"tokenizer_file": str(tokenizer_path)})
+    endpoint, body, value, tier = FINDINGS[finding]
+    if callable(body):
+        body = body(lambda text: tok.encode(text, add_special_tokens=False).ids)
+    with GatewayHarness(sqlite_db, tmp_path, {"upstreams": ups}, classifier=classifier) as gw:
+        path = {"chat": "/v1/chat/completions", "completions": "/v1/completions", "embeddings": "/v1/embeddings"}
+        r = httpx.post(gw.url + path[endpoint], json=body, headers={"authorization": f"Bearer {gw.create_key()}"},
+                       timeout=30)
+        assert r.status_code == 200, r.text
+        (row,) = gw.rows("SELECT tier, upstream, findings FROM audit_requests WHERE request_id = :r",
+                         {"r": r.headers["x-request-id"]})
+    assert row["tier"] == tier
+    seen = "\n".join(vendor_text(b, tok) for b in fakes["vendor"].ledger.bodies())
+    assert value not in seen
+    if tier == 3:
+        assert len(fakes["vendor"].ledger) == 0 and row["upstream"] == "local"
+    else:
+        assert len(fakes["vendor"].ledger) == 1 and row["upstream"] == "vendor"
+
+
+def test_an_unknown_model_name_is_never_stored_as_sent(gateway: GatewayHarness, sqlite_db: str) -> None:
+    """A refused request's model string is whatever the client typed; it is not stored."""
+    planted = f"{CARD} {EMAIL}"
+    r = httpx.post(gateway.url + "/v1/chat/completions", json={"model": planted, "messages": [
+        {"role": "user", "content": "hi"}]}, headers={"authorization": f"Bearer {gateway.create_key()}"})
+    assert r.status_code == 404 and CARD not in r.text
+    (row,) = gateway.rows("SELECT client_model, upstream FROM audit_requests ORDER BY seq DESC LIMIT 1")
+    assert row["client_model"] is None and row["upstream"] is None
+    db = Path(sqlite_db.split("///", 1)[1])
+    gateway.settle()
+    for f in db.parent.glob(db.name + "*"):  # the database file and its WAL
+        assert CARD.encode() not in f.read_bytes() and EMAIL.encode() not in f.read_bytes()
