@@ -63,7 +63,11 @@ def _map_char(ch: str, folds: dict[str, str]) -> str:
         elif unicodedata.decimal(c, None) is not None:
             c = str(unicodedata.decimal(c))
         folded.append(c)
-    return "".join(folded)
+    result = "".join(folded)
+    if ch in folds and not result.isascii():
+        # NFKC first turned it into something UTS #39 does not fold (lunate sigma ϲ -> ς)
+        return folds[ch]
+    return result
 
 
 class _Tables:

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from tiers import Classifier, TiersConfig
+from tiers import Classifier, TiersConfig, Tier
 from tiers.recognizers import build_registry
 from tiers.scanner import Scanner
 
@@ -117,3 +117,23 @@ def test_no_shipped_pattern_needs_the_backtracking_fallback(config: TiersConfig)
     """Every shipped pattern compiles on RE2 (linear time); only user patterns may fall back."""
     scanner = Scanner(build_registry(config).recognizers, min_score=config.min_score, context_window=config.context_window)
     assert scanner.slow_patterns == ()
+
+
+def test_a_users_weak_backtracking_pattern_runs_only_near_its_context(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A user pattern with a look-ahead that rescans the line, scored below ``min_score``, is
+    searched only around its context words: one such word in 300 KB of candidates neither times
+    out nor misses the match next to it."""
+    rec = tmp_path / "recs.yaml"
+    rec.write_text(
+        "recognizers:\n"
+        "  - name: Ticket\n    supported_language: en\n    supported_entity: TICKET\n"
+        "    context: [ticket]\n"
+        "    patterns:\n      - name: t\n        regex: '\\b(?=.*?[0-9]{4})[a-z]{10}\\b'\n        score: 0.1\n",
+        "utf-8",
+    )
+    clf = Classifier(TiersConfig(recognizer_files=(rec,), regex_timeout_seconds=0.5))
+    text = "abcdefghij " * 30_000 + "." * 200 + " ticket qwertyuiop 1234"
+    d = clf.classify(content(text))
+    assert not d.failed_closed, d.reasons
+    assert [text[f.start : f.end] for f in d.findings if f.entity_type == "TICKET"] == ["qwertyuiop"]
+    assert d.tier == Tier.INTERNAL

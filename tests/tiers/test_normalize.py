@@ -83,8 +83,82 @@ def test_offset_map_round_trip(text: str) -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.text(max_size=40))
+@given(st.text(max_size=40).filter(lambda t: "%" not in t))
 def test_normalisation_is_idempotent(text: str) -> None:
-    """normalize_text(normalize_text(x)) == normalize_text(x)."""
+    """normalize_text(normalize_text(x)) == normalize_text(x) (percent-decoding, one level by
+    design, aside: "%2%41" decodes to "%2A")."""
     once = normalize_text(text)
     assert normalize_text(once) == once
+
+
+_PERCENT_PIECES = ["%40", "%2E", "%2540", "%D0%B0", "%E2%80%8B", "%F0%9F%98%80", "%zz", "%4", "%", "%C3",
+                   "%80", "a", "é", "\u200b", "Ы", " ", "ｍ", "%25"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_PERCENT_PIECES), max_size=12).map("".join))
+def test_offset_map_round_trip_with_escapes(text: str) -> None:
+    """With percent escapes too, every normalised character maps back to an original span that
+    normalises to text containing it, and spans never cut an escape."""
+    norm, offsets = normalize_with_map(text)
+    assert norm == normalize_text(text)
+    for i in range(len(norm)):
+        s, e = offsets.span(i, i + 1)
+        assert 0 <= s < e <= len(text)
+        assert norm[i] in normalize_text(text[s:e])
+    if norm:
+        assert offsets.span(0, len(norm))[1] <= len(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "normal", "whole"),
+    [
+        ("jane%40example.com", "jane@example.com", (4, 7)),  # the "@" maps to all of "%40"
+        ("x%2540y", "x@y", (1, 6)),  # encoded twice
+        ("%D0%B0b", "ab", (0, 6)),  # UTF-8 Cyrillic a, then folded
+        ("100%25 sure", "100% sure", (3, 6)),
+    ],
+)
+def test_percent_decoding_maps_to_the_whole_escape(text: str, normal: str, whole: tuple[int, int]) -> None:
+    """A decoded character's span in the original is its whole escape."""
+    norm, offsets = normalize_with_map(text)
+    assert norm == normal
+    i = next(k for k in range(len(norm)) if offsets.span(k, k + 1) == whole)
+    assert offsets.span(0, len(norm)) == (0, len(text))
+    assert text[slice(*offsets.span(i, i + 1))] == text[whole[0] : whole[1]]
+
+
+def test_escapes_that_are_not_text_stay_as_written() -> None:
+    """Controls, lone UTF-8 bytes and broken escapes are not decoded."""
+    for text in ["%00 %0A %7F", "%C3 alone", "%80%80", "%zz%4", "50%"]:
+        assert normalize_text(text) == text
+
+
+@pytest.mark.parametrize(
+    ("hidden", "plain"),
+    [
+        ("gօogle", "google"),  # Armenian oh (not in the old hand-picked table)
+        ("ɑpple", "apple"),  # Latin alpha
+        ("ᏚᎪᎷ", "SAM"),  # Cherokee capitals
+        ("ϲat", "cat"),  # Greek lunate sigma
+        ("Іnitech іnc", "Initech inc"),  # Cyrillic I keeps its case (UTS #39 says "l")
+        ("Ӏ", "I"),
+        ("мир", "mиp"),  # supplement: UTS #39 maps м to ʍ
+        ("ЗАО", "ЗAO"),  # letters never become digits (З would be 3)
+        ("a\u2014b", "a-b"),  # em dash (UTS #39: ー)
+        ("“quoted”", "“quoted”"),  # punctuation does not grow: curly quotes stay
+    ],
+)
+def test_look_alikes_fold_from_unicode_confusables(hidden: str, plain: str) -> None:
+    """Look-alikes fold by the table generated from UTS #39, with case kept and no digits made."""
+    assert normalize_text(hidden) == plain
+
+
+def test_fold_table_is_generated_from_the_uts39_file() -> None:
+    """The table covers UTS #39's Latin look-alikes well beyond the old 80-entry hand table."""
+    from tiers._confusables import confusable_folds
+
+    folds = confusable_folds()
+    assert len(folds) > 1000
+    assert all(not k.isascii() and v.isascii() and v for k, v in folds.items())
+    assert not any(v.isdigit() for k, v in folds.items() if k.isalpha())

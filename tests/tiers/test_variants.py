@@ -47,6 +47,10 @@ TIER3 = [
     ("IBAN_CODE", "pay to {} today", "DE89/3704/0044/0532/0130/00"),
     ("IBAN_CODE", "pay to {} today", "DE89_3704_0044_0532_0130_00"),
     ("IBAN_CODE", "pay to {} today", "gb82_west_1234_5698_7654_32"),
+    # a greedy candidate runs into the next word or number; it is cut back to the valid value
+    ("IBAN_CODE", "pay {} from the account", "BE68 5390 0754 7034"),
+    ("CREDIT_CARD", "card {} 12 units", "4111 1111 1111 1111"),
+    ("CREDIT_CARD", "visa {} ok", "4111 1111 1111 1111 003"),
     # cards with other separators: a dotted card once went out as a MAC address plus ".1111"
     ("CREDIT_CARD", "card {} exp 12/29", "4111  1111  1111  1111"),
     ("CREDIT_CARD", "card {} exp 12/29", "4111\t1111\t1111\t1111"),
@@ -166,6 +170,12 @@ NEAR_MISSES = [
     ("CONFIDENTIALITY_MARKER", "def is_confidential(doc):\n    return doc.confidential\n"),
     # percent signs that decode to nothing like an address
     ("EMAIL_ADDRESS", "discount 50%40 off, 100%25 sure, %zz and %4"),
+    # context words count inside identifiers, not inside longer words
+    ("US_PASSPORT", "USER 123456789 and USB 123456789"),
+    ("US_BANK_NUMBER", "checksum 12345678901 and checked 12345678901"),
+    ("US_SSN", "ASSN 536228451 and issn 536228451"),
+    # a dotted run of hex groups is not a MAC address
+    ("MAC_ADDRESS", "build abcd.ef01.2345.6789 and 0011.2233.4455.6677"),
     # Surname, Given for words that merely follow each other
     ("EMPLOYEE_NAME", "Maria, Gonzalez and Zhang, Maria"),
 ]
