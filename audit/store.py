@@ -168,6 +168,14 @@ class AuditStore:
         await self.record_event("key_revoked", {"key_id": key_id, "tenant": info.tenant})
         return True
 
+    # -- quarantine -------------------------------------------------------------------------
+
+    async def active_quarantines(self) -> tuple[Any, ...]:
+        """The quarantines in force (``audit.quarantine``): what every replica polls."""
+        from audit.quarantine import active_quarantines
+
+        return await active_quarantines(self.engine)
+
     # -- integrity and retention ------------------------------------------------------------
 
     async def write_checkpoint(self) -> Checkpoint:

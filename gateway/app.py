@@ -35,6 +35,7 @@ from gateway.errors import (
 from gateway.hardening import HardeningMonitor
 from gateway.metrics import Metrics
 from gateway.pipeline import Pipeline
+from gateway.quarantine import QuarantineBoard, QuarantineMonitor
 from gateway.ratelimit import Limiter, MemoryLimiter, RedisLimiter
 from gateway.routes import ROUTES
 from gateway.routing import Router
@@ -59,6 +60,7 @@ class GatewayState:
     hardening: HardeningMonitor
     limiter: Limiter
     clients: dict[str, UpstreamClient]
+    quarantine: QuarantineMonitor | None = None  # poke() after a change made in this process
 
 
 def _error_response(exc: GatewayError) -> Response[Any]:
@@ -116,7 +118,8 @@ def create_app(
     clock: Callable[[], datetime] | None = None,
 ) -> Litestar:
     metrics = Metrics()
-    router = Router(settings)
+    board = QuarantineBoard()
+    router = Router(settings, quarantine=board)
     counters = _counters(settings)
 
     @contextlib.asynccontextmanager
@@ -161,6 +164,10 @@ def create_app(
             )
             await hardening.start()
             stack.push_async_callback(hardening.stop)
+            quarantine = QuarantineMonitor(the_store, board, settings.quarantine,
+                                           registry=metrics.registry, redis_url=settings.redis_url)  # fmt: skip
+            await quarantine.start()
+            stack.push_async_callback(quarantine.stop)
             step = ClassifyStep(
                 classifier if classifier is not None else Classifier(settings.tiers),
                 fingerprint_key=fp_key,
@@ -200,7 +207,7 @@ def create_app(
                 maintenance = asyncio.create_task(the_store.run_maintenance())
                 stack.callback(maintenance.cancel)
             app.state.gateway = GatewayState(settings, the_store, auth, router, metrics, pipeline,
-                                             hardening, the_limiter, clients)  # fmt: skip
+                                             hardening, the_limiter, clients, quarantine)  # fmt: skip
             yield
 
     return Litestar(

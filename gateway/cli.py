@@ -13,6 +13,7 @@ from gateway.commands.exposure import exposure_group
 from gateway.commands.keys import keys_group
 from gateway.commands.probe import probe_command
 from gateway.commands.serve import serve_command
+from gateway.commands.upstream import upstream_group
 
 
 @click.group()
@@ -30,6 +31,7 @@ main.add_command(audit_group)
 main.add_command(engine_group)
 main.add_command(admin_group)
 main.add_command(probe_command)
+main.add_command(upstream_group)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,8 @@
     ├── UpstreamError (502 upstream_error)
     │   └── UpstreamIntegrityError (502, code upstream_integrity_error)
     ├── Unavailable (503 service_unavailable)
-    │   └── AuditUnavailable (503, code audit_unavailable)
+    │   ├── AuditUnavailable (503, code audit_unavailable)
+    │   └── Quarantined (503, code upstream_quarantined or quarantine_state_unknown)
     └── UpstreamTimeout (504 timeout)
 
 Messages are fixed strings chosen by the gateway: never prompt text, upstream bodies or exception
@@ -37,6 +38,7 @@ __all__ = [
     "NotFound",
     "PayloadTooLarge",
     "PromptTooLong",
+    "Quarantined",
     "RateLimited",
     "TierNotAllowed",
     "Unauthorized",
@@ -179,6 +181,11 @@ class Unavailable(GatewayError):
 class AuditUnavailable(Unavailable):
     default_code = "audit_unavailable"
     default_message = "the audit log is unavailable; nothing was forwarded"
+
+
+class Quarantined(Unavailable):
+    default_code = "upstream_quarantined"
+    default_message = "every upstream that may receive this request is quarantined; nothing was forwarded"
 
 
 class UpstreamTimeout(GatewayError):

@@ -25,6 +25,7 @@ from pydantic_settings import (
 from audit.settings import AuditSettings
 from audit.vendors import VendorRegister
 from gateway.probe import ProbeSettings
+from gateway.quarantine import QuarantineSettings
 from tiers.config import TiersConfig
 from tiers.types import Tier, UpstreamKind
 
@@ -225,6 +226,8 @@ class Settings(BaseSettings):
     """Redis for shared rate limits; None keeps the limits in process."""
     probes: ProbeSettings = Field(default_factory=ProbeSettings)
     """Isolation probes the server runs on a schedule (``tiergate probe`` uses the same knobs)."""
+    quarantine: QuarantineSettings = Field(default_factory=QuarantineSettings)
+    """How fast a quarantine (``tiergate upstream quarantine``) reaches every replica."""
     vendors: VendorRegister = Field(default_factory=VendorRegister)
     """The vendor register: per provider, the vendor's answers in writing (isolation,
     containment, engine, notification ...), quoted by ``tiergate exposure assess`` reports."""

@@ -20,6 +20,7 @@ from gateway.dashboard.context import (
     gateway_state,
     tenant_scope,
 )
+from gateway.dashboard.quarantine import quarantine_view
 from gateway.dashboard.stats import PROBE_KINDS, utcnow
 from gateway.settings import UpstreamSettings
 from tiers.types import UpstreamKind
@@ -114,7 +115,10 @@ async def upstreams_page(request: Request[Any, Any, Any], dash: Dash) -> Respons
             "problems": state.hardening.problems(up.name) if onprem else [],
             "manifest": manifest, "probe": probes.get(up.name),
         })  # fmt: skip
-    return dash.templates.page(request, "upstreams.html", active="upstreams", rows=rows)
+    return dash.templates.page(request, "upstreams.html", active="upstreams", rows=rows,
+                               quarantined=request.query_params.get("quarantined", ""),
+                               released=request.query_params.get("released", ""),
+                               **await quarantine_view(state))  # fmt: skip
 
 
 UPSTREAM_ROUTES = [upstreams_page]
