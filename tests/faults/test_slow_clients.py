@@ -35,8 +35,9 @@ _CHUNK = (b'data: {"id": "c", "object": "chat.completion.chunk", "model": "m", "
 
 
 class EndlessUpstream:
-    """Answers plain requests at once; a streamed answer never ends (an event every 50 ms) until
-    its client goes away, which it records."""
+    """Answers plain requests at once; a streamed answer never ends (an event every 50 ms, or for
+    a prompt saying "trickle" a byte every 50 ms of one endless line) until its client goes away,
+    which it records."""
 
     def __init__(self) -> None:
         self.requests = 0
@@ -68,9 +69,13 @@ class EndlessUpstream:
             gone.set()
 
         watcher = asyncio.ensure_future(watch())
+        # "trickle" in the prompt: one line that never ends, a byte at a time (no read timeout fires).
+        trickle = b"trickle" in raw
         try:
+            if trickle:
+                await send({"type": "http.response.body", "body": b'data: {"x": "', "more_body": True})
             while not gone.is_set():
-                await send({"type": "http.response.body", "body": _CHUNK, "more_body": True})
+                await send({"type": "http.response.body", "body": b"a" if trickle else _CHUNK, "more_body": True})
                 try:
                     await asyncio.wait_for(gone.wait(), 0.05)
                 except TimeoutError:
@@ -254,7 +259,11 @@ def test_endless_stream_cut_at_its_cap(env: Env) -> None:
                       headers={"authorization": f"Bearer {env.key}"}, timeout=30) as r:  # fmt: skip
         assert r.status_code == 200
         request_id = r.headers["x-request-id"]
-        events = [line[6:] for line in r.iter_lines() if line.startswith("data: ")]
+        for line in r.iter_lines():
+            if line.startswith("data: "):
+                events.append(line[6:])
+            if time.monotonic() - start > STREAM_S + 10:  # uncut: fail below rather than hang here
+                break
     took = time.monotonic() - start
     assert STREAM_S - 0.3 <= took <= STREAM_S + SLACK_S, took
     assert len(events) > 5 and "[DONE]" not in events
@@ -269,3 +278,17 @@ def test_endless_stream_cut_at_its_cap(env: Env) -> None:
                                       "WHERE request_id = :r", {"r": request_id})  # fmt: skip
         time.sleep(0.1)
     assert rows == [{"status": "timeout", "http_status": 504, "error_class": "stream_max_duration"}]
+
+
+def test_stream_trickling_one_endless_line_is_cut_too(env: Env) -> None:
+    """An upstream that keeps sending bytes but never ends its line (so no read timeout and no
+    complete event ever comes) is cut at the same cap: the client's only event is the error."""
+    env.upstream.hung_up.clear()
+    start = time.monotonic()
+    with httpx.stream("POST", f"{env.gw.url}/v1/chat/completions", json=chat_body("trickle please", stream=True),
+                      headers={"authorization": f"Bearer {env.key}"}, timeout=STREAM_S + 10) as r:  # fmt: skip
+        events = [line[6:] for line in r.iter_lines() if line.startswith("data: ")]
+    took = time.monotonic() - start
+    assert STREAM_S - 0.3 <= took <= STREAM_S + SLACK_S, took
+    assert [json.loads(e)["error"]["code"] for e in events] == ["stream_max_duration"]
+    assert env.upstream.hung_up.wait(5)
