@@ -136,6 +136,10 @@ class GatewayHttpProtocol(HttpToolsProtocol):
         self._disarm()
         super().connection_lost(exc)
 
+    def handle_websocket_upgrade(self) -> None:
+        self._disarm()  # from here the connection belongs to the websocket protocol
+        super().handle_websocket_upgrade()
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
         self._in_request = True
