@@ -88,11 +88,13 @@ class _TermMatcher:
     def __init__(self, rec: TermRecognizer) -> None:
         self.rec = rec
         self.automaton = ahocorasick.Automaton()
+        self.multiword = False
         for entity, terms in rec.terms.items():
             for term in terms:
                 key = " ".join(normalize_text(term).lower().split())
                 if key:
                     self.automaton.add_word(key, (entity, len(key)))
+                    self.multiword = self.multiword or " " in key
         self.empty = len(self.automaton) == 0
         if not self.empty:
             self.automaton.make_automaton()
@@ -100,8 +102,11 @@ class _TermMatcher:
     def find(self, lowered: str) -> Iterator[tuple[str, int, int]]:
         if self.empty:
             return
-        squeezed, marks, shifts = _squeeze(lowered)
+        # Only a term of several words needs the text's white-space runs made single spaces.
+        squeezed = _WHITE_RUN.sub(" ", lowered) if self.multiword else lowered
         n = len(squeezed)
+        marks: list[int] | None = None
+        shifts: list[int] = []
         for end_idx, (entity, length) in self.automaton.iter(squeezed):
             start, end = end_idx - length + 1, end_idx + 1
             # whole words only: the neighbours must not be letters, digits or underscores
@@ -109,36 +114,29 @@ class _TermMatcher:
                 continue
             if end < n and (squeezed[end].isalnum() or squeezed[end] == "_"):
                 continue
-            if marks:
+            if squeezed is not lowered:
+                if marks is None:
+                    marks, shifts = _squeezed_runs(lowered)
                 start, end = _unsqueeze(start, marks, shifts), _unsqueeze(end - 1, marks, shifts) + 1
             yield entity, start, end
 
 
-_SPACES = re.compile(r"  +")
-# white space other than the plain space, made a space (same length: offsets do not move)
-_WHITE = {cp: " " for cp in range(0x3001) if chr(cp).isspace() and cp != 0x20}  # U+3000 is the last
+# white space that is not one plain space: a run of two or more, or a tab, line break …
+_WHITE_RUN = re.compile(r"\s{2,}|[^\S ]")
 
 
-def _squeeze(text: str) -> tuple[str, list[int], list[int]]:
-    """``text`` with every white-space run that is not one plain space made one space, plus
-    where those spaces are (``marks``) and how far the original is ahead after each (``shifts``)."""
+def _squeezed_runs(text: str) -> tuple[list[int], list[int]]:
+    """Where ``_WHITE_RUN.sub(" ", text)`` put each single space (``marks``), and how far the
+    original is ahead after each (``shifts``)."""
     marks: list[int] = []
     shifts: list[int] = []
-    text = text.translate(_WHITE)
-    if "  " not in text:
-        return text, marks, shifts
-    parts: list[str] = []
-    last = shift = 0
-    for m in _SPACES.finditer(text):
+    shift = 0
+    for m in _WHITE_RUN.finditer(text):
         a, b = m.span()
-        parts.append(text[last:a])
-        parts.append(" ")
         marks.append(a - shift)
         shift += b - a - 1
         shifts.append(shift)
-        last = b
-    parts.append(text[last:])
-    return "".join(parts), marks, shifts
+    return marks, shifts
 
 
 def _unsqueeze(pos: int, marks: list[int], shifts: list[int]) -> int:

@@ -27,8 +27,9 @@ __all__ = ["CardColumnRecognizer", "CardRecognizer", "IbanCodeRecognizer"]
 _GAP = r"(?:[ \t._/-]{1,3}|[ \t]{0,2}\r?\n[ \t]{0,2})?"
 _LINE = r"[ \t]{0,2}\r?\n[ \t]{0,2}"
 _ISSUER = r"(?:4\d{3}|5[1-5]\d{2}|2[2-7]\d{2}|6(?:011|5\d{2}|4[4-9]\d)|35\d{2}|30[0-5]\d|36\d{2}|38\d{2})"
-_EDGE_BEFORE = r"(?:^|[^0-9A-Za-z])"
-_EDGE_AFTER = r"(?:$|[^0-9A-Za-z])"
+# Word boundaries, not consumed edges: without a capture group RE2 answers from its DFA alone
+# (a value group costs a second, slower pass per match)
+_EDGE = r"\b"
 _GROUPS = re.compile(r"[0-9A-Za-z]+")
 
 
@@ -39,7 +40,7 @@ def _card_pattern(gap: str) -> str:
         f"3[47]\\d{{2}}{gap}\\d{{6}}{gap}\\d{{5}}",  # Amex 4-6-5
         f"3(?:0[0-5]|[68]\\d)\\d{gap}\\d{{6}}{gap}\\d{{4}}",  # Diners 4-6-4
     )
-    return _EDGE_BEFORE + "(?P<value>" + "|".join(shapes) + ")" + _EDGE_AFTER
+    return _EDGE + "(?:" + "|".join(shapes) + ")" + _EDGE
 
 
 def _prefixes(text: str) -> list[str]:
@@ -83,12 +84,14 @@ class CardRecognizer(CreditCardRecognizer):
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The longest valid card that starts the candidate, cut at a group boundary."""
-        for prefix in _prefixes(text):
-            n = sum(c.isdigit() for c in prefix)
-            if n < 13:
+        groups = [(m.end(), m.end() - m.start()) for m in _GROUPS.finditer(text)]
+        digits = sum(n for _, n in groups)
+        for end, n in reversed(groups):
+            if digits < 13:
                 return None
-            if n <= 19 and self.validate_result(prefix):
-                return 0, len(prefix)
+            if digits <= 19 and self.validate_result(text[:end]):
+                return 0, end
+            digits -= n
         return None
 
 
@@ -106,9 +109,9 @@ class IbanCodeRecognizer(IbanRecognizer):
     PATTERNS = [
         Pattern(
             "iban",
-            r"(?i)" + _EDGE_BEFORE
-            + r"(?P<value>[A-Z]{2}\d{2}(?:" + _GAP + r"[A-Z0-9]{4}){2,7}(?:" + _GAP + r"[A-Z0-9]{1,3})?)"
-            + _EDGE_AFTER,
+            r"(?i)" + _EDGE
+            + r"[A-Z]{2}\d{2}(?:" + _GAP + r"[A-Z0-9]{4}){2,7}(?:" + _GAP + r"[A-Z0-9]{1,3})?"
+            + _EDGE,
             0.5,
         )
     ]

@@ -8,8 +8,9 @@ check one time in 89, which is far too often for a Tier 3 verdict on a spreadshe
 Every pattern runs on RE2 (linear time). Three of presidio's need a look-around or a
 back-reference, which only a backtracking engine runs; ``PAN (Low)``'s look-aheads
 (``(?=.*?[0-9]{4})``) scan the rest of the line from every candidate, quadratic on a long line.
-Their subclasses below keep presidio's names and validators, use an RE2 pattern, and check what
-the look-around or back-reference checked in ``invalidate_result``. US SSNs also get the
+Their subclasses below keep presidio's validators and recognizer names (not class names:
+presidio's loader finds its classes by name among all subclasses), use an RE2 pattern, and check
+what the look-around or back-reference checked in ``invalidate_result``. US SSNs also get the
 spellings presidio misses (other separators, doubled ones, digits glued to the word "SSN"),
 counted, like presidio's bare nine digits, only next to a context word.
 """
@@ -26,11 +27,12 @@ __all__ = ["national_id_recognizers"]
 _SSN_GAP = r"[ \t._/-]{1,3}"
 
 
-class UsSsnRecognizer(pr.UsSsnRecognizer):
+class SsnRecognizer(pr.UsSsnRecognizer):
     """presidio's SSN patterns, plus weak ones for separators it does not know and for digits
     glued to a word (``ssn_536228451``, ``SSN536228451``)."""
 
     def __init__(self, **kwargs: object) -> None:
+        kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.patterns = [
             *self.patterns,
@@ -46,10 +48,11 @@ class UsSsnRecognizer(pr.UsSsnRecognizer):
 _NINO_EXCLUDED = frozenset({"BG", "GB", "NK", "KN", "NT", "TN", "ZZ"})
 
 
-class UkNinoRecognizer(pr.UkNinoRecognizer):
+class NinoRecognizer(pr.UkNinoRecognizer):
     """presidio's NINO pattern without its look-ahead; the excluded prefixes are checked here."""
 
     def __init__(self, **kwargs: object) -> None:
+        kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.patterns = [
             Pattern(
@@ -67,11 +70,12 @@ _LETTER = re.compile(r"[A-Za-z]")
 _FOUR_DIGITS = re.compile(r"[0-9]{4}")
 
 
-class InPanRecognizer(pr.InPanRecognizer):
+class PanRecognizer(pr.InPanRecognizer):
     """presidio's PAN patterns; ``PAN (Low)`` without look-aheads: the ten characters must hold a
     letter and four digits in a row (presidio looked for them anywhere in the rest of the line)."""
 
     def __init__(self, **kwargs: object) -> None:
+        kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.patterns = [
             p if p.name != "PAN (Low)" else Pattern(p.name, r"\b[0-9A-Za-z_@#$%^?~-]{10}\b", p.score)
@@ -84,10 +88,11 @@ class InPanRecognizer(pr.InPanRecognizer):
         return bool(super().invalidate_result(pattern_text))
 
 
-class CaSinRecognizer(pr.CaSinRecognizer):
+class SinRecognizer(pr.CaSinRecognizer):
     """presidio's SIN patterns; the back-reference (one separator throughout) is checked here."""
 
     def __init__(self, **kwargs: object) -> None:
+        kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.patterns = [
             p if p.name != "SIN (medium)" else Pattern(p.name, r"\b[1-79][0-9]{2}[- ][0-9]{3}[- ][0-9]{3}\b", p.score)
@@ -105,17 +110,17 @@ class CaSinRecognizer(pr.CaSinRecognizer):
 # check digit passes on 1 in 10 random numbers (timestamps, order ids, US phone numbers), too
 # often to count without a context word.
 _NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
-    (UsSsnRecognizer, None),
+    (SsnRecognizer, None),
     (pr.UsItinRecognizer, None),
     (pr.UsPassportRecognizer, None),
     (pr.UsLicenseRecognizer, None),
     (pr.UsBankRecognizer, None),
     (pr.NhsRecognizer, 0.1),
-    (UkNinoRecognizer, None),
+    (NinoRecognizer, None),
     (pr.EsNifRecognizer, None),
     (pr.EsNieRecognizer, None),
     (pr.ItFiscalCodeRecognizer, None),
-    (InPanRecognizer, None),
+    (PanRecognizer, None),
     (pr.InAadhaarRecognizer, None),
     (pr.SgFinRecognizer, None),
     (pr.AuTfnRecognizer, None),
@@ -123,7 +128,7 @@ _NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
     (pr.PlPeselRecognizer, 0.3),
     (pr.FiPersonalIdentityCodeRecognizer, None),
     (pr.SePersonnummerRecognizer, 0.3),
-    (CaSinRecognizer, None),
+    (SinRecognizer, None),
     (pr.DeTaxIdRecognizer, 0.3),
     (pr.CryptoRecognizer, None),
 )
