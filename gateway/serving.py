@@ -118,9 +118,15 @@ class GatewayHttpProtocol(HttpToolsProtocol):
             # request waits for the one before): the delay is ours, not the client's.
             self._timer = self.loop.call_at(now + self._limits.body_timeout_s, self._expired)
             return
+        # 408 only where it is this request's one answer: before its headers, uvicorn's cycle is
+        # still the previous request's (it must be done); after them, it is this request's (it
+        # must not be answered yet, e.g. a 413 sent before the rest of the body came).
         cycle = self.cycle
-        responding = cycle is not None and cycle.response_started and not cycle.response_complete
-        if self._in_request and not responding:
+        if self._headers_at is None:
+            unanswered = cycle is None or cycle.response_complete
+        else:
+            unanswered = cycle is not None and not cycle.response_started
+        if self._in_request and unanswered:
             self.transport.write(_TIMED_OUT)
         # An idle connection that never started a request is just closed. The app waiting for
         # this request's body gets http.disconnect when the connection is lost.

@@ -292,3 +292,23 @@ def test_stream_trickling_one_endless_line_is_cut_too(env: Env) -> None:
     assert STREAM_S - 0.3 <= took <= STREAM_S + SLACK_S, took
     assert [json.loads(e)["error"]["code"] for e in events] == ["stream_max_duration"]
     assert env.upstream.hung_up.wait(5)
+
+
+def test_answered_request_trickling_its_body_gets_no_second_answer(env: Env) -> None:
+    """A body declared too large is refused (413) at once; a client that then trickles the rest
+    is disconnected at the body deadline without a second, unasked-for 408 on the connection."""
+    head = _request_head(env.key, 9 * 1024 * 1024)  # above max_body_bytes (8 MiB)
+    r = _trickle(env.port, head + b"x" * 1000, first=len(head))
+    assert BODY_S - 0.3 <= r.seconds <= BODY_S + SLACK_S, r.seconds
+    assert r.received.startswith(b"HTTP/1.1 413") and r.received.count(b"HTTP/1.1 ") == 1, r.received[:300]
+
+
+def test_slowloris_on_a_kept_alive_connection(env: Env) -> None:
+    """After one answered request, the next one's headers trickled on the same connection get
+    their own deadline, counted from their first byte, and a 408 as the second answer."""
+    get = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+    slow = b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Padding: " + b"a" * 400
+    r = _trickle(env.port, get + slow, first=len(get))
+    assert HEADER_S - 0.3 <= r.seconds <= HEADER_S + SLACK_S, r.seconds
+    answers = r.received.split(b"HTTP/1.1 ")[1:]
+    assert [a[:3] for a in answers] == [b"200", b"408"], r.received[:300]
