@@ -109,6 +109,7 @@ TIER2 = [
     ("EMAIL_ADDRESS", "write to {} today", "ivan@xn--e1afmkfd.xn--p1ai"),
     ("EMAIL_ADDRESS", "write to {} today", "jörg.müller@bücher.de"),
     ("EMAIL_ADDRESS", "mail: {}", "राम@उदाहरण.भारत"),
+    ("EMAIL_ADDRESS", "reply to '{}' today", "o'brien@example.com"),  # the quotes stay
     # a letter no fold table knows, inside an address: the whole address is still one finding
     ("EMAIL_ADDRESS", "write to {} today", "maria.gжnzalez@example.com"),
     # look-alike letters beyond the old hand-picked table (Unicode confusables)

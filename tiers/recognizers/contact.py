@@ -16,7 +16,7 @@ __all__ = ["EmailAddressRecognizer", "PhoneNumberRecognizer"]
 
 
 _LETTER = r"\p{L}\p{N}\p{M}"  # letters, digits and marks of any script
-_ATOM = f"[{_LETTER}_%+-]+"
+_ATOM = f"[{_LETTER}_%+!#$*^`{{|}}~-]+"
 # no counted repeats ({0,61}) of these classes: each copy of a Unicode class costs RE2 thousands
 # of instructions, and the combined set's DFA runs out of memory
 _LABEL = f"[{_LETTER}](?:[{_LETTER}-]*[{_LETTER}])?"
@@ -28,9 +28,9 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
     with tldextract, which fetches the public-suffix list over the network on first use; this one
     checks the shape locally.
 
-    The local part takes letters, digits, ``_ % + -`` and inner dots and apostrophes, not the
-    rarer RFC 5322 characters (``/ = ? & | { }`` …) that URLs and log formats put right before an
-    address (``?email=jane@example.com``). No word boundaries: leftmost matching already starts
+    The local part takes RFC 5322's characters except ``/ = ? &``, which URLs and query strings
+    put right before an address (``?email=jane@example.com``), and apostrophes only inside
+    (``o'brien@…``, not a quote before it). No word boundaries: leftmost matching already starts
     at the first character that can begin the address, so a letter no fold table knows
     (``maria.gжnzalez@…``) is inside the finding instead of left in the clear before it.
     """
