@@ -70,8 +70,9 @@ class TiersConfig(BaseModel):
     is not installed, building the classifier fails."""
     deadline_seconds: float | None = Field(default=10.0, gt=0)
     """Analysis of one request longer than this fails closed (Tier 3). ``None``: no deadline."""
-    max_findings: int = Field(default=100_000, ge=1)
-    """More findings than this in one request fails it closed (Tier 3, nothing to strip with)."""
+    max_findings: int = Field(default=20_000, ge=1)
+    """More findings than this in one request fails it closed (Tier 3): a body carrying tens of
+    thousands of identifiers is a data export, and each finding costs time to strip and restore."""
     regex_timeout_seconds: float = Field(default=1.0, gt=0, le=60)
     """Time limit for one window of a pattern that RE2 cannot run (look-arounds or
     back-references in a user's recognizer); running out fails the request closed (Tier 3)."""

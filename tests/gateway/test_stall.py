@@ -4,8 +4,8 @@ Large bodies are decoded and classified in worker processes; the event loop only
 While attackers keep several multi-megabyte bodies in flight — long digit runs with separators,
 hundreds of thousands of tiny strings, identifiers everywhere — another tenant's small chat
 requests and ``/healthz`` keep answering. The bound is generous (CI machines are slow and the
-fake vendor shares this process); before classification left the loop, the same load held
-``/healthz`` for seconds.
+fake vendor shares this process); before classification left the loop, the same load held every
+request for over ten seconds (bench/isolation.py measures it against an older commit).
 """
 
 from __future__ import annotations
@@ -64,4 +64,6 @@ def test_worst_case_bodies_do_not_stall_other_tenants(gateway: GatewayHarness) -
     assert statuses, "the attack never completed a request"
     assert set(statuses) <= {200, 400, 403, 503}, statuses
     latencies.sort()
-    assert len(latencies) >= 10 and latencies[-1] < 1.5, latencies[-5:]
+    # Generous, for a loaded CI machine: most answers stay fast, none waits for the attack.
+    assert len(latencies) >= 10, latencies
+    assert latencies[len(latencies) * 9 // 10] < 0.5 and latencies[-1] < 5.0, latencies[-5:]
