@@ -8,11 +8,14 @@ import csv
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, timedelta
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from audit.assessment import Assessment
 from audit.queries import ROW_FIELDS, ExposureRow
 from audit.vendors import VendorReview
+
+if TYPE_CHECKING:
+    from audit.playbook import Timeline
 
 __all__ = ["FORMATS", "render_assessment_json", "render_assessment_markdown", "write_rows"]
 
@@ -121,11 +124,16 @@ async def write_rows(
     return n
 
 
-def render_assessment_json(a: Assessment, vendors: Sequence[VendorReview] = ()) -> str:
-    """``vendors``: the vendor register's answers to quote (``audit.vendors.review_vendors``)."""
+def render_assessment_json(a: Assessment, vendors: Sequence[VendorReview] = (),
+                           timeline: Timeline | None = None) -> str:  # fmt: skip
+    """``vendors``: the vendor register's answers to quote (``audit.vendors.review_vendors``);
+    ``timeline``: the playbook's steps and clock (``audit.playbook.read_timeline``)."""
     doc = a.as_dict()
     if vendors:
         doc["vendor_register"] = [v.as_dict() for v in vendors]
+    if timeline is not None:
+        doc["drill"] = timeline.drill
+        doc["timeline"] = timeline.as_dict()
     return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -178,12 +186,18 @@ def _vendor_lines(vendors: Sequence[VendorReview]) -> list[str]:
     return lines
 
 
-def render_assessment_markdown(a: Assessment, vendors: Sequence[VendorReview] = ()) -> str:
-    """``vendors``: the vendor register's answers to quote next to the verdict."""
+def render_assessment_markdown(a: Assessment, vendors: Sequence[VendorReview] = (),
+                               timeline: Timeline | None = None) -> str:  # fmt: skip
+    """``vendors``: the vendor register's answers to quote next to the verdict; ``timeline``: the
+    playbook's clock and steps, right after the verdict (a drill says so in the title too)."""
+    from audit.timeline_report import DRILL_BANNER, timeline_markdown
+
     d = a.disclosure
+    drill = timeline is not None and timeline.drill
     lines = [
-        f"# Exposure assessment: {_md(d.title)}",
+        f"# {'DRILL: ' if drill else ''}Exposure assessment: {_md(d.title)}",
         "",
+        *([f"> **{DRILL_BANNER}.**", ""] if drill else []),
         f"- Reference: {_md(d.reference)}",
         f"- Window: {d.window.start.isoformat()} to {d.window.end.isoformat()}{_in_utc(d.window)}",
         f"- Vendor: providers {_md(', '.join(d.providers) or '-')}; upstreams "
@@ -197,6 +211,8 @@ def render_assessment_markdown(a: Assessment, vendors: Sequence[VendorReview] = 
     ]
     for note in a.notes:
         lines += [f"> **{_md(note)}**", ""]
+    if timeline is not None:
+        lines += timeline_markdown(timeline)
     if vendors:
         lines += _vendor_lines(vendors)
     lines += [

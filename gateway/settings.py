@@ -23,6 +23,7 @@ from pydantic_settings import (
 )
 
 from audit.settings import AuditSettings
+from audit.playbook import PlaybookRegister
 from audit.vendors import VendorRegister
 from gateway.probe import ProbeSettings
 from gateway.quarantine import QuarantineSettings
@@ -228,6 +229,9 @@ class Settings(BaseSettings):
     """Isolation probes the server runs on a schedule (``tiergate probe`` uses the same knobs)."""
     quarantine: QuarantineSettings = Field(default_factory=QuarantineSettings)
     """How fast a quarantine (``tiergate upstream quarantine``) reaches every replica."""
+    playbooks: PlaybookRegister = Field(default_factory=PlaybookRegister)
+    """Per tenant, who checks the logs, decides reportability and notifies whom once a vendor's
+    disclosure is loaded, and the clock for it (``audit/playbook.py``)."""
     vendors: VendorRegister = Field(default_factory=VendorRegister)
     """The vendor register: per provider, the vendor's answers in writing (isolation,
     containment, engine, notification ...), quoted by ``tiergate exposure assess`` reports."""

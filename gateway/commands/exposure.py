@@ -8,6 +8,7 @@ and picks the output stream.
 from __future__ import annotations
 
 import contextlib
+import json
 import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO
@@ -127,37 +128,115 @@ def query_command(config_path: str | None, db_url: str | None, upstream: tuple[s
 @click.argument("disclosure", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
               show_default=True)  # fmt: skip
+@click.option("--record", is_flag=True,
+              help="A real incident: start the playbook's clock (steps `loaded` and `assessed`).")
+@click.option("--actor", default=None, help="Who is loading it (required with --record).")
+@click.option("--tenant", default=None,
+              help="Assess for this tenant only (its rows, its playbook); default platform-wide.")
 @output_option
 def assess_command(config_path: str | None, db_url: str | None, disclosure: str, fmt: str,
-                   output: str | None) -> None:  # fmt: skip
+                   record: bool, actor: str | None, tenant: str | None, output: str | None) -> None:  # fmt: skip
     """Assess a vendor disclosure (YAML) against the log; store the disclosure.
+
+    With --record the disclosure starts its playbook's clock (``playbooks:`` in the config):
+    record the next steps with `tiergate exposure step ID ...`.
 
     Exit status: 0 nothing matched; 10 matched, Tier 1 only; 20 sensitive data may be exposed
     (Tier 2 or 3 matched); 1 on errors (a bad disclosure file names the line).
     """
-    from audit.assessment import assess
-    from audit.disclosures import load_disclosure, save_disclosure
+    from audit.disclosures import load_disclosure
     from audit.errors import DisclosureError
-    from audit.report import render_assessment_json, render_assessment_markdown
-    from audit.vendors import review_vendors
+    from audit.incident import load_and_assess
 
+    if record and not actor:
+        raise click.UsageError("--record needs --actor (who loaded the disclosure)")
+    if tenant is not None and not tenant.strip():
+        raise click.UsageError("--tenant must name a tenant")
     try:
         spec, digest = load_disclosure(disclosure)
     except DisclosureError as exc:
         raise click.ClickException(f"{disclosure}: {exc}") from None
     settings = load_audit_settings(config_path, db_url)
+    playbook = settings.playbooks.for_tenant(tenant)
+    if record and playbook is None:
+        click.echo("warning: no playbook is configured for this disclosure (playbooks: in the "
+                   "config): the clock runs, but nobody is named for its steps", err=True)  # fmt: skip
 
     async def work(store: Any) -> Any:
-        disclosure_id = await save_disclosure(store.engine, spec, digest)
-        return await assess(store.engine, spec, disclosure_id=disclosure_id)
+        return await load_and_assess(store, spec, digest, tenant=tenant, playbook=playbook,
+                                     actor=actor if record else None)  # fmt: skip
 
-    result = run_store(settings, work)
-    vendors = review_vendors(settings.vendors, result.providers, datetime.now(UTC).date(), named=spec.providers)
-    render = render_assessment_json if fmt == "json" else render_assessment_markdown
-    text = render(result, vendors)
+    result, timeline = run_store(settings, work)
+    text = _render(settings, result, timeline, fmt)
     with _output(output) as out:
         out.write(text)
     sys.exit(result.verdict.exit_code)
+
+
+def _render(settings: Any, result: Any, timeline: Any, fmt: str) -> str:
+    from audit.report import render_assessment_json, render_assessment_markdown
+    from audit.vendors import review_vendors
+
+    vendors = review_vendors(settings.vendors, result.providers, datetime.now(UTC).date(),
+                             named=result.disclosure.providers)  # fmt: skip
+    render = render_assessment_json if fmt == "json" else render_assessment_markdown
+    return render(result, vendors, timeline)
+
+
+@exposure_group.command("step")
+@config_option
+@db_url_option
+@click.argument("disclosure_id", type=click.IntRange(1))
+@click.argument("step", type=click.Choice(["assessed", "decided", "notified", "closed"]))
+@click.option("--actor", required=True, help="Who did it.")
+@click.option("--reportable", type=click.Choice(["yes", "no"]), default=None,
+              help="decided: is the incident reportable?")
+@click.option("--reason", default=None, help="decided (required), closed: why.")
+@click.option("--party", type=click.Choice(["customers", "body"]), default=None,
+              help="notified: the affected customers or the notified body.")
+@click.option("--to", "to", default=None, help="notified: whom exactly (names, case number).")
+def step_command(config_path: str | None, db_url: str | None, disclosure_id: int, step: str, actor: str,
+                 reportable: str | None, reason: str | None, party: str | None, to: str | None) -> None:  # fmt: skip
+    """Record one playbook step of a disclosure loaded with --record (an audit event with its
+    time and actor); prints the timeline's clock."""
+    from audit.incident import incident_step
+    from audit.timeline_report import clock_line
+
+    settings = load_audit_settings(config_path, db_url)
+
+    async def work(store: Any) -> Any:
+        return await incident_step(store, settings.playbooks, disclosure_id, step, actor=actor,
+                                   reportable=None if reportable is None else reportable == "yes",
+                                   reason=reason, party=party, to=to)  # fmt: skip
+
+    timeline = run_store(settings, work)
+    last = timeline.steps[-1]
+    click.echo(json.dumps({"disclosure_id": disclosure_id, "step": last.step, "at": last.at.isoformat(),
+                           "actor": last.actor, "drill": last.drill, **last.detail}))  # fmt: skip
+    click.echo(f"{'DRILL ' if timeline.drill else ''}disclosure {disclosure_id}: {clock_line(timeline)}", err=True)
+
+
+@exposure_group.command("timeline")
+@config_option
+@db_url_option
+@click.argument("disclosure_id", type=click.IntRange(1))
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True)  # fmt: skip
+@output_option
+def timeline_command(config_path: str | None, db_url: str | None, disclosure_id: int, fmt: str,
+                     output: str | None) -> None:  # fmt: skip
+    """The stored disclosure assessed again, with its playbook timeline and clock."""
+    from audit.incident import stored_incident
+
+    settings = load_audit_settings(config_path, db_url)
+
+    async def work(store: Any) -> Any:
+        return await stored_incident(store, settings.playbooks, disclosure_id)
+
+    result, timeline = run_store(settings, work)
+    text = _render(settings, result, timeline, fmt)
+    with _output(output) as out:
+        out.write(text)
 
 
 @exposure_group.command("match")

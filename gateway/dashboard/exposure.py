@@ -15,6 +15,8 @@ from sqlalchemy import or_, select
 from audit.assessment import Assessment, assess
 from audit.disclosures import DisclosureSpec, list_disclosures, parse_disclosure, save_disclosure
 from audit.errors import DisclosureError
+from audit.incident import load_and_assess
+from audit.playbook import PlaybookError, Timeline, disclosure_tenant, read_timeline
 from audit.models import Disclosure
 from audit.queries import ExposureFilter
 from audit.report import render_assessment_json, render_assessment_markdown
@@ -23,9 +25,10 @@ from gateway.dashboard.context import (
     gateway_state,
     tenant_scope,
 )
-from gateway.dashboard.errors import NotFound
-from gateway.dashboard.render import SECURITY_HEADERS
-from gateway.dashboard.security import TenantScope
+from gateway.dashboard.errors import BadInput, NotFound
+from gateway.dashboard.forms import opt_text
+from gateway.dashboard.render import SECURITY_HEADERS, redirect
+from gateway.dashboard.security import TenantScope, current_session
 
 __all__ = ["EXPOSURE_ROUTES"]
 
@@ -95,15 +98,39 @@ async def exposure_assess(request: Request[Any, Any, Any], dash: Dash) -> Respon
     except DisclosureError as exc:
         return _form(request, dash, await _recent(engine, scope), source=text, error=str(exc),
                      status_code=400)  # fmt: skip
-    disclosure_id = await save_disclosure(engine, spec, hashlib.sha256(raw).hexdigest(),
-                                          tenant=scope.tenant)  # fmt: skip
+    digest = hashlib.sha256(raw).hexdigest()
+    if (await request.form()).get("record"):  # a real incident: its playbook's clock starts now
+        state = gateway_state(request)
+        result, timeline = await load_and_assess(
+            state.store, spec, digest, tenant=scope.tenant, actor=_actor(request),
+            playbook=state.settings.playbooks.for_tenant(scope.tenant), extra=_extra(scope))  # fmt: skip
+        return _result(request, dash, result, timeline)
+    disclosure_id = await save_disclosure(engine, spec, digest, tenant=scope.tenant)
     result = await assess(engine, spec, disclosure_id=disclosure_id, extra=_extra(scope))
     return _result(request, dash, result)
 
 
-def _result(request: Request[Any, Any, Any], dash: Dash, result: Assessment) -> Response[Any]:
-    return dash.templates.page(request, "assessment.html", active="exposure", a=result,
-                               markdown=render_assessment_markdown(result))  # fmt: skip
+def _actor(request: Request[Any, Any, Any]) -> str:
+    return f"dashboard:{current_session(request).admin.username}"
+
+
+def _result(request: Request[Any, Any, Any], dash: Dash, result: Assessment,
+            timeline: Timeline | None = None, *, error: str = "", status_code: int = 200) -> Response[Any]:  # fmt: skip
+    from audit.timeline_report import clock_line, playbook_roles, step_summary
+
+    return dash.templates.page(request, "assessment.html", active="exposure", a=result, t=timeline,
+                               clock=clock_line(timeline) if timeline else "",
+                               roles=playbook_roles(timeline.playbook) if timeline else [],
+                               summary=step_summary, step_error=error, status_code=status_code,
+                               markdown=render_assessment_markdown(result, timeline=timeline))  # fmt: skip
+
+
+async def _timeline(request: Request[Any, Any, Any], disclosure_id: int) -> Timeline | None:
+    """The disclosure's playbook timeline (None: no clock was ever started for it)."""
+    state = gateway_state(request)
+    tenant = await disclosure_tenant(state.store.engine, disclosure_id)
+    t = await read_timeline(state.store.engine, disclosure_id, state.settings.playbooks.for_tenant(tenant))
+    return t if t.steps else None
 
 
 async def _stored(request: Request[Any, Any, Any], disclosure_id: int) -> Assessment:
@@ -123,8 +150,36 @@ async def _stored(request: Request[Any, Any, Any], disclosure_id: int) -> Assess
 @get("/exposure/{disclosure_id:int}", name="admin-assessment", include_in_schema=False)
 async def exposure_result(request: Request[Any, Any, Any], dash: Dash,
                           disclosure_id: FromPath[int]) -> Response[Any]:  # fmt: skip
-    """A stored disclosure, assessed again against the log as it is now."""
-    return _result(request, dash, await _stored(request, disclosure_id))
+    """A stored disclosure, assessed again against the log as it is now, with its timeline."""
+    result = await _stored(request, disclosure_id)
+    return _result(request, dash, result, await _timeline(request, disclosure_id))
+
+
+@post("/exposure/{disclosure_id:int}/step", status_code=200, include_in_schema=False)
+async def exposure_step(request: Request[Any, Any, Any], dash: Dash, disclosure_id: FromPath[int]) -> Response[Any]:
+    """Record a playbook step (decided / notified / closed) as the signed-in admin. A tenant
+    admin records steps on their own tenant's disclosures only."""
+    from audit.incident import incident_step
+
+    result = await _stored(request, disclosure_id)  # 404 for a disclosure this admin cannot see
+    state = gateway_state(request)
+    scope = tenant_scope(request)
+    if scope.tenant is not None and await disclosure_tenant(state.store.engine, disclosure_id) != scope.tenant:
+        raise NotFound("no such disclosure")  # platform-wide incidents are run by platform admins
+    form = await request.form()
+    step = opt_text(form, "step", 20) or ""
+    if step not in ("decided", "notified", "closed"):
+        raise BadInput("step: decided, notified or closed")
+    answer = opt_text(form, "reportable", 3)
+    try:
+        await incident_step(state.store, state.settings.playbooks, disclosure_id, step, actor=_actor(request),
+                            reportable=None if answer is None else answer == "yes",
+                            reason=opt_text(form, "reason", 2000), party=opt_text(form, "party", 20),
+                            to=opt_text(form, "to", 2000))  # fmt: skip
+    except PlaybookError as exc:
+        return _result(request, dash, result, await _timeline(request, disclosure_id), error=str(exc),
+                       status_code=400)  # fmt: skip
+    return redirect(f"/admin/exposure/{disclosure_id}", query={"recorded": step})
 
 
 @get("/exposure/{disclosure_id:int}/report/{fmt:str}", name="admin-assessment-report",
@@ -135,13 +190,14 @@ async def exposure_report(request: Request[Any, Any, Any], disclosure_id: FromPa
     if fmt not in ("md", "json"):
         raise NotFound("no such report format")
     result = await _stored(request, disclosure_id)
+    timeline = await _timeline(request, disclosure_id)
     if fmt == "json":
-        body, media = render_assessment_json(result), "application/json"
+        body, media = render_assessment_json(result, timeline=timeline), "application/json"
     else:
-        body, media = render_assessment_markdown(result), "text/markdown; charset=utf-8"
+        body, media = render_assessment_markdown(result, timeline=timeline), "text/markdown; charset=utf-8"
     name = f"exposure-{disclosure_id}.{fmt}"
     headers = {**SECURITY_HEADERS, "content-disposition": f'attachment; filename="{name}"'}
     return Response(body, media_type=media, headers=headers)
 
 
-EXPOSURE_ROUTES = [exposure_form, exposure_assess, exposure_result, exposure_report]
+EXPOSURE_ROUTES = [exposure_form, exposure_assess, exposure_result, exposure_step, exposure_report]
