@@ -24,14 +24,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date, timedelta
+from decimal import Decimal
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from audit.names import matches
 
-__all__ = ["QUESTIONS", "AnswerReview", "Question", "VendorAnswer", "VendorProfile", "VendorRegister",
-           "VendorReview", "review_profile", "review_vendors"]  # fmt: skip
+__all__ = ["QUESTIONS", "AnswerReview", "Question", "VendorAnswer", "VendorPrice", "VendorProfile",
+           "VendorRegister", "VendorReview", "review_profile", "review_vendors"]  # fmt: skip
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -50,6 +51,24 @@ class VendorAnswer(BaseModel):
     """Where it is written: contract clause, questionnaire section, ticket, dated e-mail."""
     example: str | None = Field(None, max_length=4000)
     """An example the vendor gave (an incident and how long its containment took)."""
+
+
+class VendorPrice(BaseModel):
+    """What the vendor charges per million tokens (probes state their cost with it)."""
+
+    model_config = _STRICT
+
+    input_per_million: Decimal = Field(ge=0)
+    """Price of one million prompt tokens."""
+    output_per_million: Decimal = Field(ge=0)
+    """Price of one million generated tokens."""
+    currency: str = Field("USD", pattern=r"^[A-Z]{3}$")
+    """ISO 4217 currency code of both prices."""
+    source: str | None = Field(None, max_length=500)
+    """Where the price is written (price list, contract clause)."""
+
+    def cost(self, prompt_tokens: int, output_tokens: int) -> Decimal:
+        return (self.input_per_million * prompt_tokens + self.output_per_million * output_tokens) / 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +98,8 @@ class VendorProfile(BaseModel):
 
     engine: str | None = Field(None, min_length=1, max_length=200)
     """The serving engine and version the vendor currently declares for our path."""
+    price: VendorPrice | None = None
+    """The vendor's token prices, when known: probes state their cost in money too."""
     tenant_isolation: VendorAnswer | None = None
     """Tenant isolation inside the engine (KV cache, prefix cache, batching)."""
     containment: VendorAnswer | None = None

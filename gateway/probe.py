@@ -43,6 +43,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from pydantic import BaseModel, ConfigDict, Field
 
 from engine import derive_cache_salt
+from gateway.probes.settings import LadderSettings, PrefixCacheSettings
 from tiers.types import UpstreamKind
 
 if TYPE_CHECKING:
@@ -96,6 +97,13 @@ class ProbeSettings(BaseModel):
     """``max_tokens`` of each probe request."""
     stream: bool = False
     """Ask for streamed (SSE) answers and read them event by event, instead of whole answers."""
+    max_tokens_per_run: int = Field(200_000, ge=1)
+    """Most tokens (prompt plus answer, as planned) one ladder or prefix-cache probe may spend:
+    a plan over it does not start (``tiergate probe --ladder --dry-run`` prints the plan)."""
+    ladder: LadderSettings = Field(default_factory=LadderSettings)
+    """Long-context ladder probes (``tiergate probe --ladder``)."""
+    prefix_cache: PrefixCacheSettings = Field(default_factory=PrefixCacheSettings)
+    """Cross-tenant prefix-cache probes (``tiergate probe --prefix-cache``)."""
 
 
 def new_marker() -> str:

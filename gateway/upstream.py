@@ -49,6 +49,7 @@ class UpstreamRejected(UpstreamError):
         label = f" ({upstream_code})" if upstream_code else ""
         super().__init__(f"the upstream rejected the request with HTTP {upstream_status}{label}")
         self.upstream_status = upstream_status
+        self.upstream_code = upstream_code  # the upstream's own short code (probes judge by it)
         self.status_code = upstream_status  # type: ignore[misc]
 
 
