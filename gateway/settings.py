@@ -93,10 +93,14 @@ class LimitsSettings(BaseModel):
     """Default per-key request budget per minute (None: unlimited)."""
     tokens_per_minute: int | None = Field(None, ge=1)
     """Default per-key prompt-token budget per minute (None: unlimited)."""
-    offload_chars: int = Field(16_000, ge=0)
-    """Prompts longer than this are classified in a worker thread so the event loop stays free."""
+    offload_bytes: int = Field(8192, ge=0)
+    """Request bodies larger than this are decoded, read and classified in a worker process, so
+    that no tenant's large body stalls the others' requests."""
+    classify_workers: int = Field(2, ge=1)
+    """Worker processes for large bodies (forked on first use; about one per core)."""
     classify_timeout_s: float = Field(10.0, gt=0)
-    """Classification taking longer than this fails closed (Tier 3)."""
+    """Seconds one job may hold a worker slot before the request is refused with 503
+    (``classifier_busy``); the classification deadline itself is ``tiers.deadline_seconds``."""
     auth_cache_s: float = Field(2.0, ge=0)
     """Seconds an authenticated key is trusted without asking the database again (0: never).
     Bounds how long a revoked key keeps working on a replica."""
