@@ -16,7 +16,8 @@ Loading a disclosure for real (``tiergate exposure assess --record``, the dashbo
 starts its clock: a ``loaded`` step. Each later step (``assessed``, ``decided`` reportable or not
 with a reason, ``notified`` whom, ``closed``) is appended as a ``disclosure_step`` audit event
 with its time and actor, in the hash chain; the timeline is read back from those events. A drill
-(``audit.drill``) writes the same steps with ``drill: true`` on every one of them.
+(``audit.drill``) writes the same steps as ``disclosure_drill_step`` events with ``drill: true``,
+so no count of real incidents ever includes one.
 """
 
 from __future__ import annotations
@@ -34,10 +35,11 @@ from audit.errors import AuditError
 from audit.models import AuditEvent
 from audit.timeutil import from_us
 
-__all__ = ["STEP_KIND", "STEPS", "Playbook", "PlaybookError", "PlaybookRegister", "PlaybookRole", "Step",
+__all__ = ["DRILL_KIND", "STEP_KIND", "STEPS", "Playbook", "PlaybookError", "PlaybookRegister", "PlaybookRole", "Step",
            "Timeline", "disclosure_tenant", "format_span", "read_timeline", "record_step"]  # fmt: skip
 
 STEP_KIND = "disclosure_step"
+DRILL_KIND = "disclosure_drill_step"  # a drill's steps: never counted as a real incident's
 StepName = Literal["loaded", "assessed", "decided", "notified", "closed"]
 STEPS: tuple[str, ...] = ("loaded", "assessed", "decided", "notified", "closed")
 # Which playbook role owns each step (``notified`` depends on the party told).
@@ -186,7 +188,7 @@ def _pattern(disclosure_id: int) -> list[str]:
 
 async def read_timeline(engine: AsyncEngine, disclosure_id: int, playbook: Playbook | None,
                         now: datetime | None = None) -> Timeline:  # fmt: skip
-    stmt = (select(_E.c.created_us, _E.c.detail).where(_E.c.kind == STEP_KIND)
+    stmt = (select(_E.c.created_us, _E.c.detail).where(_E.c.kind.in_((STEP_KIND, DRILL_KIND)))
             .where(or_(*(_E.c.detail.like(p) for p in _pattern(disclosure_id)))).order_by(_E.c.seq))  # fmt: skip
     async with engine.connect() as conn:
         rows = (await conn.execute(stmt)).all()
@@ -253,7 +255,7 @@ async def record_step(store: Any, disclosure_id: int, step: str, *, actor: str,
         detail["by_owner"] = any(n and n in actor.casefold() for n in named)
     detail |= extra or {}
     detail["drill"] = drill or timeline.drill
-    await store.record_event(STEP_KIND, detail)
+    await store.record_event(DRILL_KIND if detail["drill"] else STEP_KIND, detail)
     rest = {k: v for k, v in detail.items() if k not in ("disclosure_id", "step", "at", "actor", "drill")}
     return Step(step, at, actor, detail["drill"], rest)
 

@@ -216,6 +216,48 @@ def step_command(config_path: str | None, db_url: str | None, disclosure_id: int
     click.echo(f"{'DRILL ' if timeline.drill else ''}disclosure {disclosure_id}: {clock_line(timeline)}", err=True)
 
 
+@exposure_group.command("drill")
+@config_option
+@db_url_option
+@click.option("--actor", required=True, help="Who runs the drill.")
+@click.option("--tenant", default=None, help="Rehearse this tenant's playbook on its rows only.")
+@click.option("--hours", type=click.FloatRange(min=0.01, max=24 * 90), default=24.0, show_default=True,
+              help="The synthetic disclosure's window: the last this many hours of the log.")
+@click.option("--simulate", is_flag=True,
+              help="Record every later step at once, as the playbook's owners (rehearses the records, "
+                   "not the people).")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
+              show_default=True)  # fmt: skip
+@output_option
+def drill_command(config_path: str | None, db_url: str | None, actor: str, tenant: str | None, hours: float,
+                  simulate: bool, fmt: str, output: str | None) -> None:  # fmt: skip
+    """Rehearse the playbook: a synthetic disclosure (marked DRILL) against the live log.
+
+    Records `loaded` and `assessed` (with the assessment's duration); the playbook's owners then
+    record their steps with `tiergate exposure step ID ...` as in a real incident, and the
+    timeline shows how long each took. Exit status 0 (a drill never reports a verdict as exit code).
+    """
+    from audit.drill import run_drill
+
+    if tenant is not None and not tenant.strip():
+        raise click.UsageError("--tenant must name a tenant")
+    settings = load_audit_settings(config_path, db_url)
+
+    async def work(store: Any) -> Any:
+        return await run_drill(store, settings.playbooks, actor=actor, tenant=tenant, hours=hours,
+                               simulate=simulate)  # fmt: skip
+
+    result, timeline = run_store(settings, work)
+    with _output(output) as out:
+        out.write(_render(settings, result, timeline, fmt))
+    did = result.disclosure_id
+    if not simulate:
+        click.echo(f"DRILL disclosure {did}: now run the playbook, e.g.\n"
+                   f"  tiergate exposure step {did} decided --reportable no --reason ... --actor ...\n"
+                   f"  tiergate exposure step {did} notified --party customers --to ... --actor ...\n"
+                   f"  tiergate exposure timeline {did}", err=True)  # fmt: skip
+
+
 @exposure_group.command("timeline")
 @config_option
 @db_url_option

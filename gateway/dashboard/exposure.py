@@ -155,6 +155,18 @@ async def exposure_result(request: Request[Any, Any, Any], dash: Dash,
     return _result(request, dash, result, await _timeline(request, disclosure_id))
 
 
+@post("/exposure/drill", status_code=200, include_in_schema=False)
+async def exposure_drill(request: Request[Any, Any, Any]) -> Response[Any]:
+    """Start a drill (a synthetic disclosure over the last 24 hours, marked DRILL) for the admin's
+    scope; the page it leads to records the playbook's steps like a real incident's."""
+    from audit.drill import run_drill
+
+    state = gateway_state(request)
+    result, _ = await run_drill(state.store, state.settings.playbooks, actor=_actor(request),
+                                tenant=tenant_scope(request).tenant)  # fmt: skip
+    return redirect(f"/admin/exposure/{result.disclosure_id}", query={"drill": "started"})
+
+
 @post("/exposure/{disclosure_id:int}/step", status_code=200, include_in_schema=False)
 async def exposure_step(request: Request[Any, Any, Any], dash: Dash, disclosure_id: FromPath[int]) -> Response[Any]:
     """Record a playbook step (decided / notified / closed) as the signed-in admin. A tenant
@@ -200,4 +212,4 @@ async def exposure_report(request: Request[Any, Any, Any], disclosure_id: FromPa
     return Response(body, media_type=media, headers=headers)
 
 
-EXPOSURE_ROUTES = [exposure_form, exposure_assess, exposure_result, exposure_step, exposure_report]
+EXPOSURE_ROUTES = [exposure_form, exposure_assess, exposure_drill, exposure_result, exposure_step, exposure_report]

@@ -82,3 +82,29 @@ def test_incident_timeline_in_the_dashboard(postgres_db: str, tmp_path: Path, cl
             assert [s["actor"] for s in doc["timeline"]["steps"]] == ["dashboard:root"] * 4
             assert doc["timeline"]["done"] is True and doc["drill"] is False
             root.close()
+
+
+def test_drill_button(seeded: Any) -> None:
+    """The exposure page's drill button: CSRF-checked, a DRILL disclosure for the admin's scope
+    (a tenant admin's drill sees only that tenant's rows), its page marked as a drill."""
+    acme = _sign_in(seeded.gw, "acme-admin")
+    try:
+        form = acme.get("/admin/exposure").text
+        assert 'id="run-drill"' in form
+        assert acme.post("/admin/exposure/drill").status_code == 403  # no CSRF token
+        started = acme.post("/admin/exposure/drill", data={"csrf_token": _csrf(form)})
+        assert started.status_code == 303 and started.headers["location"].startswith("/admin/exposure/")
+        page = acme.get(started.headers["location"]).text
+        assert 'id="drill-banner"' in page and "<h1>DRILL: rehearsal of the incident playbook" in page
+        assert re.findall(r'data-step="(\w+)"', page) == ["loaded", "assessed"]
+        assert "dashboard:acme-admin" in page
+        did = int(started.headers["location"].split("/")[3].split("?")[0])
+        (row,) = seeded.gw.rows("SELECT tenant, reference FROM disclosures WHERE id = :i", {"i": did})
+        assert row["tenant"] == "acme" and row["reference"].startswith("DRILL-")
+        acme_rows = seeded.count("SELECT COUNT(*) FROM audit_requests WHERE tenant = 'acme' AND forwarded "
+                                 "AND created_us >= (SELECT MAX(created_us) FROM audit_requests) - 86400000000")  # fmt: skip
+        doc = json.loads(acme.get(f"/admin/exposure/{did}/report/json").text)
+        assert doc["drill"] is True and doc["total"] <= acme_rows
+        assert {t["tenant"] for t in doc["by_tenant_key"]} <= {"acme"}
+    finally:
+        acme.close()
