@@ -21,7 +21,7 @@ import multiprocessing
 import os
 import signal
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import Any
@@ -81,7 +81,7 @@ class ClassifyStep:
         self._wait_s = timeout_s * (queue_per_worker + 1)
         self._decoder_for = decoder_for
         self._max_segments = max_segments
-        self._pool: ProcessPoolExecutor | None = None
+        self._pool: Executor | None = None
         self._inflight = 0
         self.offloaded = 0  # requests classified in a worker (for tests and metrics)
 
@@ -142,7 +142,12 @@ class ClassifyStep:
             raise result
         return replace(result, offloaded=True)
 
-    def _executor(self) -> ProcessPoolExecutor:
+    def _executor(self) -> Executor:
+        if self._pool is None and "fork" not in multiprocessing.get_all_start_methods():
+            # Windows: no fork, and a spawned worker would rebuild the classifier (seconds). A
+            # thread keeps the loop responsive between interpreter switches, if not within them.
+            _worker_init_thread(self)
+            self._pool = ThreadPoolExecutor(self._workers, thread_name_prefix="tiergate-classify")
         if self._pool is None:
             # fork: the workers inherit the built classifier (building it again costs seconds).
             self._pool = ProcessPoolExecutor(
@@ -190,6 +195,11 @@ def _worker_init(step: ClassifyStep, parent: int) -> None:
         pass
     if os.getppid() != parent:  # the gateway died before the line above took effect
         os._exit(1)
+
+
+def _worker_init_thread(step: ClassifyStep) -> None:
+    global _STEP
+    _STEP = step
 
 
 def _in_worker(endpoint: str, raw: bytes, tenant: str, floor: int) -> Classified | BaseException:
