@@ -96,7 +96,7 @@ class Conditions(BaseModel):
     """Only prompts with at least this many characters were affected."""
     stream_only: bool = False
     """Only streamed requests were affected."""
-    endpoints: tuple[Literal["chat", "completions", "embeddings"], ...] | None = None
+    endpoints: tuple[Literal["chat", "completions", "embeddings", "responses", "messages", "count_tokens"], ...] | None = None
     """Only these endpoints were affected (default: all)."""
 
 

@@ -19,7 +19,7 @@ __all__ = ["event_row", "outcome_row", "request_row"]
 
 _MAX_SHORT = 200
 _ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
-_ENDPOINTS = {"chat", "completions", "embeddings"}
+_ENDPOINTS = {"chat", "completions", "embeddings", "responses", "messages", "count_tokens"}
 
 
 def _short(name: str, value: str | None, limit: int = _MAX_SHORT) -> str | None:

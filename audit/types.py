@@ -18,7 +18,7 @@ class RequestRecord:
     created_at: datetime  # timezone-aware UTC
     tenant: str | None
     key_id: str | None
-    endpoint: str  # "chat" | "completions" | "embeddings"
+    endpoint: str  # "chat" | "completions" | "embeddings" | "responses" | "messages" | "count_tokens"
     client_model: str | None
     upstream: str | None
     upstream_kind: str | None

@@ -46,14 +46,15 @@ class Principal:
 
 
 def bearer_token(headers: Any) -> str | None:
-    """The key from ``Authorization: Bearer …`` (what the openai SDK sends) or ``api-key``."""
+    """The key from ``Authorization: Bearer …`` (what the openai SDK sends), ``x-api-key`` (the
+    anthropic SDK) or ``api-key``."""
     value = headers.get("authorization")
     if value:
         scheme, _, token = value.partition(" ")
         if scheme.lower() == "bearer" and token.strip():
             return token.strip()
         return None
-    alt = headers.get("api-key")
+    alt = headers.get("x-api-key") or headers.get("api-key")
     return alt.strip() if alt else None
 
 

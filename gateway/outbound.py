@@ -2,7 +2,8 @@
 
 Pure apart from the token counter: strip (when the tier's rule says so for this kind), write the
 stripped strings back, drop what the gateway owns, set the provider model, the per-tenant
-``cache_salt`` for on-prem, and ask streams for usage at the end. The token count is taken on what
+``cache_salt`` for on-prem, and what the request's protocol owns (usage at the end of a stream,
+``store``). The token count is taken on what
 is sent (placeholders included), since that is what the upstream will report.
 """
 
@@ -14,6 +15,7 @@ from typing import Any
 import msgspec
 
 from engine import derive_cache_salt
+from gateway.protocols import PROTOCOLS, Protocol
 from gateway.routing import Candidate
 from gateway.tokens import PromptCount, TokenCounter
 from tiers import apply_content
@@ -78,15 +80,12 @@ def build_outbound(
     out["model"] = candidate.provider_model
     if candidate.kind == UpstreamKind.ONPREM:
         out["cache_salt"] = derive_cache_salt(salt_key, tenant)
-    if stream and endpoint != "embeddings":
-        options = out.get("stream_options")
-        options = dict(options) if isinstance(options, dict) else {}
-        options["include_usage"] = True
-        out["stream_options"] = options
-    return Outbound(candidate, _encode(out), sent, mapping, _count(counter, endpoint, sent, out))
+    protocol = PROTOCOLS[endpoint]
+    protocol.prepare(out, stream=stream, candidate=candidate, tier=decision.tier)
+    return Outbound(candidate, _encode(out), sent, mapping, _count(counter, protocol, sent, out))
 
 
-def _count(counter: TokenCounter, endpoint: str, sent: Content, out: dict[str, Any]) -> PromptCount:
+def _count(counter: TokenCounter, protocol: Protocol, sent: Content, out: dict[str, Any]) -> PromptCount:
     """The prompt tokens of what is sent. Only the prompt proper is what an upstream reports as
     prompt tokens, so only it sets the floor; everything else the upstream reads (tool schemas,
     metadata, files, keys) counts towards the length and widens the ceiling — a long file in an
@@ -97,7 +96,7 @@ def _count(counter: TokenCounter, endpoint: str, sent: Content, out: dict[str, A
         if seg.kind == "tokens" and isinstance(_value_at(out, seg.path), list):
             continue  # still sent as ids: counted as such below
         (prompt if seg.prompt else other).append(seg.text)
-    ids = _token_ids(endpoint, out)  # counted exactly, whatever the tokenizer
+    ids = protocol.token_ids(out)  # counted exactly, whatever the tokenizer
     count = counter.count(prompt, _extra_bytes(out))
     if other:
         rest = counter.count(["\n".join(other)])
@@ -111,13 +110,3 @@ def _value_at(body: Any, path: tuple[str | int, ...]) -> Any:
     for key in path:
         body = body[key]
     return body
-
-
-def _token_ids(endpoint: str, body: dict[str, Any]) -> int:
-    """How many token ids (not strings) a completions prompt or embeddings input carries."""
-    value = body.get({"completions": "prompt", "embeddings": "input"}.get(endpoint, ""))
-    if not isinstance(value, list):
-        return 0
-    if value and all(isinstance(v, int) for v in value):
-        return len(value)
-    return sum(len(v) for v in value if isinstance(v, list))

@@ -1,4 +1,5 @@
-"""Reading a request body: JSON, then the few fields the gateway itself needs (model, stream).
+"""Reading a request body: JSON, then the few fields the gateway itself needs (model, stream),
+then the request protocol's own checks (``gateway/protocols``).
 
 Pure and picklable in its results, so that it can run in a classification worker process along
 with everything else a large body costs (decoding 8 MB of JSON holds the interpreter for tens of
@@ -13,6 +14,7 @@ from typing import Any
 import msgspec
 
 from gateway.errors import BadRequest, Unprocessable
+from gateway.protocols import PROTOCOLS
 
 __all__ = ["ParsedBody", "parse_body"]
 
@@ -44,12 +46,8 @@ def parse_body(endpoint: str, raw: bytes) -> ParsedBody:
     stream = body.get("stream", False)
     if not isinstance(stream, bool):
         raise Unprocessable("'stream' must be a boolean", param="stream")
-    if endpoint == "embeddings" and stream:
-        raise Unprocessable("embeddings cannot be streamed", param="stream")
-    if endpoint == "chat" and (not isinstance(body.get("messages"), list) or not body["messages"]):
-        raise Unprocessable("'messages' must be a non-empty array", param="messages")
-    if endpoint == "completions" and "prompt" not in body:
-        raise Unprocessable("'prompt' is required", param="prompt")
-    if endpoint == "embeddings" and "input" not in body:
-        raise Unprocessable("'input' is required", param="input")
+    protocol = PROTOCOLS[endpoint]
+    if stream and not protocol.streams:
+        raise Unprocessable(f"{endpoint} cannot be streamed", param="stream")
+    protocol.validate(body, stream)
     return ParsedBody(body, model, stream)

@@ -33,7 +33,6 @@ from gateway.errors import (
     ModelNotAllowed,
     NotFound,
     PayloadTooLarge,
-    PromptTooLong,
     RateLimited,
     TierNotAllowed,
     Unavailable,
@@ -42,15 +41,14 @@ from gateway.errors import (
     UpstreamIntegrityError,
     UpstreamTimeout,
 )
-from gateway.integrity import check_answer, check_usage, reported_prompt_tokens
+from gateway.integrity import check_usage, reported_prompt_tokens
 from gateway.metrics import Metrics
 from gateway.outbound import Outbound, build_outbound
 from gateway.ratelimit import Limiter
-from gateway.restore import Restorers, restore_response
 from gateway.routing import Candidate, Router
 from gateway.settings import Settings
-from gateway.streaming import StreamResult, relay_sse
-from engine.admission import tokenize_request
+from gateway.protocols import PROTOCOLS, Protocol
+from gateway.streaming import StreamResult
 from gateway.tokens import TokenCounter, counted_by_upstream
 from gateway.upstream import RetryableUpstreamError, UpstreamClient
 from tiers.errors import ContentError, TiersError
@@ -70,7 +68,7 @@ def _translate(exc: TiersError) -> GatewayError:
     return err
 
 
-ENDPOINTS = {"chat": "/chat/completions", "completions": "/completions", "embeddings": "/embeddings"}
+ENDPOINTS = {name: p.path for name, p in PROTOCOLS.items()}
 _decode = msgspec.json.Decoder()
 
 
@@ -93,6 +91,22 @@ def _requested_tier(headers: Any) -> Tier:
     return Tier(max(int(e) for e in elements))
 
 
+def _carries_vendor_state(classified: Classified) -> bool:
+    return any(s.kind == "state" for s in classified.content.segments)
+
+
+def _one_vendor(candidates: list[Candidate]) -> list[Candidate]:
+    """Vendor state (thinking and its signature, encrypted reasoning) goes back to the vendor that
+    produced it, never to another one: with it, fallback stays within the first candidate's
+    provider (an undeclared provider: that upstream alone). The vendor is inferred, not recorded:
+    while the tier allows it, the first candidate is where the conversation's earlier turns went;
+    a turn whose tier rose to on-prem only sends it to our own engine, which discloses nothing."""
+    first = candidates[0]
+    if first.provider is None:
+        return [first]
+    return [c for c in candidates if c.provider == first.provider]
+
+
 @dataclass(frozen=True, slots=True)
 class Inbound:
     request_id: str
@@ -102,6 +116,8 @@ class Inbound:
     stream: bool
     created_at: datetime
     started: float
+    protocol: Protocol
+    headers: dict[str, str]  # the client's protocol headers, forwarded unchanged
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +145,9 @@ class Pipeline:
     salt_key: bytes
     now: Callable[[], datetime] = lambda: datetime.now(UTC)
     monotonic: Callable[[], float] = time.monotonic
+    # An upstream's effective safe length: the configured one, or lower after a failed ladder
+    # probe (gateway.probes.safe_length); raises when that shared state is unknown.
+    safe_tokens: Callable[[Any], int] = lambda up: up.safe_tokens
     _background: set[asyncio.Task[None]] = field(default_factory=set)
 
     # ---- the flow ---------------------------------------------------------------------------
@@ -168,12 +187,14 @@ class Pipeline:
         if raw is None:
             raise PayloadTooLarge()
         floor = _requested_tier(headers)
+        protocol = PROTOCOLS[endpoint]
+        forwarded = protocol.forward_headers(headers)
         await self._rate(principal, "requests", 1, self.settings.limits.requests_per_minute)
         # Parsing is part of classification: a large body is decoded in a worker process too.
         classified = seen["classified"] = await self.classify.run(endpoint, raw, principal.tenant, floor)
         parsed = classified.parsed
         inbound = seen["inbound"] = Inbound(
-            request_id, endpoint, parsed.body, parsed.model, parsed.stream, created, started
+            request_id, endpoint, parsed.body, parsed.model, parsed.stream, created, started, protocol, forwarded
         )
         if not principal.may_use(inbound.model):
             raise ModelNotAllowed()
@@ -194,17 +215,25 @@ class Pipeline:
     async def _forward(self, inbound: Inbound, principal: Principal, classified: Classified) -> Reply:
         decision = classified.decision
         rule = self.classify.rule(principal.tenant, decision.tier)
-        choice = self.router.choose(inbound.model, decision.tier, rule, hardened=self.hardened)
-        if not choice.candidates:
+        protocol = inbound.protocol
+        choice = self.router.choose(inbound.model, decision.tier, rule, hardened=self.hardened, wire=protocol.wire)
+        if not choice.speakers:
+            raise NotFound(f"no upstream of this model serves the {protocol.name} API", code="protocol_not_served")
+        candidates = [c for c in choice.candidates if protocol.admits(inbound.body, c, decision.tier)]
+        if choice.candidates and not candidates:
+            raise protocol.refused() or TierNotAllowed()
+        if not candidates:
             raise TierNotAllowed()
+        if _carries_vendor_state(classified):
+            candidates = _one_vendor(candidates)
         too_long = 0
         attempts = 0
         opened_any = False
         charged = False
         last: GatewayError | None = None
-        for candidate in choice.candidates:
+        for candidate in candidates:
             outbound = await self._outbound(candidate, inbound, principal, classified)
-            safe = candidate.upstream.safe_tokens
+            safe = self.safe_tokens(candidate.upstream)
             rid: str | None = None
             if not outbound.count.settles(safe) and candidate.upstream.tokenize_url:
                 # Counting at the upstream hands it the prompt: that is a forward, with its row first.
@@ -234,7 +263,7 @@ class Pipeline:
                 await self._write_ahead(rid, inbound, principal, classified, outbound)
             opened_any = True
             try:
-                opened = await self.clients[candidate.name].open(ENDPOINTS[inbound.endpoint], outbound.body)
+                opened = await self.clients[candidate.name].open(protocol.path, outbound.body, inbound.headers)
             except RetryableUpstreamError as exc:
                 self.metrics.fallbacks.labels(candidate.name, exc.reason).inc()
                 self._outcome(rid, inbound, "upstream_error", 502, exc.upstream_status, error=exc.reason)
@@ -251,7 +280,7 @@ class Pipeline:
             return await self._complete(rid, inbound, decision.tier, outbound, opened.response)
         if not opened_any and too_long:
             # Rows of counting attempts already say why; a refusal row would repeat the request id.
-            raise PromptTooLong(recorded=attempts > 0)
+            raise protocol.too_long(recorded=attempts > 0)
         if last is not None:
             self._count(inbound, decision.tier, "none", 502)
             raise UpstreamError("every eligible upstream failed before answering", code="upstream_unavailable")
@@ -290,10 +319,8 @@ class Pipeline:
 
     async def _count_at_upstream(self, inbound: Inbound, outbound: Outbound) -> Outbound:
         """Replace the estimate by the upstream's own count of exactly what it would receive."""
-        if inbound.endpoint == "embeddings":
-            return outbound  # /tokenize has no embeddings shape; the estimate stands
-        request = tokenize_request(_decode.decode(outbound.body), chat=inbound.endpoint == "chat")
-        if request is None:  # a prompt of token ids: already counted exactly
+        request = inbound.protocol.tokenize_request(_decode.decode(outbound.body))
+        if request is None:  # token ids (already counted exactly), or no /tokenize shape: the estimate stands
             return outbound
         tokens = await self.clients[outbound.candidate.name].count_tokens(request)
         return replace(outbound, count=counted_by_upstream(tokens))
@@ -359,28 +386,25 @@ class Pipeline:
             self._outcome(rid, inbound, "upstream_error", 502, response.status_code, error="malformed_body")
             self._count(inbound, tier, name, 502)
             raise UpstreamError("the upstream's answer was not a JSON object") from None
-        usage = data.get("usage")
+        protocol = inbound.protocol
+        usage = protocol.usage(data)
         upstream = outbound.candidate.upstream
         reason = check_usage(outbound.count, usage, promised=upstream.promises_usage)
-        if reason is None and inbound.endpoint != "embeddings":
-            reason = check_answer(outbound.count, [c for c in data.get("choices") or () if isinstance(c, dict)])
+        if reason is None:
+            reason = protocol.check_answer(outbound.count, data)
         if reason is not None:
             self.metrics.integrity_failures.labels(name, reason).inc()
             self._outcome(rid, inbound, "integrity_error", 502, response.status_code, usage=usage,
                                 error=reason, integrity=True)
             self._count(inbound, tier, name, 502)
             raise UpstreamIntegrityError()
-        restore_response(data, outbound.mapping)
-        if "model" in data:  # the name the client asked for: upstream names and routing stay inside
-            data["model"] = inbound.model
+        protocol.restore(data, outbound.mapping, inbound.model)  # and the model name the client asked for
         self._outcome(rid, inbound, "ok", 200, response.status_code, usage=usage)
         self._count(inbound, tier, name, 200)
         return Reply(200, data, headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))})
 
     def _stream(self, rid: str, inbound: Inbound, tier: Tier, outbound: Outbound, response: Any) -> Reply:
         name = outbound.candidate.name
-        options = inbound.body.get("stream_options")
-        wants_usage = bool(isinstance(options, dict) and options.get("include_usage"))
 
         async def done(result: StreamResult) -> None:
             status = {"ok": 200, "timeout": 504, "client_closed": 499}.get(result.status, 502)
@@ -390,12 +414,12 @@ class Pipeline:
             self._outcome(rid, inbound, result.status, status, response.status_code, usage=result.usage,
                           error=result.error_class, integrity=result.status == "integrity_error")
 
-        stream = relay_sse(
+        stream = inbound.protocol.relay(
             response,
-            restorers=Restorers(outbound.mapping) if outbound.mapping else None,
+            mapping=outbound.mapping,
             count=outbound.count,
             promised_usage=outbound.candidate.upstream.promises_usage,
-            client_wants_usage=wants_usage,
+            body=inbound.body,
             client_model=inbound.model,
             on_done=done,
         )

@@ -43,6 +43,10 @@ class Restorers:
         """Choices whose restorers still hold text (a stream that ended without finish_reason)."""
         return sorted({k[0] for k in self._streams})
 
+    def held_keys(self) -> list[Any]:
+        """The first key element of every restorer still open, in the order they were opened."""
+        return list(dict.fromkeys(k[0] for k in self._streams))
+
     def flush_choice(self, index: int) -> list[tuple[StreamKey, str]]:
         out = []
         for key in [k for k in self._streams if k[0] == index]:

@@ -9,8 +9,9 @@ from litestar import Request, Response, asgi, get
 
 from gateway.asgi import ClientGone, Headers, read_body, send_json, send_stream
 from gateway.auth import bearer_token
-from gateway.errors import MethodNotAllowed, NotFound, Unauthorized
+from gateway.errors import GatewayError, MethodNotAllowed, NotFound, Unauthorized
 from gateway.metrics import CONTENT_TYPE_LATEST, scrape_allowed
+from gateway.protocols import PROTOCOLS
 
 if TYPE_CHECKING:
     from gateway.app import GatewayState
@@ -26,17 +27,22 @@ def _state(request: Request[Any, Any, Any]) -> GatewayState:
 
 
 async def _proxy(scope: dict[str, Any], receive: Any, send: Any, endpoint: str) -> None:
-    if scope["method"] != "POST":
-        raise MethodNotAllowed()
-    state: GatewayState = scope["app"].state.gateway
-    headers = Headers(scope["headers"])
+    protocol = PROTOCOLS[endpoint]
     try:
-        # None: over the size limit, refused by the pipeline after authentication (the refusal
-        # then has a tenant).
-        raw = await read_body(headers, receive, state.settings.server.max_body_bytes)
-    except ClientGone:
+        if scope["method"] != "POST":
+            raise MethodNotAllowed()
+        state: GatewayState = scope["app"].state.gateway
+        headers = Headers(scope["headers"])
+        try:
+            # None: over the size limit, refused by the pipeline after authentication (the refusal
+            # then has a tenant).
+            raw = await read_body(headers, receive, state.settings.server.max_body_bytes)
+        except ClientGone:
+            return
+        reply = await state.pipeline.run(endpoint, headers, raw)
+    except GatewayError as exc:  # in the shape this protocol's clients expect
+        await send_json(send, exc.status_code, protocol.error_body(exc), exc.headers)
         return
-    reply = await state.pipeline.run(endpoint, headers, raw)
     if reply.stream is not None:
         await send_stream(receive, send, reply.stream, reply.headers)
     else:
@@ -61,6 +67,49 @@ async def completions(scope: Any, receive: Any, send: Any) -> None:
 async def embeddings(scope: Any, receive: Any, send: Any) -> None:
     """OpenAI embeddings."""
     await _proxy(scope, receive, send, "embeddings")
+
+
+@asgi("/v1/responses", is_mount=False, copy_scope=False)
+async def responses(scope: Any, receive: Any, send: Any) -> None:
+    """OpenAI Responses, streaming and not; a WebSocket upgrade is answered 426 (Codex then
+    falls back to HTTP at once instead of retrying)."""
+    if scope["type"] == "websocket":
+        await _refuse_websocket(scope, receive, send)
+        return
+    if scope["method"] == "GET" and "websocket" in (Headers(scope["headers"]).get("upgrade") or "").lower():
+        await send_json(send, 426, UpgradeRequired().body(), {"upgrade": "HTTP/1.1"})
+        return
+    await _proxy(scope, receive, send, "responses")
+
+
+@asgi("/v1/messages", is_mount=False, copy_scope=False)
+async def messages(scope: Any, receive: Any, send: Any) -> None:
+    """Anthropic Messages, streaming and not (``?beta=true`` too: the query is not read)."""
+    await _proxy(scope, receive, send, "messages")
+
+
+@asgi("/v1/messages/count_tokens", is_mount=False, copy_scope=False)
+async def count_tokens(scope: Any, receive: Any, send: Any) -> None:
+    """Anthropic token counting: the whole prompt goes to the upstream, so it is a forward."""
+    await _proxy(scope, receive, send, "count_tokens")
+
+
+class UpgradeRequired(GatewayError):
+    status_code = 426
+    error_type = "invalid_request_error"
+    default_code = "websocket_not_supported"
+    default_message = "WebSocket is not served here; use HTTP POST with stream: true"
+
+
+async def _refuse_websocket(scope: Any, receive: Any, send: Any) -> None:
+    await receive()  # websocket.connect
+    if "websocket.http.response" in (scope.get("extensions") or {}):
+        payload = _encode(UpgradeRequired().body())
+        await send({"type": "websocket.http.response.start", "status": 426,
+                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send({"type": "websocket.http.response.body", "body": payload})
+    else:
+        await send({"type": "websocket.close", "code": 1008})
 
 
 def _model(name: str) -> dict[str, Any]:
@@ -121,4 +170,5 @@ async def metrics(request: Request[Any, Any, Any]) -> Response[Any]:
     return Response(state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
-ROUTES = [chat_completions, completions, embeddings, list_models, get_model, healthz, readyz, metrics]
+ROUTES = [chat_completions, completions, embeddings, responses, messages, count_tokens, list_models, get_model,
+          healthz, readyz, metrics]

@@ -1,7 +1,7 @@
 """Upstream registry and the choice of eligible upstreams for one request (pure).
 
 Order: an alias's explicit list, else the config order of upstreams offering the model. A
-candidate must (1) allow the tier (``max_tier``), (2) be of a kind the tenant's policy allows for
+candidate must (0) speak the request's wire protocol (``UpstreamSettings.protocols``), (1) allow the tier (``max_tier``), (2) be of a kind the tenant's policy allows for
 that tier, and (3) for Tier 3 on-prem, have a hardened engine. Fallback walks this list only, so it
 can never reach an upstream of lower trust than the tier allows.
 
@@ -63,6 +63,7 @@ class Choice:
 
     candidates: tuple[Candidate, ...]
     excluded_by_tier: int
+    speakers: int = 0  # upstreams of the model that speak the request's protocol at all
 
 
 class Router:
@@ -92,10 +93,15 @@ class Router:
         rule: TierRule,
         *,
         hardened: Callable[[UpstreamSettings], bool],
+        wire: str = "openai",
     ) -> Choice:
         eligible: list[Candidate] = []
         excluded = 0
+        speakers = 0
         for up in self._order.get(model, ()):
+            if wire not in up.protocols:
+                continue  # the request's protocol is not served there: never a candidate
+            speakers += 1
             ok = up.max_tier >= tier and rule.allows(up.kind)
             if ok and tier >= Tier.RESTRICTED and up.kind == UpstreamKind.ONPREM:
                 ok = hardened(up)  # fail closed: an unknown or unhardened engine gets no Tier 3
@@ -105,7 +111,7 @@ class Router:
             eligible.append(Candidate(up, up.models[model], rule.must_strip(up.kind)))
         if self._quarantine is not None:
             eligible = self._unquarantined(model, eligible)
-        return Choice(tuple(eligible), excluded)
+        return Choice(tuple(eligible), excluded, speakers)
 
     def _unquarantined(self, model: str, eligible: list[Candidate]) -> list[Candidate]:
         board = self._quarantine

@@ -12,7 +12,7 @@ import os
 import secrets as _secrets
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -165,6 +165,16 @@ class UpstreamSettings(BaseModel):
     """The upstream reports ``usage.prompt_tokens``; a missing one is then an integrity failure."""
     manifest_interval_s: float = Field(60.0, gt=0)
     """On-prem only: how often the engine's hardening manifest is re-read."""
+    protocols: list[Literal["openai", "responses", "anthropic"]] = Field(default_factory=lambda: ["openai"], min_length=1)
+    """Wire protocols the upstream serves under ``base_url``: ``openai`` (chat, completions,
+    embeddings), ``responses`` (OpenAI Responses) and ``anthropic`` (Messages and count_tokens;
+    vLLM 0.32 serves all three). A request only goes to upstreams speaking its protocol."""
+    auth_header: Literal["authorization", "x-api-key"] = "authorization"
+    """How the upstream's key is sent: ``Authorization: Bearer`` or Anthropic's ``x-api-key``."""
+    vendor_storage_max_tier: int = Field(0, ge=0, le=2)
+    """Highest tier whose Responses conversations this *shared* upstream may keep (``store``,
+    ``previous_response_id``). 0: none: ``store`` is forced to false and ``previous_response_id``
+    refused. Dedicated and on-prem upstreams keep the client's choice."""
 
     @property
     def safe_tokens(self) -> int:
@@ -264,9 +274,12 @@ class Settings(BaseSettings):
         if dupes:
             raise ValueError(f"duplicate upstream names: {', '.join(dupes)}")
         by_name = {u.name: u for u in self.upstreams}
-        for name in self.probes.upstreams:
-            if name not in by_name:
-                raise ValueError(f"probes.upstreams: unknown upstream {name!r}")
+        for key, listed in (("probes.upstreams", self.probes.upstreams),
+                            ("probes.ladder.upstreams", self.probes.ladder.upstreams),
+                            ("probes.prefix_cache.upstreams", self.probes.prefix_cache.upstreams)):  # fmt: skip
+            for name in listed:
+                if name not in by_name:
+                    raise ValueError(f"{key}: unknown upstream {name!r}")
         for i, alias in enumerate(self.aliases):
             for up in alias.upstreams:
                 if up not in by_name:

@@ -155,7 +155,9 @@ class UpstreamClient:
         if key is None and settings.api_key_env:
             key = os.environ.get(settings.api_key_env)
         self._headers = {"content-type": "application/json"}
-        if key:
+        if key and settings.auth_header == "x-api-key":
+            self._headers["x-api-key"] = key
+        elif key:
             self._headers["authorization"] = f"Bearer {key}"
         self._base = settings.base_url.rstrip("/")
         # connect: waiting for a pooled connection plus opening one; sock_read: between bytes.
@@ -186,7 +188,7 @@ class UpstreamClient:
             )  # fmt: skip
         return self._session
 
-    def _post(self, url: str, **body: Any) -> Any:
+    def _post(self, url: str, extra: dict[str, str] | None = None, **body: Any) -> Any:
         """A POST to ``url`` (awaitable, or an async context manager), never following redirects.
 
         The auth header goes with each call, not as a session default: with an explicit proxy,
@@ -194,7 +196,8 @@ class UpstreamClient:
         upstream's API key to the egress proxy. The proxy comes from `_proxy`, read once per URL:
         aiohttp's trust_env re-read the environment and ~/.netrc in a worker thread every call."""
         proxy = self._proxy(url)
-        return self._get_session().post(url, headers=self._headers, allow_redirects=False, proxy=proxy.url,
+        headers = {**extra, **self._headers} if extra else self._headers
+        return self._get_session().post(url, headers=headers, allow_redirects=False, proxy=proxy.url,
                                         proxy_auth=proxy.auth, **body)  # fmt: skip
 
     def _proxy(self, url: str) -> _Proxy:
@@ -208,12 +211,13 @@ class UpstreamClient:
             self._proxies[url] = found
         return found
 
-    async def open(self, path: str, body: bytes) -> Opened:
-        """Send ``body``; return once a 2xx head arrived. Raises the translated errors above."""
+    async def open(self, path: str, body: bytes, headers: dict[str, str] | None = None) -> Opened:
+        """Send ``body`` (with the protocol's forwarded ``headers``); return once a 2xx head
+        arrived. Raises the translated errors above."""
         try:
             # `_post` never follows a redirect: a 307 would re-send the prompt to wherever it points.
             async with asyncio.timeout(self._head_timeout):
-                response = await self._post(self._base + path, data=body)
+                response = await self._post(self._base + path, headers, data=body)
         except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
             raise RetryableUpstreamError(type(exc).__name__) from None
         except TimeoutError:  # aiohttp's ServerTimeoutError is one too

@@ -485,10 +485,237 @@ _CHAT = obj(
 )
 _COMPLETIONS = obj(**_COMMON, prompt=_prompt_input("prompt"), suffix=prose(True))
 _EMBEDDINGS = obj(**_COMMON, input=_prompt_input("input"))
+
+
+# -- vendor state -------------------------------------------------------------------------------
+# Thinking blocks, their signatures, redacted thinking and encrypted reasoning items are state a
+# vendor produced and checks on its return: edited by one byte, the vendor answers 400. They are
+# *read* like everything else (kind "state": a client could otherwise smuggle an IBAN to a shared
+# vendor inside a "signature"), so their findings raise the tier; but they are never rewritten
+# (writing one back raises StripError, as for a PDF) and, being text, never count as UNREADABLE.
+# The gateway does not restore placeholders inside thinking it relays, so the thinking a client
+# resends holds the vendor's own placeholders, which are no findings. Which upstream they may go
+# back to is routing's concern (gateway/protocols: vendor state never crosses to another vendor).
+
+
+def _state(w: _Walk, value: Any, path: Path) -> None:
+    """Vendor state: read, never rewritten, not the prompt proper."""
+    if isinstance(value, str):
+        if value:
+            w.add(Segment(path, value, False, kind="state"))
+    elif value is not None:
+        _free(w, value, path)
+
+
+def ordered(first: tuple[str, ...], **fields: Spec) -> Spec:
+    """Like :func:`obj`, but the fields in ``first`` are read before all others, whatever the
+    client's key order: placeholders are numbered in reading order, and the parts that stay the
+    same on every turn of a conversation (``system``, ``tools``, ``instructions``) must be numbered
+    before the history that grows, or a new turn would renumber them."""
+    inner = obj(**fields)
+
+    def read(w: _Walk, value: Any, path: Path) -> None:
+        if not isinstance(value, Mapping) or not any(k in value for k in first):
+            inner(w, value, path)
+            return
+        head = {k: value[k] for k in first if k in value}
+        rest = {k: v for k, v in value.items() if k not in head}
+        inner(w, head, path)
+        inner(w, rest, path)
+
+    return read
+
+
+def _mime(w: _Walk, value: Any, path: Path) -> None:
+    """A MIME type (``image/png``): protocol when it has that shape."""
+    if isinstance(value, str) and _MIME.match(value):
+        return
+    _free(w, value, path)
+
+
+_MIME = re.compile(r"[a-z]+/[a-z0-9][a-z0-9.+-]{0,80}\Z")
+
+# -- Anthropic Messages --------------------------------------------------------------------------
+
+_SOURCE_TYPES = frozenset({"base64", "text", "content", "url", "file"})
+
+
+def _source_type(w: _Walk, value: Any, path: Path) -> None:
+    if value not in _SOURCE_TYPES:
+        keyword(w, value, path)
+
+
+_CACHE = obj(type=keyword, ttl=keyword)
+_SOURCE_META = obj(type=_source_type, media_type=_mime)
+
+
+def _a_source(w: _Walk, value: Any, path: Path) -> None:
+    """An image or document ``source``: base64 data by its media type, plain text, nested
+    content blocks, or a URL / file id."""
+    if not isinstance(value, Mapping):
+        _free(w, value, path)
+        return
+    stype = value.get("type")
+    if stype == "base64" and isinstance(value.get("data"), str):
+        _SOURCE_META(w, {k: v for k, v in value.items() if k != "data"}, path)
+        mime = value.get("media_type")
+        w.file(_b64(value["data"]), (*path, "data"), False, mime=mime.lower() if isinstance(mime, str) else None,
+               via="")
+    elif stype == "text":
+        obj(type=_source_type, media_type=_mime, data=prose(True))(w, value, path)
+    elif stype == "content":
+        obj(type=_source_type, content=_a_content)(w, value, path)
+    else:  # url, file: links and ids are read as text
+        obj(type=_source_type, media_type=_mime, url=_media_url, file_id=prose(False))(w, value, path)
+
+
+_A_TEXT = obj(type=keyword, text=prose(what="text block"), cache_control=_CACHE, citations=_free)
+_A_BLOCKS: dict[str, Spec] = {
+    "text": _A_TEXT,
+    "image": obj(type=keyword, source=_a_source, cache_control=_CACHE),
+    "document": obj(type=keyword, source=_a_source, title=prose(True), context=prose(True), cache_control=_CACHE,
+                    citations=_free),
+    "tool_use": obj(type=keyword, id=prose(False), name=prose(False), input=_free, cache_control=_CACHE),
+    "server_tool_use": obj(type=keyword, id=prose(False), name=prose(False), input=_free, cache_control=_CACHE),
+    "thinking": obj(type=keyword, thinking=_state, signature=_state),
+    "redacted_thinking": obj(type=keyword, data=_state),
+}
+
+
+def _a_block(w: _Walk, value: Any, path: Path) -> None:
+    if isinstance(value, str):
+        w.text(value, path, True)
+        return
+    if not isinstance(value, Mapping):
+        raise _fail("content block", path)
+    btype = value.get("type")
+    if btype is not None and not isinstance(btype, str):
+        raise _fail("content block type", path)
+    if btype == "tool_result":
+        obj(type=keyword, tool_use_id=prose(False), content=_a_content, is_error=number,
+            cache_control=_CACHE)(w, value, path)
+        return
+    # A block type we do not know (search results, web search results …): its text is the
+    # prompt, all the rest read freely.
+    (_A_BLOCKS.get(btype or "") or obj(type=keyword, text=prose(what="text block")))(w, value, path)
+
+
+def _a_content(w: _Walk, value: Any, path: Path) -> None:
+    if value is None:
+        return
+    if isinstance(value, str):
+        w.text(value, path, True)
+    elif isinstance(value, list):
+        for i, block in enumerate(value):
+            _a_block(w, block, (*path, i))
+    else:
+        raise _fail("message content", path)
+
+
+_A_MESSAGE = obj(role=keyword, content=_a_content)
+
+
+def _a_message(w: _Walk, value: Any, path: Path) -> None:
+    if not isinstance(value, Mapping):
+        raise _fail("message", path)
+    _A_MESSAGE(w, value, path)
+
+
+def _a_system(w: _Walk, value: Any, path: Path) -> None:
+    if isinstance(value, list):
+        for i, block in enumerate(value):
+            _a_block(w, block, (*path, i))
+    else:
+        prose(True, what="system")(w, value, path)
+
+
+_A_TOOL = obj(type=keyword, name=prose(False), description=prose(False), input_schema=_free, cache_control=_CACHE)
+_A_FIELDS: dict[str, Spec] = {
+    "model": replaced,
+    "system": _a_system,
+    "tools": listof(_A_TOOL, required="tools"),
+    "messages": listof(_a_message, required="messages"),
+    "tool_choice": obj(type=keyword, name=prose(False), disable_parallel_tool_use=number),
+    "thinking": obj(type=keyword, budget_tokens=number),
+    "metadata": _free_values,
+    "stop_sequences": _stop,
+    "service_tier": keyword,
+    **{name: number for name in ("max_tokens", "stream", "temperature", "top_k", "top_p")},
+}
+_MESSAGES = ordered(("system", "tools"), **_A_FIELDS)
+
+# -- OpenAI Responses ----------------------------------------------------------------------------
+
+
+def _r_item(w: _Walk, value: Any, path: Path) -> None:
+    if isinstance(value, str):
+        w.text(value, path, True)
+        return
+    if not isinstance(value, Mapping):
+        raise _fail("input item", path)
+    itype = value.get("type")
+    if itype is not None and not isinstance(itype, str):
+        raise _fail("input item type", path)
+    (_R_ITEMS.get(itype or "message") or obj(type=keyword, encrypted_content=_state))(w, value, path)
+
+
+def _r_output(w: _Walk, value: Any, path: Path) -> None:
+    """A tool's output: a string, or content parts."""
+    if isinstance(value, list):
+        for i, part in enumerate(value):
+            _content_part(w, part, (*path, i))
+    else:
+        prose(True)(w, value, path)
+
+
+_R_SUMMARY = listof(obj(type=keyword, text=prose(False)))
+_R_ITEMS: dict[str, Spec] = {
+    "message": obj(type=keyword, role=keyword, content=_content, id=prose(False), status=keyword),
+    "function_call": obj(type=keyword, id=prose(False), call_id=prose(False), name=prose(False),
+                         arguments=_arguments, status=keyword),
+    "function_call_output": obj(type=keyword, id=prose(False), call_id=prose(False), output=_r_output,
+                                status=keyword),
+    "custom_tool_call_output": obj(type=keyword, id=prose(False), call_id=prose(False), output=_r_output),
+    "reasoning": obj(type=keyword, id=prose(False), summary=_R_SUMMARY, content=_R_SUMMARY,
+                     encrypted_content=_state, status=keyword),
+}
+
+
+def _r_input(w: _Walk, value: Any, path: Path) -> None:
+    if isinstance(value, str):
+        w.text(value, path, True)
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            _r_item(w, item, (*path, i))
+    else:
+        raise _fail("input", path)
+
+
+_R_TOOL = obj(type=keyword, name=prose(False), description=prose(False), parameters=_free, strict=number)
+_R_FIELDS: dict[str, Spec] = {
+    **_COMMON,
+    "instructions": prose(True),
+    "input": _r_input,
+    "tools": listof(_R_TOOL, required="tools"),
+    "tool_choice": obj(type=keyword, name=prose(False)),
+    "reasoning": obj(effort=keyword, summary=keyword, generate_summary=keyword),
+    "text": obj(format=obj(type=keyword, name=prose(False), schema=_free, strict=number), verbosity=keyword),
+    "include": listof(keyword),
+    "previous_response_id": prose(False),
+    "truncation": keyword,
+    "max_output_tokens": number,
+    "max_tool_calls": number,
+    "prompt_cache_key": prose(False),
+}
+_RESPONSES = ordered(("instructions", "tools"), **_R_FIELDS)
+
 _SCHEMAS: dict[str, tuple[Spec, str | None]] = {
     "chat": (_CHAT, "messages"),
     "completions": (_COMPLETIONS, None),
     "embeddings": (_EMBEDDINGS, "input"),
+    "messages": (_MESSAGES, "messages"),
+    "count_tokens": (_MESSAGES, "messages"),
+    "responses": (_RESPONSES, None),
 }
 
 
@@ -501,7 +728,8 @@ def extract_content(
 ) -> Content:
     """Everything of ``body`` the upstream receives, with its JSON path, in document order.
 
-    ``endpoint`` is ``"chat"``, ``"completions"`` or ``"embeddings"``; ``decode_tokens`` reads a
+    ``endpoint`` is the content schema: ``"chat"``, ``"completions"``, ``"embeddings"``,
+    ``"responses"`` (OpenAI), ``"messages"`` or ``"count_tokens"`` (Anthropic); ``decode_tokens`` reads a
     prompt given as token ids (without it, token ids are opaque). Raises :class:`ContentError` on
     a shape that cannot be read (fail closed: an unreadable body is never forwarded).
     """
@@ -538,6 +766,9 @@ def _encode_file(seg: Segment) -> str:
 def _written(seg: Segment) -> Any:
     if seg.kind == "pdf":
         raise StripError("an inline PDF holds identifiers and cannot be rewritten without them")
+    if seg.kind == "state":
+        raise StripError("vendor state (thinking, signatures, encrypted reasoning) holds identifiers and "
+                         "cannot be rewritten: the vendor would refuse it")
     if seg.kind == "file":
         return _encode_file(seg)
     return seg.text  # text, tokens (sent as their decoded text), numbers (as a string)

@@ -1,8 +1,9 @@
 """Replacing identifiers with consistent placeholders (``<EMAIL_1>``), on the original text.
 
 Within one request the same value always gets the same placeholder, so the model can still tell
-two people apart. Placeholders already present in the request text are never handed out, so
-restoring the model's answer cannot turn a literal ``<EMAIL_1>`` the user wrote into a value.
+two people apart; across the turns of a conversation too, since numbering follows the order of
+first appearance (see :func:`strip_content`). Restoring the model's answer never turns a literal
+``<EMAIL_1>`` the user wrote into a value.
 """
 
 from __future__ import annotations
@@ -75,7 +76,19 @@ def _clusters(findings: list[Finding]) -> list[tuple[int, int, Finding]]:
 
 
 def strip_content(content: Content, decision: Decision) -> Stripped:
-    """Replace every finding of ``decision`` in ``content``; raises :class:`StripError`."""
+    """Replace every finding of ``decision`` in ``content``; raises :class:`StripError`.
+
+    A pure function of the content *read in order*, so that a conversation that only grows keeps
+    its placeholders: segment by segment, each value gets the next free number of its label the
+    first time it appears, and what segment ``i`` becomes depends on segments ``0..i`` alone.
+    Turn N+1's prefix is then byte-identical to what the upstream saw at turn N (vendor prompt
+    caches and thinking-block checks depend on it).
+
+    Placeholder-shaped text the client wrote is kept apart from ours: a literal seen before a
+    number is handed out takes that number out of use; a literal that equals a placeholder handed
+    out *earlier* (which would restore to that value) is itself replaced, by ``<LITERAL_n>``,
+    which restores to the literal. Vendor state (``kind == "state"``: thinking blocks) is never
+    rewritten and its placeholders are the vendor's copies of ours, so it takes no number."""
     if decision.failed_closed:
         raise StripError("cannot strip: classification failed closed, findings are incomplete")
     by_segment: dict[int, list[Finding]] = defaultdict(list)
@@ -86,20 +99,22 @@ def strip_content(content: Content, decision: Decision) -> Stripped:
         if not 0 <= f.start < f.end <= len(text):
             raise StripError(f"finding span {f.start}:{f.end} is outside segment {f.segment}")
         by_segment[f.segment].append(f)
-    taken: set[str] = set()
-    for seg in content.segments:
-        if "<" in seg.text:
-            taken.update(PLACEHOLDER_RE.findall(seg.text))
-    alloc = _Allocator(taken)
+    alloc = _Allocator(set())
     segments: list[Segment] = []
     for i, seg in enumerate(content.segments):
-        found = by_segment.get(i)
+        found = list(by_segment.get(i, ()))
+        text = seg.text
+        if "<" in text and seg.kind != "state":
+            for m in PLACEHOLDER_RE.finditer(text):
+                if m.group(0) in alloc.mapping:  # ours already: this literal must not restore to it
+                    found.append(Finding(_LITERAL, i, m.start(), m.end(), "literal", -1.0))
+                else:
+                    alloc.taken.add(m.group(0))
         if not found:
             segments.append(seg)
             continue
         parts: list[str] = []
         last = 0
-        text = seg.text
         for s, e, lead in _clusters(found):
             parts.append(text[last:s])
             parts.append(alloc.placeholder(label_for(lead.entity_type), text[s:e]))
@@ -107,3 +122,6 @@ def strip_content(content: Content, decision: Decision) -> Stripped:
         parts.append(text[last:])
         segments.append(replace(seg, text="".join(parts)))
     return Stripped(Content(tuple(segments), content.opaque), alloc.mapping)
+
+
+_LITERAL = "LITERAL"

@@ -47,7 +47,8 @@ class Segment:
     prompt: bool = True
     # What the text is in the body: "text" (a string value), "key" (an object key), "number" (a
     # long number, as digits), "tokens" (token ids, decoded), "file" (an inline text file,
-    # decoded) or "pdf" (text read out of an inline PDF; cannot be written back).
+    # decoded), "pdf" (text read out of an inline PDF; cannot be written back) or "state" (vendor
+    # state: thinking, signatures, encrypted reasoning; read, but never rewritten).
     kind: str = "text"
     # For files: the data-URI header the bytes came with ("" for bare base64), to re-encode them.
     via: str = ""

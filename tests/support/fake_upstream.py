@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.support.fake_protocols import PROTOCOL_PATHS, answer_protocol
+
 __all__ = ["HARDENED_MANIFEST", "FakeUpstream", "Ledger", "Received", "Scripted", "byte_tokens"]
 
 HARDENED_MANIFEST: dict[str, Any] = {
@@ -71,6 +73,12 @@ class Scripted:
     chunk_delay_s: float = 0.0
     cut_after_chunks: int | None = None  # stream: close the connection after N chunks, no [DONE]
     completion_tokens: int = 1
+    # Anthropic Messages / OpenAI Responses only (tests/support/fake_protocols.py):
+    thinking: str | None = None  # a thinking block (with a signature) before the text
+    encrypted_reasoning: str | None = None  # a Responses reasoning item's encrypted_content
+    cache_read_tokens: int = 0  # Anthropic: this share of the prompt reported as cache reads
+    stream_error_after: int | None = None  # Anthropic stream: `event: error` after N events
+    extra_events: list[dict[str, Any]] = field(default_factory=list)  # Anthropic: unknown event types
 
 
 class Ledger:
@@ -216,6 +224,9 @@ class FakeUpstream:
             body = answer.error_body or {"error": {"message": "scripted failure", "type": "server_error",
                                                     "code": "scripted"}}  # fmt: skip
             await _json(send, answer.status, body)
+            return
+        if path.endswith(PROTOCOL_PATHS):
+            await answer_protocol(self, path, received, answer, send)
             return
         usage = self._usage(path, received.body, answer)
         if path.endswith("/embeddings"):
