@@ -226,3 +226,40 @@ def test_only_upstreams_speaking_the_protocol_are_chosen(
     with GatewayHarness(sqlite_db, tmp_path / "b", cfg, classifier=classifier) as g:
         with pytest.raises(anthropic.NotFoundError):
             client(g, g.create_key()).messages.create(model="chat", max_tokens=5, messages=ask("hi"))
+
+
+def test_ten_turns_keep_a_byte_identical_prefix(gw: GatewayHarness, fakes: FakeUpstreams) -> None:
+    """An agent resends the whole conversation every turn, thinking blocks included: what the
+    vendor receives at turn N+1 starts with exactly what it received at turn N, followed by its own
+    answer as it wrote it (placeholders, thinking, signature) — also after the model brought up an
+    identifier of its own at turn 4, which keeps the number it got at turn 5."""
+    carol = "carol.white@example.net"
+
+    def script(r: Any) -> Scripted:
+        turn = (len(r.body["messages"]) - 1) // 2
+        extra = f" Also ask {carol}." if turn == 4 else ""
+        return Scripted(content=f"Noted for <EMAIL_1>.{extra}", thinking=f"Turn {turn}: they mean <EMAIL_1>.")
+
+    fakes["vendor"].script = script
+    c = client(gw, gw.create_key())
+    system = [{"type": "text", "text": f"You assist {EMAIL}'s team.", "cache_control": {"type": "ephemeral"}}]
+    messages: list[dict[str, Any]] = []
+    for turn in range(10):
+        messages.append({"role": "user", "content": f"Turn {turn}: remind {EMAIL}" + (
+            " and bob.stone@example.org" if turn >= 2 else "")})  # fmt: skip
+        reply = c.messages.create(model="chat", max_tokens=50, system=system, messages=messages)
+        assert reply.content[1].text.startswith(f"Noted for {EMAIL}.")
+        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in reply.content]})
+    seen = fakes["vendor"].ledger.bodies()
+    assert len(seen) == 10
+    for before, after in zip(seen, seen[1:], strict=False):
+        n = len(before["messages"])
+        assert json.dumps(after["system"]) == json.dumps(before["system"])
+        assert json.dumps(after["messages"][:n]) == json.dumps(before["messages"])
+        answer = after["messages"][n]["content"]
+        assert answer[0] == {"type": "thinking", "thinking": f"Turn {(n - 1) // 2}: they mean <EMAIL_1>.",
+                             "signature": SIGNATURE}  # fmt: skip
+    assert seen[5]["messages"][9]["content"][1]["text"] == "Noted for <EMAIL_1>. Also ask <EMAIL_3>."
+    assert seen[9]["messages"][9]["content"][1]["text"] == "Noted for <EMAIL_1>. Also ask <EMAIL_3>."
+    assert "<EMAIL_2>" in seen[9]["messages"][4]["content"]
+    assert EMAIL not in fakes["vendor"].ledger.raw_text() and carol not in json.dumps(seen[9])
