@@ -23,6 +23,7 @@ from litestar.exceptions import HTTPException
 from gateway.auth import Authenticator
 from gateway.classify import ClassifyStep
 from gateway.dashboard import dashboard_router
+from gateway.demo import DEMO_UPSTREAM, demo_router, with_demo
 from gateway.errors import (
     BadRequest,
     GatewayError,
@@ -117,6 +118,10 @@ def create_app(
     limiter: Limiter | None = None,
     clock: Callable[[], datetime] | None = None,
 ) -> Litestar:
+    if settings.server.demo:
+        settings = with_demo(settings)
+        log.warning("demo mode: upstreams without an API key are replaced by the built-in echo vendor "
+                    "'%s' (shared, on loopback); it is not a real model", DEMO_UPSTREAM)
     metrics = Metrics()
     board = QuarantineBoard()
     router = Router(settings, quarantine=board)
@@ -211,7 +216,7 @@ def create_app(
             yield
 
     return Litestar(
-        route_handlers=[*ROUTES, dashboard_router()],
+        route_handlers=[*ROUTES, dashboard_router(), *([demo_router()] if settings.server.demo else [])],
         lifespan=[lifespan],
         exception_handlers={Exception: handle_exception},
         request_max_body_size=settings.server.max_body_bytes,

@@ -65,6 +65,9 @@ class ServerSettings(BaseModel):
     """uvicorn / gateway log level."""
     metrics_enabled: bool = True
     """Serve Prometheus metrics on ``GET /metrics``."""
+    demo: bool = False
+    """Serve a built-in echo vendor (``demo-echo``, shared, on loopback) in place of every vendor
+    whose API key is not set, so a first run shows what a vendor receives (``serve --demo``)."""
     metrics_token_env: str | None = Field(None, min_length=1)
     """Name of the environment variable holding the bearer token ``/metrics`` requires (never the
     token itself). None: ``/metrics`` is open to anyone who can reach the port. Set but the

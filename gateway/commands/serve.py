@@ -16,13 +16,19 @@ __all__ = ["serve_command"]
 @click.option("--host", default=None, help="Override server.host.")
 @click.option("--port", type=int, default=None, help="Override server.port.")
 @click.option("--workers", type=int, default=None, help="Override server.workers.")
-def serve_command(config_path: str | None, host: str | None, port: int | None, workers: int | None) -> None:
+@click.option("--demo", is_flag=True, help="Built-in echo vendor for every vendor without an API key.")
+def serve_command(config_path: str | None, host: str | None, port: int | None, workers: int | None,
+                  demo: bool) -> None:  # fmt: skip
     """Run the gateway (an OpenAI-compatible base URL at http://HOST:PORT/v1)."""
     import uvicorn
 
     from gateway.logs import uvicorn_log_config
     from gateway.serving import uvicorn_options
 
+    if demo:
+        os.environ["TIERGATE_SERVER__DEMO"] = "true"
+    if port is not None:  # the demo vendor's address is the server's own
+        os.environ["TIERGATE_SERVER__PORT"] = str(port)
     settings = load_or_exit(config_path)  # fail before forking workers, naming the wrong key
     if config_path:
         os.environ["TIERGATE_CONFIG"] = os.path.abspath(config_path)

@@ -103,8 +103,9 @@ class GatewayProcess:
     """``tiergate serve --config PATH`` in its own process group on a free port."""
 
     def __init__(self, config: Path, *, env: dict[str, str] | None = None, cwd: Path | None = None,
-                 log: Path | None = None) -> None:  # fmt: skip
+                 log: Path | None = None, args: tuple[str, ...] = ()) -> None:  # fmt: skip
         self.port = free_port()
+        self._args = args
         self.url = f"http://127.0.0.1:{self.port}"
         self._config = config
         self._env = {**os.environ, **(env or {}), "TIERGATE_SERVER__PORT": str(self.port),
@@ -116,7 +117,7 @@ class GatewayProcess:
     def start(self, timeout_s: float = 180.0) -> GatewayProcess:
         out = open(self._log, "ab") if self._log else subprocess.DEVNULL  # noqa: SIM115
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "gateway.cli", "serve", "--config", str(self._config)],
+            [sys.executable, "-m", "gateway.cli", "serve", "--config", str(self._config), *self._args],
             env=self._env, cwd=self._cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
