@@ -176,6 +176,12 @@ class AuditStore:
 
         return await active_quarantines(self.engine)
 
+    async def active_length_caps(self) -> tuple[Any, ...]:
+        """The safe lengths lowered by ladder probes (``audit.length_caps``), as replicas poll them."""
+        from audit.length_caps import active_caps
+
+        return await active_caps(self.engine)
+
     # -- integrity and retention ------------------------------------------------------------
 
     async def write_checkpoint(self) -> Checkpoint:

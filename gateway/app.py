@@ -62,6 +62,8 @@ class GatewayState:
     limiter: Limiter
     clients: dict[str, UpstreamClient]
     quarantine: QuarantineMonitor | None = None  # poke() after a change made in this process
+    safe_lengths: Any = None  # gateway.probes.safe_length.SafeLengthBoard: lengths lowered by ladder probes
+    safe_length_monitor: QuarantineMonitor | None = None
 
 
 def _error_response(exc: GatewayError) -> Response[Any]:
@@ -173,6 +175,13 @@ def create_app(
                                            registry=metrics.registry, redis_url=settings.redis_url)  # fmt: skip
             await quarantine.start()
             stack.push_async_callback(quarantine.stop)
+            from gateway.probes.safe_length import SafeLengthBoard, safe_length_monitor
+
+            safe_lengths = SafeLengthBoard()
+            lengths = safe_length_monitor(the_store, safe_lengths, settings.quarantine, registry=metrics.registry,
+                                          redis_url=settings.redis_url)  # fmt: skip
+            await lengths.start()
+            stack.push_async_callback(lengths.stop)
             step = ClassifyStep(
                 classifier if classifier is not None else Classifier(settings.tiers),
                 fingerprint_key=fp_key,
@@ -197,6 +206,7 @@ def create_app(
                 hardened=hardening.is_hardened,
                 salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
                 now=clock or (lambda: datetime.now(UTC)),
+                safe_tokens=safe_lengths.safe_tokens,
             )
             stack.push_async_callback(pipeline.drain)
             if settings.probes.interval_s is not None:
@@ -208,11 +218,19 @@ def create_app(
                     salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
                 ))  # fmt: skip
                 stack.callback(probes.cancel)
+            from gateway.probes.schedule import scheduled_probe_tasks
+
+            for task in scheduled_probe_tasks(
+                clients, settings, the_store, registry=metrics.registry, board=safe_lengths, on_lowered=lengths.poke,
+                salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
+            ):  # fmt: skip
+                stack.callback(task.cancel)
             if owns_store:
                 maintenance = asyncio.create_task(the_store.run_maintenance())
                 stack.callback(maintenance.cancel)
             app.state.gateway = GatewayState(settings, the_store, auth, router, metrics, pipeline,
-                                             hardening, the_limiter, clients, quarantine)  # fmt: skip
+                                             hardening, the_limiter, clients, quarantine, safe_lengths,
+                                             lengths)  # fmt: skip
             yield
 
     return Litestar(
