@@ -105,12 +105,12 @@ def prose_seconds(clf: Classifier) -> float:
 @pytest.mark.parametrize("family", sorted(ADVERSARIAL))
 def test_adversarial_megabyte_stays_linear(clf: Classifier, prose_seconds: float, family: str) -> None:
     """1 MB built to make one pattern family work hard takes at most RATIO x plain prose, and
-    about four times what a quarter of it takes (a quadratic pattern would take sixteen)."""
+    about four times what a quarter of it takes (at most ten; a quadratic pattern takes sixteen)."""
     unit = ADVERSARIAL[family]
     quarter = min(_timed(clf, _fill(unit, SIZE // 4)) for _ in range(2))
     elapsed = min(_timed(clf, _fill(unit)) for _ in range(2))
     assert elapsed <= RATIO * max(prose_seconds, FLOOR_S), (family, elapsed, prose_seconds)
-    assert elapsed <= 8 * quarter + 0.05, (family, elapsed, quarter)
+    assert elapsed <= 10 * quarter + 0.1, (family, elapsed, quarter)
 
 
 def test_no_shipped_pattern_needs_the_backtracking_fallback(config: TiersConfig) -> None:
