@@ -20,6 +20,8 @@ from gateway.commands.db import db_url_option, load_audit_settings, run_store
 
 __all__ = ["exposure_group"]
 
+REPORT_FORMATS = ["markdown", "json", "html", "pdf"]  # assess, drill, timeline
+
 
 class AwareDateTime(click.ParamType):
     name = "datetime"
@@ -126,8 +128,8 @@ def query_command(config_path: str | None, db_url: str | None, upstream: tuple[s
 @config_option
 @db_url_option
 @click.argument("disclosure", type=click.Path(exists=True, dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
-              show_default=True)  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="markdown",
+              show_default=True, help="html: printable, one file; pdf: needs --output (or a pipe).")  # fmt: skip
 @click.option("--record", is_flag=True,
               help="A real incident: start the playbook's clock (steps `loaded` and `assessed`).")
 @click.option("--actor", default=None, help="Who is loading it (required with --record).")
@@ -167,20 +169,42 @@ def assess_command(config_path: str | None, db_url: str | None, disclosure: str,
                                      actor=actor if record else None)  # fmt: skip
 
     result, timeline = run_store(settings, work)
-    text = _render(settings, result, timeline, fmt)
-    with _output(output) as out:
-        out.write(text)
+    _write_report(_render(settings, result, timeline, fmt), output)
     sys.exit(result.verdict.exit_code)
 
 
-def _render(settings: Any, result: Any, timeline: Any, fmt: str) -> str:
+def _render(settings: Any, result: Any, timeline: Any, fmt: str) -> str | bytes:
+    """The report in ``fmt``: Markdown / JSON / printable HTML as text, PDF as bytes."""
     from audit.report import render_assessment_json, render_assessment_markdown
     from audit.vendors import review_vendors
 
     vendors = review_vendors(settings.vendors, result.providers, datetime.now(UTC).date(),
                              named=result.disclosure.providers)  # fmt: skip
+    if fmt == "html":
+        from audit.html_report import render_assessment_html
+
+        return render_assessment_html(result, vendors, timeline)
+    if fmt == "pdf":
+        from audit.pdf_report import render_assessment_pdf
+
+        return render_assessment_pdf(result, vendors, timeline)
     render = render_assessment_json if fmt == "json" else render_assessment_markdown
     return render(result, vendors, timeline)
+
+
+def _write_report(report: str | bytes, output: str | None) -> None:
+    if isinstance(report, bytes):
+        if output is None or output == "-":
+            if sys.stdout.isatty():
+                raise click.UsageError("a PDF goes to a file: add --output report.pdf")
+            sys.stdout.buffer.write(report)
+            sys.stdout.flush()
+        else:
+            with open(output, "wb") as fh:
+                fh.write(report)
+        return
+    with _output(output) as out:
+        out.write(report)
 
 
 @exposure_group.command("step")
@@ -226,8 +250,8 @@ def step_command(config_path: str | None, db_url: str | None, disclosure_id: int
 @click.option("--simulate", is_flag=True,
               help="Record every later step at once, as the playbook's owners (rehearses the records, "
                    "not the people).")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
-              show_default=True)  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="markdown",
+              show_default=True, help="html: printable, one file; pdf: needs --output (or a pipe).")  # fmt: skip
 @output_option
 def drill_command(config_path: str | None, db_url: str | None, actor: str, tenant: str | None, hours: float,
                   simulate: bool, fmt: str, output: str | None) -> None:  # fmt: skip
@@ -248,8 +272,7 @@ def drill_command(config_path: str | None, db_url: str | None, actor: str, tenan
                                simulate=simulate)  # fmt: skip
 
     result, timeline = run_store(settings, work)
-    with _output(output) as out:
-        out.write(_render(settings, result, timeline, fmt))
+    _write_report(_render(settings, result, timeline, fmt), output)
     did = result.disclosure_id
     if not simulate:
         click.echo(f"DRILL disclosure {did}: now run the playbook, e.g.\n"
@@ -262,8 +285,8 @@ def drill_command(config_path: str | None, db_url: str | None, actor: str, tenan
 @config_option
 @db_url_option
 @click.argument("disclosure_id", type=click.IntRange(1))
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown",
-              show_default=True)  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="markdown",
+              show_default=True, help="html: printable, one file; pdf: needs --output (or a pipe).")  # fmt: skip
 @output_option
 def timeline_command(config_path: str | None, db_url: str | None, disclosure_id: int, fmt: str,
                      output: str | None) -> None:  # fmt: skip
@@ -276,9 +299,7 @@ def timeline_command(config_path: str | None, db_url: str | None, disclosure_id:
         return await stored_incident(store, settings.playbooks, disclosure_id)
 
     result, timeline = run_store(settings, work)
-    text = _render(settings, result, timeline, fmt)
-    with _output(output) as out:
-        out.write(text)
+    _write_report(_render(settings, result, timeline, fmt), output)
 
 
 @exposure_group.command("match")

@@ -198,11 +198,14 @@ async def exposure_step(request: Request[Any, Any, Any], dash: Dash, disclosure_
      include_in_schema=False)  # fmt: skip
 async def exposure_report(request: Request[Any, Any, Any], disclosure_id: FromPath[int],
                           fmt: FromPath[str]) -> Response[Any]:  # fmt: skip
-    """The assessment as a Markdown or JSON download (the CLI's exact renderers)."""
-    if fmt not in ("md", "json"):
+    """The assessment as a Markdown, JSON or PDF download, or printable HTML (the CLI's exact
+    renderers). The HTML page is served with its own CSP: no script, only its own stylesheet."""
+    if fmt not in ("md", "json", "html", "pdf"):
         raise NotFound("no such report format")
     result = await _stored(request, disclosure_id)
     timeline = await _timeline(request, disclosure_id)
+    if fmt in ("html", "pdf"):
+        return _printable(request, result, timeline, fmt, disclosure_id)
     if fmt == "json":
         body, media = render_assessment_json(result, timeline=timeline), "application/json"
     else:
@@ -210,6 +213,25 @@ async def exposure_report(request: Request[Any, Any, Any], disclosure_id: FromPa
     name = f"exposure-{disclosure_id}.{fmt}"
     headers = {**SECURITY_HEADERS, "content-disposition": f'attachment; filename="{name}"'}
     return Response(body, media_type=media, headers=headers)
+
+
+def _printable(request: Request[Any, Any, Any], result: Assessment, timeline: Timeline | None, fmt: str,
+               disclosure_id: int) -> Response[Any]:  # fmt: skip
+    from datetime import UTC, datetime
+
+    from audit.html_report import CSP, render_assessment_html
+    from audit.pdf_report import render_assessment_pdf
+    from audit.vendors import review_vendors
+
+    settings = gateway_state(request).settings
+    vendors = review_vendors(settings.vendors, result.providers, datetime.now(UTC).date(),
+                             named=result.disclosure.providers)  # fmt: skip
+    if fmt == "html":
+        return Response(render_assessment_html(result, vendors, timeline), media_type="text/html; charset=utf-8",
+                        headers={**SECURITY_HEADERS, "content-security-policy": CSP})  # fmt: skip
+    name = f"exposure-{disclosure_id}{'-drill' if timeline and timeline.drill else ''}.pdf"
+    return Response(render_assessment_pdf(result, vendors, timeline), media_type="application/pdf",
+                    headers={**SECURITY_HEADERS, "content-disposition": f'attachment; filename="{name}"'})  # fmt: skip
 
 
 EXPOSURE_ROUTES = [exposure_form, exposure_assess, exposure_drill, exposure_result, exposure_step, exposure_report]

@@ -11,6 +11,8 @@ from typing import Any
 
 import httpx
 
+from audit.html_report import CSP
+
 from tests.audit.test_playbook import PLAYBOOKS
 from tests.dashboard.conftest import PASSWORD, _config, make_fakes
 from tests.support.harness import GatewayHarness
@@ -106,5 +108,12 @@ def test_drill_button(seeded: Any) -> None:
         doc = json.loads(acme.get(f"/admin/exposure/{did}/report/json").text)
         assert doc["drill"] is True and doc["total"] <= acme_rows
         assert {t["tenant"] for t in doc["by_tenant_key"]} <= {"acme"}
+        printable = acme.get(f"/admin/exposure/{did}/report/html")
+        assert printable.status_code == 200 and printable.headers["content-type"].startswith("text/html")
+        assert printable.headers["content-security-policy"] == CSP and 'id="drill-banner"' in printable.text
+        pdf = acme.get(f"/admin/exposure/{did}/report/pdf")
+        assert pdf.status_code == 200 and pdf.headers["content-type"] == "application/pdf"
+        assert pdf.content.startswith(b"%PDF-") and f"exposure-{did}-drill.pdf" in pdf.headers["content-disposition"]
+        assert 'id="download-pdf"' in page and 'id="report-html"' in page
     finally:
         acme.close()
