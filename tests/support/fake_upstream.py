@@ -73,6 +73,7 @@ class Scripted:
     chunk_delay_s: float = 0.0
     cut_after_chunks: int | None = None  # stream: close the connection after N chunks, no [DONE]
     completion_tokens: int = 1
+    cached_tokens: int | None = None  # reported as usage.prompt_tokens_details.cached_tokens when set
     # Anthropic Messages / OpenAI Responses only (tests/support/fake_protocols.py):
     thinking: str | None = None  # a thinking block (with a signature) before the text
     encrypted_reasoning: str | None = None  # a Responses reasoning item's encrypted_content
@@ -252,12 +253,15 @@ class FakeUpstream:
         else:
             await _json(send, 404, {"error": {"message": "not found", "type": "invalid_request_error"}})
 
-    def _usage(self, path: str, body: dict[str, Any], answer: Scripted) -> dict[str, int] | None:
+    def _usage(self, path: str, body: dict[str, Any], answer: Scripted) -> dict[str, Any] | None:
         if answer.omit_usage:
             return None
         prompt = answer.prompt_tokens if answer.prompt_tokens is not None else self.prompt_tokens(path, body)
-        return {"prompt_tokens": prompt, "completion_tokens": answer.completion_tokens,
-                "total_tokens": prompt + answer.completion_tokens}  # fmt: skip
+        usage: dict[str, Any] = {"prompt_tokens": prompt, "completion_tokens": answer.completion_tokens,
+                                 "total_tokens": prompt + answer.completion_tokens}  # fmt: skip
+        if answer.cached_tokens is not None:
+            usage["prompt_tokens_details"] = {"cached_tokens": answer.cached_tokens}
+        return usage
 
     def _completion(self, path: str, r: Received, a: Scripted, usage: dict[str, int] | None) -> dict[str, Any]:
         base = {"id": f"cmpl-{r.seq}", "created": int(r.at), "model": r.body.get("model")}
