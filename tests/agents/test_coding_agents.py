@@ -1,0 +1,211 @@
+"""The real coding agents through a real gateway: Claude Code (Anthropic Messages) and Codex CLI
+(OpenAI Responses), installed from npm by ``scripts/install-agents.sh`` (``scripts/test`` runs
+it), run non-interactively against scripted fake vendors on 127.0.0.1 — no network.
+
+Each runs in a working directory holding a ``.env`` with credentials, a document with names and
+e-mails, and a file with an IBAN. The fake "model" reads the files with the agent's own tool and
+answers by listing the placeholders it was shown (tests/support/agent_vendor.py), so:
+
+* the shared vendor's ledger must hold no identifier in the clear;
+* Tier 3 (the IBAN) must reach only the on-prem upstream;
+* the agent's answer must show the identifiers restored;
+* every request the vendors received must have its audit row and outcome;
+* a prompt too long for every upstream: Claude Code gets 413 request_too_large ("Prompt is too
+  long"), Codex context_length_exceeded ("ran out of room in the model's context window"), and
+  neither retries.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support import FakeUpstream
+from tests.support.agent_vendor import agent_script
+from tests.support.harness import FakeUpstreams, GatewayHarness
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = ROOT / "build" / "agents" / "node_modules" / ".bin"
+ALL = ["openai", "anthropic", "responses"]
+FILES = ["customers.md", ".env", "payment.txt"]
+
+SECRETS = ["AKIAIOSFODNN7EXAMPLE", "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"]
+EMAILS = ["alice.martin@example.org", "bob.stone@example.org"]
+NAMES = ["Alice Martin", "Bob Stone"]
+IBAN = "DE89 3704 0044 0532 0130 00"
+
+
+def _binary(name: str) -> Path:
+    path = BIN / name
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run scripts/install-agents.sh (scripts/test does)")
+    return path
+
+
+@pytest.fixture(scope="module")
+def agent_classifier(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from tiers import Classifier
+    from tiers.config import TiersConfig
+
+    lists = tmp_path_factory.mktemp("lists") / "employees.txt"
+    lists.write_text("\n".join(NAMES) + "\n")
+    return Classifier(TiersConfig(employee_lists=(lists,)))
+
+
+@pytest.fixture
+def work(tmp_path: Path) -> Path:
+    d = tmp_path / "work"
+    d.mkdir()
+    (d / ".env").write_text(f"AWS_ACCESS_KEY_ID={SECRETS[0]}\nGITHUB_TOKEN={SECRETS[1]}\n")
+    (d / "customers.md").write_text(
+        "# Key contacts\n\n"
+        f"- {NAMES[0]} <{EMAILS[0]}>, head of procurement\n"
+        f"- {NAMES[1]} <{EMAILS[1]}>, auditor\n"
+    )
+    (d / "payment.txt").write_text(f"Wire the deposit to IBAN {IBAN} by Friday.\n")
+    return d
+
+
+@pytest.fixture
+def vendors(work: Path) -> Iterator[FakeUpstreams]:
+    script = agent_script(work, FILES)
+    with FakeUpstreams(FakeUpstream(name="vendor", kind="shared", script=script),
+                       FakeUpstream(name="local", kind="onprem", script=script)) as f:  # fmt: skip
+        yield f
+
+
+def _config(f: FakeUpstreams, window: int) -> dict[str, Any]:
+    ups = [
+        {"name": "vendor", "base_url": f.base_url("vendor"), "kind": "shared", "max_tier": 2, "provider": "acme-ai",
+         "models": {"agent-model": "vendor-model"}, "context_window": window, "protocols": ALL},
+        {"name": "local", "base_url": f.base_url("local"), "kind": "onprem", "max_tier": 3,
+         # no more than the engine's manifest says it serves (max_model_len), or it is not hardened
+         "models": {"agent-model": "local-model"}, "context_window": min(window, 32768), "protocols": ALL},
+    ]  # fmt: skip
+    return {"upstreams": ups, "limits": {"auth_cache_s": 0}}
+
+
+@pytest.fixture
+def gw(vendors: FakeUpstreams, sqlite_db: str, tmp_path: Path, agent_classifier: Any) -> Iterator[GatewayHarness]:
+    with GatewayHarness(sqlite_db, tmp_path, _config(vendors, 1_000_000), classifier=agent_classifier) as g:
+        yield g
+
+
+def _home(tmp_path: Path) -> Path:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    return home
+
+
+def claude(gw: GatewayHarness, work: Path, prompt: str) -> dict[str, Any]:
+    env = {"PATH": os.environ["PATH"], "HOME": str(_home(work.parent)), "ANTHROPIC_BASE_URL": gw.url,
+           "ANTHROPIC_API_KEY": gw.create_key(), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+           "ANTHROPIC_DEFAULT_HAIKU_MODEL": "agent-model", "DISABLE_AUTOUPDATER": "1"}  # fmt: skip
+    done = subprocess.run([str(_binary("claude")), "-p", prompt, "--output-format", "json", "--model", "agent-model",
+                           "--allowedTools", "Read"], cwd=work, env=env, capture_output=True, text=True, timeout=180,
+                          stdin=subprocess.DEVNULL)  # fmt: skip
+    return json.loads(done.stdout)
+
+
+def codex(gw: GatewayHarness, work: Path, prompt: str) -> subprocess.CompletedProcess[str]:
+    home = _home(work.parent)
+    codex_home = home / ".codex"
+    codex_home.mkdir(exist_ok=True)
+    (codex_home / "config.toml").write_text(
+        'model_provider = "tg"\nmodel = "agent-model"\n[model_providers.tg]\nname = "tiergate"\n'
+        f'base_url = "{gw.url}/v1"\nenv_key = "TG_KEY"\nwire_api = "responses"\n'
+    )
+    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(codex_home), "TG_KEY": gw.create_key()}
+    return subprocess.run([str(_binary("codex")), "exec", "--skip-git-repo-check", prompt], cwd=work, env=env,
+                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)  # fmt: skip
+
+
+def _audited(gw: GatewayHarness, vendors: FakeUpstreams) -> list[dict[str, Any]]:
+    """Every request a vendor received has its own write-ahead row, for that upstream, and an ok
+    outcome; returns the rows in order."""
+    rows = gw.rows("SELECT r.endpoint, r.upstream, r.tier, r.stripped, o.status FROM audit_requests r "
+                   "JOIN audit_outcomes o USING (request_id) WHERE r.forwarded ORDER BY r.seq")  # fmt: skip
+    for name in ("vendor", "local"):
+        paths = [i.path.removeprefix("/v1/").replace("messages/count_tokens", "count_tokens")
+                 for i in vendors[name].ledger.items()]  # fmt: skip
+        assert [r["endpoint"] for r in rows if r["upstream"] == name] == paths
+    assert all(r["status"] == "ok" for r in rows)
+    return rows
+
+
+def _clean(text: str) -> None:
+    for value in [*EMAILS, *SECRETS, *NAMES, IBAN, IBAN.replace(" ", "")]:
+        assert value not in text, value
+
+
+def test_claude_code_reads_the_files_identifiers_never_reach_the_vendor(
+    gw: GatewayHarness, vendors: FakeUpstreams, work: Path
+) -> None:
+    result = claude(gw, work, "Read customers.md and .env, then list the contacts and keys.")
+    assert result["is_error"] is False, result
+    for value in [*EMAILS, *SECRETS]:
+        assert value in result["result"]  # restored in the agent's answer
+    _clean(vendors["vendor"].ledger.raw_text())
+    assert len(vendors["local"].ledger) == 0  # Tier 2: stripped at the shared vendor
+    rows = _audited(gw, vendors)
+    assert {r["upstream"] for r in rows} == {"vendor"} and all(r["stripped"] for r in rows)
+    first = vendors["vendor"].ledger.items()[0]
+    assert first.path == "/v1/messages" and "context-management" in first.headers["anthropic-beta"]
+
+
+def test_claude_code_tier3_goes_on_prem_only(gw: GatewayHarness, vendors: FakeUpstreams, work: Path) -> None:
+    result = claude(gw, work, "Read payment.txt and tell me where the deposit goes.")
+    assert result["is_error"] is False, result
+    _clean(vendors["vendor"].ledger.raw_text())
+    assert IBAN in vendors["local"].ledger.raw_text()
+    rows = _audited(gw, vendors)
+    assert [r["upstream"] for r in rows if r["tier"] == 3] == ["local"]
+
+
+def test_codex_reads_the_files_identifiers_never_reach_the_vendor(
+    gw: GatewayHarness, vendors: FakeUpstreams, work: Path
+) -> None:
+    done = codex(gw, work, "Show me customers.md and .env, then list the contacts and keys.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    answer = done.stdout
+    for value in [*EMAILS, *SECRETS]:
+        assert value in answer
+    _clean(vendors["vendor"].ledger.raw_text())
+    assert len(vendors["local"].ledger) == 0
+    rows = _audited(gw, vendors)
+    assert {r["upstream"] for r in rows} == {"vendor"} and rows[-1]["stripped"]
+    assert all(b["store"] is False for b in vendors["vendor"].ledger.bodies())
+
+
+def test_codex_tier3_goes_on_prem_only(gw: GatewayHarness, vendors: FakeUpstreams, work: Path) -> None:
+    done = codex(gw, work, "Show me payment.txt and tell me where the deposit goes.")
+    assert done.returncode == 0, done.stderr[-2000:]
+    _clean(vendors["vendor"].ledger.raw_text())
+    assert IBAN in vendors["local"].ledger.raw_text()
+    rows = _audited(gw, vendors)
+    assert [r["upstream"] for r in rows if r["tier"] == 3] == ["local"]
+
+
+def test_over_long_prompts_get_each_agents_own_answer(
+    vendors: FakeUpstreams, sqlite_db: str, tmp_path: Path, agent_classifier: Any, work: Path
+) -> None:
+    """Both agents' first request (their system prompt and tools alone) is longer than a
+    4k-token window: Claude Code is told 413 request_too_large, Codex context_length_exceeded;
+    nothing is forwarded and neither retries."""
+    with GatewayHarness(sqlite_db, tmp_path, _config(vendors, 4000), classifier=agent_classifier) as g:
+        result = claude(g, work, "Read customers.md.")
+        assert result["is_error"] is True and result["api_error_status"] == 413
+        assert "Prompt is too long" in result["result"]
+        done = codex(g, work, "Show me customers.md.")
+        assert done.returncode != 0 and "context window" in done.stderr
+        rows = g.rows("SELECT r.endpoint, o.http_status, o.error_class FROM audit_requests r "
+                      "JOIN audit_outcomes o USING (request_id) ORDER BY r.seq")  # fmt: skip
+    assert rows == [{"endpoint": "messages", "http_status": 413, "error_class": "request_too_large"},
+                    {"endpoint": "responses", "http_status": 400, "error_class": "context_length_exceeded"}]
+    assert len(vendors["vendor"].ledger) == 0 and len(vendors["local"].ledger) == 0
