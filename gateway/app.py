@@ -193,6 +193,10 @@ def create_app(
             stack.callback(step.close)
             auth = Authenticator(the_store, ttl_s=settings.limits.auth_cache_s, timeout_s=settings.limits.auth_timeout_s)
             stack.push_async_callback(auth.aclose)  # before the store closes (the stack unwinds LIFO)
+            from gateway.tracing import build_tracer
+
+            tracer = build_tracer(settings.tracing)
+            stack.callback(tracer.shutdown)  # after the drain below: the last outcomes end their spans
             pipeline = Pipeline(
                 settings=settings,
                 store=the_store,
@@ -207,6 +211,7 @@ def create_app(
                 salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
                 now=clock or (lambda: datetime.now(UTC)),
                 safe_tokens=safe_lengths.safe_tokens,
+                tracer=tracer,
             )
             stack.push_async_callback(pipeline.drain)
             if settings.probes.interval_s is not None:

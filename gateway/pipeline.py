@@ -50,6 +50,7 @@ from gateway.settings import Settings
 from gateway.protocols import PROTOCOLS, Protocol
 from gateway.streaming import StreamResult
 from gateway.tokens import TokenCounter, counted_by_upstream
+from gateway.tracing import NULL_TRACER, NullTracer, OtelTracer
 from gateway.upstream import RetryableUpstreamError, UpstreamClient
 from tiers.errors import ContentError, TiersError
 from tiers.types import Tier
@@ -148,6 +149,7 @@ class Pipeline:
     # An upstream's effective safe length: the configured one, or lower after a failed ladder
     # probe (gateway.probes.safe_length); raises when that shared state is unknown.
     safe_tokens: Callable[[Any], int] = lambda up: up.safe_tokens
+    tracer: NullTracer | OtelTracer = NULL_TRACER  # gateway.tracing: spans, or nothing at all
     _background: set[asyncio.Task[None]] = field(default_factory=set)
 
     # ---- the flow ---------------------------------------------------------------------------
@@ -159,7 +161,8 @@ class Pipeline:
         seen: dict[str, Any] = {}
         try:
             try:
-                return await self._run(request_id, endpoint, headers, raw, created, started, seen)
+                with self.tracer.request(endpoint):
+                    return await self._run(request_id, endpoint, headers, raw, created, started, seen)
             except TiersError as exc:  # unreadable body (400) or stripping failed: forward nothing
                 raise _translate(exc) from None
         except GatewayError as exc:
@@ -191,7 +194,9 @@ class Pipeline:
         forwarded = protocol.forward_headers(headers)
         await self._rate(principal, "requests", 1, self.settings.limits.requests_per_minute)
         # Parsing is part of classification: a large body is decoded in a worker process too.
-        classified = seen["classified"] = await self.classify.run(endpoint, raw, principal.tenant, floor)
+        with self.tracer.span("classify") as span:
+            classified = seen["classified"] = await self.classify.run(endpoint, raw, principal.tenant, floor)
+            span.classified(classified)
         parsed = classified.parsed
         inbound = seen["inbound"] = Inbound(
             request_id, endpoint, parsed.body, parsed.model, parsed.stream, created, started, protocol, forwarded
@@ -262,6 +267,7 @@ class Pipeline:
                 attempts += 1
                 await self._write_ahead(rid, inbound, principal, classified, outbound)
             opened_any = True
+            self.tracer.upstream(rid, inbound.endpoint, outbound, inbound.stream)
             try:
                 opened = await self.clients[candidate.name].open(protocol.path, outbound.body, inbound.headers)
             except RetryableUpstreamError as exc:
@@ -350,7 +356,8 @@ class Pipeline:
             segment_fingerprints=classified.segment_fingerprints,
         )
         try:
-            await self.store.record_request(record)
+            with self.tracer.span("audit.commit"):
+                await self.store.record_request(record)
         except Exception:
             # Whatever the cause, the row is not known to be committed: forward nothing. It may
             # still commit after we gave up (a slow database); the outcome row then says that
@@ -398,6 +405,7 @@ class Pipeline:
                                 error=reason, integrity=True)
             self._count(inbound, tier, name, 502)
             raise UpstreamIntegrityError()
+        self.tracer.answered(rid, data)
         protocol.restore(data, outbound.mapping, inbound.model)  # and the model name the client asked for
         self._outcome(rid, inbound, "ok", 200, response.status_code, usage=usage)
         self._count(inbound, tier, name, 200)
@@ -414,6 +422,7 @@ class Pipeline:
             self._outcome(rid, inbound, result.status, status, response.status_code, usage=result.usage,
                           error=result.error_class, integrity=result.status == "integrity_error")
 
+        self.tracer.stream(rid)
         stream = inbound.protocol.relay(
             response,
             mapping=outbound.mapping,
@@ -435,6 +444,7 @@ class Pipeline:
     ) -> None:
         """Record what happened after forwarding, in the background: the write-ahead row is
         already committed, so the client's answer does not wait for this one (``drain`` does)."""
+        self.tracer.finished(rid, status, http_status, usage, error, integrity)
         completion = usage.get("completion_tokens") if isinstance(usage, dict) else None
         outcome = Outcome(
             request_id=rid,

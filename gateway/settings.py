@@ -38,6 +38,7 @@ __all__ = [
     "ServerSettings",
     "Settings",
     "TimeoutSettings",
+    "TracingSettings",
     "UpstreamSettings",
     "load_settings",
 ]
@@ -216,6 +217,19 @@ class SecretsSettings(BaseModel):
     """Key from which per-tenant ``cache_salt`` values for on-prem engines are derived."""
 
 
+class TracingSettings(BaseModel):
+    model_config = _STRICT
+
+    enabled: bool = False
+    """Export OpenTelemetry traces (GenAI semantic conventions, metadata only) over OTLP/HTTP to
+    ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``; headers, timeout
+    and sampler from the other standard ``OTEL_*`` variables). Off: nothing of it is loaded."""
+    service_name: str = Field("tiergate", min_length=1)
+    """``service.name`` of the spans, unless ``OTEL_SERVICE_NAME`` is set."""
+    max_queue_size: int = Field(2048, ge=1)
+    """Spans waiting for export; beyond it new spans are dropped (the request never waits)."""
+
+
 class Settings(BaseSettings):
     """The whole configuration. Build it with :func:`load_settings`."""
 
@@ -252,6 +266,8 @@ class Settings(BaseSettings):
     vendors: VendorRegister = Field(default_factory=VendorRegister)
     """The vendor register: per provider, the vendor's answers in writing (isolation,
     containment, engine, notification ...), quoted by ``tiergate exposure assess`` reports."""
+    tracing: TracingSettings = Field(default_factory=TracingSettings)
+    """OpenTelemetry traces of the request path (off by default)."""
     state_dir: Path = Path("var")
     """Where embedded mode keeps its generated secrets (and the default SQLite file)."""
 
