@@ -31,32 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from overhead import PY, TARGET_CPU, Proc, pct, pin, prompt, start_upstream  # noqa: E402
+from overhead import pct, pin, prompt, start_tiergate, start_upstream  # noqa: E402
 
-from tests.support.servers import free_port, wait_http  # noqa: E402
+from tests.support.servers import free_port  # noqa: E402
 
 MB = 1 << 20
-
-
-def start_target(tmp: Path, upstream: str, source: Path) -> tuple[Proc, str, str]:
-    """``tiergate serve`` from the tree at ``source`` (a worktree of another commit, or this one)."""
-    port = free_port()
-    cfg = {
-        "server": {"port": port, "max_body_bytes": 16 * MB},
-        "audit": {"url": f"sqlite+aiosqlite:///{tmp / 'audit.db'}", "checkpoint_dir": str(tmp / "cp")},
-        "state_dir": str(tmp / "var"),
-        "upstreams": [{"name": "mock", "base_url": upstream, "kind": "shared", "max_tier": 2,
-                       "models": {"bench": "mock-model"}, "context_window": 10_000_000}],
-    }  # fmt: skip
-    path = tmp / "tiergate.yaml"
-    path.write_text(json.dumps(cfg))
-    env = {"TIERGATE_CONFIG": str(path), "PYTHONPATH": str(source)}
-    made = subprocess.run([PY, "-m", "gateway.cli", "keys", "create", "--tenant", "bench", "--name", "bench"],
-                          env={**os.environ, **env}, cwd=tmp, capture_output=True, check=True)  # fmt: skip
-    key = json.loads(made.stdout.splitlines()[0])["key"]
-    proc = Proc([*TARGET_CPU, PY, "-m", "gateway.cli", "serve"], env=env, cwd=tmp, log=tmp / "tiergate.log")
-    wait_http(f"http://127.0.0.1:{port}/healthz", 120)
-    return proc, f"http://127.0.0.1:{port}", key
 
 
 def worst_cases() -> list[bytes]:
@@ -159,7 +138,8 @@ def attack(base: str, key: str, bodies: list[bytes], stop: threading.Event, stat
 
 def run_target(name: str, source: Path, upstream: str, seconds: float, bodies: list[bytes]) -> list[str]:
     with tempfile.TemporaryDirectory() as d:
-        proc, base, key = start_target(Path(d), upstream, source)
+        proc, v1, key = start_tiergate(Path(d), upstream, source=source, max_body_bytes=16 * MB)
+        base = v1.removesuffix("/v1")
         try:
             probe(base, key, 1.0)  # warm up
             quiet = probe(base, key, seconds)

@@ -119,18 +119,21 @@ def start_upstream(port: int) -> Proc:
     return proc
 
 
-def start_tiergate(tmp: Path, upstream: str) -> tuple[Proc, str, str]:
+def start_tiergate(tmp: Path, upstream: str, *, source: Path | None = None,
+                   max_body_bytes: int = 4 * 1024 * 1024) -> tuple[Proc, str, str]:  # fmt: skip
+    """``tiergate serve`` on the embedded defaults; ``source``: the tree to run (a worktree of
+    another commit), else the installed one."""
     port = free_port()
     cfg = {
-        "server": {"port": port, "max_body_bytes": 4 * 1024 * 1024},
+        "server": {"port": port, "max_body_bytes": max_body_bytes},
         "audit": {"url": f"sqlite+aiosqlite:///{tmp / 'audit.db'}", "checkpoint_dir": str(tmp / "cp")},
         "state_dir": str(tmp / "var"),
         "upstreams": [{"name": "mock", "base_url": upstream, "kind": "shared", "max_tier": 2,
-                       "models": {"bench": "mock-model"}, "context_window": 1_000_000}],
+                       "models": {"bench": "mock-model"}, "context_window": 10_000_000}],
     }  # fmt: skip
     path = tmp / "tiergate.yaml"
     path.write_text(json.dumps(cfg))
-    env = {"TIERGATE_CONFIG": str(path)}
+    env = {"TIERGATE_CONFIG": str(path), **({"PYTHONPATH": str(source)} if source else {})}
     made = subprocess.run([PY, "-m", "gateway.cli", "keys", "create", "--tenant", "bench", "--name", "bench"],
                           env={**os.environ, **env}, cwd=tmp, capture_output=True, check=True)  # fmt: skip
     key = json.loads(made.stdout.splitlines()[0])["key"]
