@@ -23,6 +23,7 @@ from gateway.dashboard.exposure import EXPOSURE_ROUTES
 from gateway.dashboard.keys import KEY_ROUTES
 from gateway.dashboard.overview import OVERVIEW_ROUTES
 from gateway.dashboard.policy import POLICY_ROUTES
+from gateway.dashboard.probes import PROBE_ROUTES
 from gateway.dashboard.quarantine import QUARANTINE_ROUTES
 from gateway.dashboard.requests import REQUEST_ROUTES
 from gateway.dashboard.security import make_admin_guard
@@ -54,7 +55,7 @@ def dashboard_router(config: DashboardConfig | None = None) -> Router:
     return Router(
         path="/admin",
         route_handlers=[static, *SIGNIN_ROUTES, *OVERVIEW_ROUTES, *REQUEST_ROUTES, *EXPOSURE_ROUTES,
-                        *UPSTREAM_ROUTES, *QUARANTINE_ROUTES, *KEY_ROUTES, *POLICY_ROUTES],  # fmt: skip
+                        *UPSTREAM_ROUTES, *PROBE_ROUTES, *QUARANTINE_ROUTES, *KEY_ROUTES, *POLICY_ROUTES],  # fmt: skip
         guards=[make_admin_guard(ctx.config)],
         dependencies={"dash": Provide(lambda: ctx, sync_to_thread=False)},
         exception_handlers={DashboardError: on_dashboard_error, HTTPException: on_http_error},

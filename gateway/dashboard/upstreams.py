@@ -12,6 +12,7 @@ from typing import Any
 from litestar import Request, Response, get
 from sqlalchemy import and_, func, select
 
+from audit.length_caps import active_caps
 from audit.models import AuditEvent, AuditOutcome, AuditRequest
 from audit.timeutil import from_us, to_us
 from engine import fetch_manifest
@@ -21,6 +22,7 @@ from gateway.dashboard.context import (
     tenant_scope,
 )
 from gateway.dashboard.quarantine import quarantine_view
+from gateway.dashboard.probes import last_ladders
 from gateway.dashboard.stats import PROBE_KINDS, utcnow
 from gateway.settings import UpstreamSettings
 from tiers.types import UpstreamKind
@@ -104,6 +106,11 @@ async def upstreams_page(request: Request[Any, Any, Any], dash: Dash) -> Respons
     ups = list(state.settings.upstreams)
     health = await _health(engine, tenant_scope(request).tenants())
     probes = await _last_probes(engine)
+    ladders = await last_ladders(engine)
+    lowered: dict[str, Any] = {}  # the shared state every replica obeys within quarantine.poll_s
+    for cap in await active_caps(engine):
+        if cap.upstream not in lowered or cap.max_prompt_tokens < lowered[cap.upstream].max_prompt_tokens:
+            lowered[cap.upstream] = cap
     manifests = await asyncio.gather(*(_manifest(state, u, dash.config.manifest_timeout_s) for u in ups))
     rows = []
     for up, manifest in zip(ups, manifests, strict=True):
@@ -113,7 +120,8 @@ async def upstreams_page(request: Request[Any, Any, Any], dash: Dash) -> Respons
             "health": health.get(up.name, Health(0, 0, None)),
             "hardened": state.hardening.is_hardened(up) if onprem else None,
             "problems": state.hardening.problems(up.name) if onprem else [],
-            "manifest": manifest, "probe": probes.get(up.name),
+            "manifest": manifest, "probe": probes.get(up.name), "ladder": ladders.get(up.name),
+            "lowered": lowered.get(up.name),
         })  # fmt: skip
     return dash.templates.page(request, "upstreams.html", active="upstreams", rows=rows,
                                quarantined=request.query_params.get("quarantined", ""),
