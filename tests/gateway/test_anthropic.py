@@ -263,3 +263,19 @@ def test_ten_turns_keep_a_byte_identical_prefix(gw: GatewayHarness, fakes: FakeU
     assert seen[9]["messages"][9]["content"][1]["text"] == "Noted for <EMAIL_1>. Also ask <EMAIL_3>."
     assert "<EMAIL_2>" in seen[9]["messages"][4]["content"]
     assert EMAIL not in fakes["vendor"].ledger.raw_text() and carol not in json.dumps(seen[9])
+
+
+def test_vendor_state_never_falls_back_to_another_upstream(gw: GatewayHarness, fakes: FakeUpstreams) -> None:
+    """Without thinking blocks a failing vendor falls back to the next upstream; with them the
+    request stays with the vendor that produced them (its provider), and fails there."""
+    fakes["vendor"].script = lambda r: Scripted(status=500)
+    c = client(gw, gw.create_key())
+    c.messages.create(model="chat", max_tokens=5, messages=ask("hi"))
+    assert len(fakes["local"].ledger) == 1
+    history = [*ask("hi"), {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "plan", "signature": SIGNATURE}, {"type": "text", "text": "ok"}]},
+        *ask("more")]  # fmt: skip
+    with pytest.raises(anthropic.APIStatusError) as err:
+        c.messages.create(model="chat", max_tokens=5, messages=history)
+    assert err.value.status_code == 502 and err.value.body["error"]["type"] == "api_error"
+    assert len(fakes["local"].ledger) == 1 and len(fakes["vendor"].ledger) == 2
