@@ -49,6 +49,7 @@ __all__ = ["EVENT_KIND", "LadderReport", "RequestResult", "RungResult", "climb"]
 
 EVENT_KIND = "ladder_probe"
 _REFUSAL_STATUSES = frozenset({400, 413, 422})
+_LISTED_PER_RUNG = 8
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
@@ -89,8 +90,13 @@ class RungResult:
         return tuple(sorted({reason for r in self.requests for reason in r.reasons}))
 
     def as_dict(self) -> dict[str, Any]:
+        # An audit event holds at most 64 kB: every request's outcome is counted, and the failed
+        # ones (then the first others) are listed up to _LISTED_PER_RUNG.
+        listed = sorted(self.requests, key=lambda r: (r.outcome != "failed", r.index))[:_LISTED_PER_RUNG]
         return {**self.rung.as_dict(), "passed": self.passed, "refused": self.refused,
-                "reasons": list(self.reasons), "requests": [r.as_dict() for r in self.requests]}  # fmt: skip
+                "reasons": list(self.reasons), "sent": len(self.requests),
+                "failed": sum(1 for r in self.requests if r.outcome == "failed"),
+                "requests": [r.as_dict() for r in listed]}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +163,7 @@ def _answer_text(data: Any) -> tuple[str, str | None]:
     return "".join(texts), finish
 
 
-def _judge(rung_i: int, index: int, rung: Rung, prompt: LadderPrompt, raw: bytes, *, promised: bool,
+def _judge(rung_i: int, index: int, prompt: LadderPrompt, raw: bytes, *, promised: bool,
            require_echo: bool) -> RequestResult:  # fmt: skip
     text = raw.decode("utf-8", "replace")
     # Every marker anywhere in the answer counts: a leak may surface in any field.
@@ -203,7 +209,7 @@ async def _send(client: UpstreamClient, rung_i: int, index: int, rung: Rung, pro
     except Exception as exc:  # noqa: BLE001 -- the class only: an upstream error may quote the prompt
         return RequestResult(rung_i, index, own, "failed", ("error",), status=getattr(exc, "upstream_status", None),
                              error=type(exc).__name__)  # fmt: skip
-    return _judge(rung_i, index, rung, prompt, raw, promised=promised, require_echo=require_echo)
+    return _judge(rung_i, index, prompt, raw, promised=promised, require_echo=require_echo)
 
 
 def _body(model: str, prompt: LadderPrompt, cfg: LadderSettings, salt: str | None) -> bytes:
