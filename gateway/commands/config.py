@@ -47,6 +47,10 @@ def check(config_path: str | None) -> None:
             # requests: say so now rather than on the day of the incident.
             click.echo(f"warning: upstreams.{i}.provider: {up.name} ({up.kind}) declares no provider; "
                        "a disclosure naming the vendor cannot find its requests", err=True)  # fmt: skip
+    from gateway.probes.runner import scheduled_over_budget
+
+    for line in scheduled_over_budget(settings):
+        click.echo(f"warning: {line}", err=True)
     models = sorted({m for u in settings.upstreams for m in u.models} | {a.name for a in settings.aliases})
     mode = "embedded (SQLite)" if settings.embedded else "database by URL"
     click.echo(f"ok: {len(settings.upstreams)} upstreams, {len(models)} models, {mode}")

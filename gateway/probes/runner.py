@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from gateway.settings import Settings, UpstreamSettings
     from gateway.upstream import UpstreamClient
 
-__all__ = ["ladder_for", "prefix_cache_for", "provider_model", "run_ladder", "run_prefix_cache", "upstream_counter"]
+__all__ = ["ladder_for", "prefix_cache_for", "provider_model", "run_ladder", "run_prefix_cache", "scheduled_over_budget",
+           "upstream_counter"]
 
 
 def upstream_counter(up: UpstreamSettings) -> TokenCounter:
@@ -63,3 +64,24 @@ async def run_prefix_cache(client: UpstreamClient, plan: ProbePlan, probes: Prob
     plan.check_budget()
     return await probe_prefix_cache(client, plan, probes.prefix_cache, upstream_counter(client.settings),
                                     salt_key=salt_key)  # fmt: skip
+
+
+def scheduled_over_budget(settings: Settings) -> list[str]:
+    """One line per scheduled ladder or prefix-cache probe whose plan exceeds
+    ``probes.max_tokens_per_run``: such a probe would be refused every round (for ``config check``)."""
+    probes = settings.probes
+    out = []
+    for block, plan_for, default in (("ladder", ladder_for, None), ("prefix_cache", prefix_cache_for, "onprem")):
+        sub = getattr(probes, block)
+        if sub.interval_s is None:
+            continue
+        names = sub.upstreams or [u.name for u in settings.upstreams if default is None or u.kind == default]
+        for name in names:
+            up = settings.upstream(name)
+            if not up.models:
+                continue
+            plan = plan_for(settings, up)
+            if not plan.within_budget:
+                out.append(f"probes.{block}: the scheduled probe of {name} needs {plan.total_tokens:,} tokens, over "
+                           f"probes.max_tokens_per_run ({plan.budget:,}): it will never run")  # fmt: skip
+    return out

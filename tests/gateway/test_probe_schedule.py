@@ -110,3 +110,23 @@ def test_a_large_ladder_report_fits_one_audit_event() -> None:
     assert len(body) < 64_000
     first = report.detail()["rungs"][0]
     assert first["sent"] == 64 and first["failed"] == 64 and len(first["requests"]) == 8
+
+
+def test_config_check_warns_of_a_scheduled_ladder_over_budget(tmp_path: Any) -> None:
+    import yaml
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    cfg = {"upstreams": [{"name": "big", "base_url": "http://127.0.0.1:9/v1", "kind": "shared", "provider": "p",
+                          "models": {"chat": "c"}, "context_window": 1_048_576}],
+           "probes": {"ladder": {"interval_s": 3600}}, "secrets": SECRETS, "state_dir": str(tmp_path / "var"),
+           "audit": {"url": f"sqlite+aiosqlite:///{tmp_path / 'a.db'}"}}  # fmt: skip
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump(cfg))
+    result = CliRunner().invoke(main, ["config", "check", "--config", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "probes.ladder: the scheduled probe of big needs" in result.stderr and "never run" in result.stderr
+    cfg["probes"]["max_tokens_per_run"] = 10**8
+    path.write_text(yaml.safe_dump(cfg))
+    assert "probes.ladder" not in CliRunner().invoke(main, ["config", "check", "--config", str(path)]).stderr
