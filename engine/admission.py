@@ -21,6 +21,7 @@ __all__ = [
     "admit",
     "completion_prompt_tokens",
     "prepare_body",
+    "prepare_messages",
     "tokenize_request",
 ]
 
@@ -92,6 +93,29 @@ def prepare_body(
         value = out.get(key)
         if value is not None and (type(value) is not int or value < 0):
             raise AdmissionError(f"{key} must be a non-negative integer")
+    return out, dropped
+
+
+def prepare_messages(
+    body: object, *, require_salt: bool, derived_salt: str | None, count_only: bool = False
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The same admission for an Anthropic Messages body (``/v1/messages``, which vLLM 0.32
+    serves natively, and its ``count_tokens``): shape, truncation params, salt policy."""
+    if not isinstance(body, dict):
+        raise AdmissionError("request body must be a JSON object")
+    if not isinstance(body.get("messages"), list) or not body["messages"]:
+        raise AdmissionError("messages must be a non-empty list")
+    tokens = body.get("max_tokens")
+    if not count_only and (type(tokens) is not int or tokens < 1):
+        raise AdmissionError("max_tokens must be a positive integer")
+    out = dict(body)
+    dropped = tuple(k for k in TRUNCATION_KEYS if k in out)
+    for key in dropped:
+        del out[key]
+    if derived_salt is not None:
+        out["cache_salt"] = derived_salt
+    elif require_salt and not (isinstance(out.get("cache_salt"), str) and out["cache_salt"]):
+        raise AdmissionError("cache_salt is required by this engine", code="cache_salt_required")
     return out, dropped
 
 

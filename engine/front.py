@@ -9,6 +9,9 @@ Routes::
     POST /tokenize              proxied (exact counts for callers)
     POST /v1/chat/completions   admission (engine.admission), then proxied, stream or not
     POST /v1/completions        same
+    POST /v1/messages           same, for vLLM's Anthropic Messages API (counted by its own
+                                /v1/messages/count_tokens; errors in Anthropic's shape)
+    POST /v1/messages/count_tokens  admission of the shape and salt, then proxied
 
 Anything else is 404: no vLLM admin or dev route is reachable through the front. Each generation
 request is counted with vLLM's own ``/tokenize`` before it is forwarded; the answer's
@@ -34,6 +37,7 @@ from engine.admission import (
     admit,
     completion_prompt_tokens,
     prepare_body,
+    prepare_messages,
     tokenize_request,
 )
 from engine.launcher import EngineStartError
@@ -227,6 +231,16 @@ def _upstream_message(response: httpx.Response) -> str | None:
         return None
 
 
+def _derived_salt(request: Request[Any, Any, State], state: State) -> str | None:
+    salt_key: bytes | None = state["salt_key"]
+    if salt_key is None:
+        return None
+    tenant = request.headers.get(TENANT_HEADER, "")
+    if not tenant:
+        raise AdmissionError(f"{TENANT_HEADER} header is required", code="tenant_required")
+    return derive_cache_salt(salt_key, tenant)
+
+
 async def _generate(
     request: Request[Any, Any, State], state: State, path: str, chat: bool
 ) -> Response[Any] | Stream:
@@ -236,16 +250,8 @@ async def _generate(
     except ValueError:
         metrics.rejected.labels("bad_json").inc()
         return _error(400, "request body is not JSON", "invalid_json")
-    salt_key: bytes | None = state["salt_key"]
-    derived = None
     try:
-        if salt_key is not None:
-            tenant = request.headers.get(TENANT_HEADER, "")
-            if not tenant:
-                raise AdmissionError(
-                    f"{TENANT_HEADER} header is required", code="tenant_required"
-                )
-            derived = derive_cache_salt(salt_key, tenant)
+        derived = _derived_salt(request, state)
         cfg = _supervisor(state).config
         body, dropped = prepare_body(
             raw,
@@ -375,6 +381,137 @@ async def completions_route(
     return await _generate(request, state, "/v1/completions", chat=False)
 
 
+# ---- Anthropic Messages (vLLM serves it natively) -------------------------------------------
+
+
+def _a_error(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> Response[Any]:
+    kind = {400: "invalid_request_error", 413: "request_too_large"}.get(status, "api_error")
+    body = {"type": "error", "error": {"type": kind, "message": message}, "code": code}
+    return Response(body, status_code=status, headers=headers or {}, media_type="application/json")
+
+
+def _a_usage(usage: Any) -> int | None:
+    """The prompt tokens of an Anthropic usage object (cached tokens are reported apart)."""
+    if not isinstance(usage, dict) or type(usage.get("input_tokens")) is not int:
+        return None
+    return sum(v for k in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
+               if type(v := usage.get(k)) is int)  # fmt: skip
+
+
+async def _a_count(state: State, body: dict[str, Any]) -> int:
+    """vLLM's own count of exactly this request (its conversion to the chat template)."""
+    ask = {k: v for k, v in body.items() if k not in ("stream", "max_tokens", "cache_salt")}
+    try:
+        response = await _client(state).post("/v1/messages/count_tokens", json=ask)
+    except httpx.HTTPError as exc:
+        raise AdmissionError(f"engine unreachable: {type(exc).__name__}", status_code=502,
+                             code="engine_unreachable") from exc  # fmt: skip
+    if response.status_code != 200:
+        raise AdmissionError(f"engine refused to count the prompt (HTTP {response.status_code})",
+                             status_code=502 if response.status_code >= 500 else 400,
+                             code="prompt_not_counted")  # fmt: skip
+    count = response.json().get("input_tokens") if response.headers.get("content-type", "").startswith(
+        "application/json") else None  # fmt: skip
+    if type(count) is not int:
+        raise AdmissionError("engine count_tokens gave no count", status_code=502, code="engine_error")
+    return count
+
+
+async def _messages(request: Request[Any, Any, State], state: State, *, count_only: bool) -> Response[Any] | Stream:
+    metrics: _Metrics = state["metrics"]
+    try:
+        raw = json.loads(await request.body())
+    except ValueError:
+        metrics.rejected.labels("bad_json").inc()
+        return _a_error(400, "request body is not JSON", "invalid_json")
+    try:
+        cfg = _supervisor(state).config
+        body, dropped = prepare_messages(raw, require_salt=cfg.cache_salt.require and cfg.prefix_caching,
+                                         derived_salt=_derived_salt(request, state), count_only=count_only)  # fmt: skip
+        if dropped:
+            metrics.dropped.inc()
+        counted = await _a_count(state, body)
+        if count_only:
+            return _ok({"input_tokens": counted}, {"X-Tiergate-Prompt-Tokens": str(counted)})
+        readback = _supervisor(state).readback
+        assert readback is not None
+        admitted = admit(body, dropped, counted, readback.max_model_len)
+    except AdmissionError as exc:
+        metrics.rejected.labels(exc.code).inc()
+        status = 413 if exc.code == "context_length_exceeded" else exc.status_code
+        return _a_error(status, str(exc), exc.code)
+    if admitted.clamped:
+        metrics.clamped.inc()
+    if admitted.body.get("stream"):
+        return await _a_stream(state, admitted.body, counted, admitted.headers())
+    try:
+        upstream = await _client(state).post("/v1/messages", json=admitted.body)
+    except httpx.HTTPError as exc:
+        return _a_error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    if upstream.status_code != 200:
+        return Response(upstream.content, status_code=upstream.status_code, headers=admitted.headers(),
+                        media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+    answer = upstream.json()
+    if _a_usage(answer.get("usage")) != counted or not answer.get("content"):
+        metrics.integrity.inc()
+        log.error("engine answer withheld: usage %s, counted %s", _a_usage(answer.get("usage")), counted)
+        return _a_error(502, "engine answer failed the integrity check", "engine_integrity", admitted.headers())
+    return _ok(answer, admitted.headers())
+
+
+async def _a_stream(state: State, body: dict[str, Any], counted: int, headers: dict[str, str]) -> Response[Any] | Stream:
+    """Anthropic's usage arrives in ``message_start``, before any text: checked there."""
+    metrics: _Metrics = state["metrics"]
+    upstream_cm = _client(state).stream("POST", "/v1/messages", json=body)
+    try:
+        upstream = await upstream_cm.__aenter__()
+    except httpx.HTTPError as exc:
+        return _a_error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    if upstream.status_code != 200:
+        content = await upstream.aread()
+        await upstream_cm.__aexit__(None, None, None)
+        return Response(content, status_code=upstream.status_code, headers=headers,
+                        media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+
+    async def relay() -> AsyncIterator[bytes]:
+        pending = b""
+        checked = False
+        try:
+            async for chunk in upstream.aiter_bytes():
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                out = bytearray()
+                for line in lines:
+                    if not checked and line.startswith(b"data: ") and b'"message_start"' in line:
+                        checked = True
+                        message = json.loads(line[6:]).get("message") or {}
+                        if _a_usage(message.get("usage")) != counted:
+                            metrics.integrity.inc()
+                            err = {"type": "error", "error": {"type": "api_error",
+                                                              "message": "engine answer failed the integrity check"}}
+                            yield bytes(out) + b"event: error\ndata: " + json.dumps(err).encode() + b"\n\n"
+                            return
+                    out += line + b"\n"
+                if out:
+                    yield bytes(out)
+            if pending:
+                yield pending
+        finally:
+            await upstream_cm.__aexit__(None, None, None)
+
+    return Stream(relay(), status_code=200, media_type="text/event-stream", headers=headers)
+
+
+@post("/v1/messages")
+async def messages_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+    return await _messages(request, state, count_only=False)
+
+
+@post("/v1/messages/count_tokens")
+async def count_tokens_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+    return await _messages(request, state, count_only=True)
+
+
 def create_front(
     supervisor: EngineSupervisor, transport: httpx.AsyncBaseTransport | None = None
 ) -> Litestar:
@@ -413,6 +550,8 @@ def create_front(
             tokenize_route,
             chat_route,
             completions_route,
+            messages_route,
+            count_tokens_route,
         ],
         state=State(
             {"supervisor": supervisor, "metrics": _Metrics(), "salt_key": salt_key}

@@ -1,0 +1,89 @@
+"""The engine front's Anthropic Messages route against a scripted engine: the same admission as
+the chat routes (length with vLLM's own count, truncation params, cache salt), the integrity check
+on ``input_tokens`` (whole answers and ``message_start``), errors in Anthropic's shape."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+
+from engine.salt import derive_cache_salt
+from tests.engine.test_front import _client as _front_client
+
+BODY = {"model": "tiny", "max_tokens": 4000, "messages": [{"role": "user", "content": "hello"}], "cache_salt": "s",
+        "truncate_prompt_tokens": 5}  # fmt: skip
+
+
+@dataclass
+class MessagesEngine:
+    count: int = 30
+    usage_prompt: int = 30
+    seen: list[tuple[str, dict]] = field(default_factory=list)
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content or b"{}")
+        self.seen.append((request.url.path, body))
+        if request.url.path == "/v1/messages/count_tokens":
+            return httpx.Response(200, json={"input_tokens": self.count})
+        usage = {"input_tokens": self.usage_prompt - 10, "cache_read_input_tokens": 10, "output_tokens": 1}
+        message = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}],
+                   "stop_reason": "end_turn", "usage": usage}  # fmt: skip
+        if body.get("stream"):
+            start = {"type": "message_start", "message": {**message, "content": []}}
+            delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}}
+            sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in (start, delta, {"type": "message_stop"}))
+            return httpx.Response(200, content=sse.encode(), headers={"content-type": "text/event-stream"})
+        return httpx.Response(200, json=message)
+
+
+def _client(tmp_path: Path, engine: MessagesEngine, **salt: object):  # type: ignore[no-untyped-def]
+    return _front_client(tmp_path, engine, **salt)  # type: ignore[arg-type]
+
+
+def test_messages_admitted_counted_and_clamped(tmp_path: Path) -> None:
+    """Counted by vLLM's count_tokens (without the fields it does not count), truncation dropped,
+    max_tokens lowered to the room left, cached tokens added back for the integrity check."""
+    engine = MessagesEngine()
+    with _client(tmp_path, engine) as client:
+        r = client.post("/v1/messages", json=BODY)
+        counted = client.post("/v1/messages/count_tokens", json={k: v for k, v in BODY.items() if k != "max_tokens"})
+    assert r.status_code == 200 and r.json()["content"][0]["text"] == "x"
+    assert r.headers["x-tiergate-max-tokens-clamped"] == "4000->2018"
+    assert r.headers["x-tiergate-dropped-params"] == "truncate_prompt_tokens"
+    (path, asked), (_, sent) = engine.seen[:2]
+    assert path == "/v1/messages/count_tokens" and "max_tokens" not in asked and "cache_salt" not in asked
+    assert sent["max_tokens"] == 2018 and "truncate_prompt_tokens" not in sent
+    assert counted.status_code == 200 and counted.json() == {"input_tokens": 30}
+
+
+def test_messages_placeholder_answer_withheld_whole_and_streamed(tmp_path: Path) -> None:
+    engine = MessagesEngine(count=30, usage_prompt=11)
+    with _client(tmp_path, engine) as client:
+        whole = client.post("/v1/messages", json=BODY)
+        streamed = client.post("/v1/messages", json={**BODY, "stream": True})
+    assert whole.status_code == 502 and whole.json()["type"] == "error"
+    assert whole.json()["error"]["type"] == "api_error" and "x" not in whole.json()["error"]["message"]
+    assert streamed.status_code == 200 and "event: error" in streamed.text
+    assert "text_delta" not in streamed.text
+
+
+def test_messages_too_long_is_413_in_anthropic_shape(tmp_path: Path) -> None:
+    engine = MessagesEngine(count=5000)
+    with _client(tmp_path, engine) as client:
+        r = client.post("/v1/messages", json=BODY)
+    assert r.status_code == 413 and r.json()["error"]["type"] == "request_too_large"
+    assert [p for p, _ in engine.seen] == ["/v1/messages/count_tokens"]
+
+
+def test_messages_salt_from_the_tenant(tmp_path: Path) -> None:
+    key = b"k" * 32
+    (tmp_path / "salt.key").write_bytes(key)
+    engine = MessagesEngine()
+    with _client(tmp_path, engine, secret_file=tmp_path / "salt.key") as client:
+        missing = client.post("/v1/messages", json=BODY)
+        r = client.post("/v1/messages", json=BODY, headers={"X-Tiergate-Tenant": "acme"})
+    assert missing.status_code == 400 and missing.json()["error"]["type"] == "invalid_request_error"
+    assert r.status_code == 200 and engine.seen[-1][1]["cache_salt"] == derive_cache_salt(key, "acme")
