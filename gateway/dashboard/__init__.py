@@ -26,6 +26,7 @@ from gateway.dashboard.policy import POLICY_ROUTES
 from gateway.dashboard.probes import PROBE_ROUTES
 from gateway.dashboard.quarantine import QUARANTINE_ROUTES
 from gateway.dashboard.requests import REQUEST_ROUTES
+from gateway.dashboard.safe_length import SAFE_LENGTH_ROUTES
 from gateway.dashboard.security import make_admin_guard
 from gateway.dashboard.signin import SIGNIN_ROUTES
 from gateway.dashboard.upstreams import UPSTREAM_ROUTES
@@ -55,7 +56,8 @@ def dashboard_router(config: DashboardConfig | None = None) -> Router:
     return Router(
         path="/admin",
         route_handlers=[static, *SIGNIN_ROUTES, *OVERVIEW_ROUTES, *REQUEST_ROUTES, *EXPOSURE_ROUTES,
-                        *UPSTREAM_ROUTES, *PROBE_ROUTES, *QUARANTINE_ROUTES, *KEY_ROUTES, *POLICY_ROUTES],  # fmt: skip
+                        *UPSTREAM_ROUTES, *PROBE_ROUTES, *SAFE_LENGTH_ROUTES,
+                        *QUARANTINE_ROUTES, *KEY_ROUTES, *POLICY_ROUTES],  # fmt: skip
         guards=[make_admin_guard(ctx.config)],
         dependencies={"dash": Provide(lambda: ctx, sync_to_thread=False)},
         exception_handlers={DashboardError: on_dashboard_error, HTTPException: on_http_error},

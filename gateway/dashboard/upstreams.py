@@ -126,6 +126,7 @@ async def upstreams_page(request: Request[Any, Any, Any], dash: Dash) -> Respons
     return dash.templates.page(request, "upstreams.html", active="upstreams", rows=rows,
                                quarantined=request.query_params.get("quarantined", ""),
                                released=request.query_params.get("released", ""),
+                               restored=request.query_params.get("restored", ""),
                                **await quarantine_view(state))  # fmt: skip
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import html
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ import httpx
 import yaml
 
 from audit.admins import create_admin
+from audit.length_caps import active_caps
 from audit.timeutil import from_us
 from gateway.probe import ProbeSettings
 from gateway.probes.plan import ladder_plan
@@ -87,4 +89,24 @@ def test_probe_page_links_a_failed_ladder_to_its_exposure_assessment(tmp_path: P
             assert '<span class="bad lowered">2048 tokens</span>' in vendor_row
             assert 'data-rung="4096"' in vendor_row and "never climbed" not in vendor_row
             assert 'href="/admin/probes"' in ups  # the nav links the probes page
+            restore = "/admin/upstreams/vendor/safe-length/restore"
+            assert client.post(restore, data={"reason": "fixed"}).status_code == 403  # no CSRF token
+            gw.admin(lambda st: create_admin(st.engine, "acme-admin", PASSWORD, "acme"))
+            tenant = httpx.Client(base_url=gw.url)
+            token = _csrf(tenant.get("/admin/sign-in").text)
+            tenant.post("/admin/sign-in", data={"csrf_token": token, "username": "acme-admin", "password": PASSWORD,
+                                                "next": "/admin/upstreams"})  # fmt: skip
+            tpage = tenant.get("/admin/upstreams").text
+            assert "restore-length" not in tpage
+            refused = tenant.post(restore, data={"reason": "mine", "csrf_token": _csrf(tpage)})
+            assert refused.status_code == 403 and "Platform admins only" in refused.text
+            tenant.close()
+            assert client.post(restore, data={"reason": " ", "csrf_token": _csrf(ups)}).status_code == 400
+            done = client.post(restore, data={"reason": "vendor fixed the pool", "csrf_token": _csrf(ups)})
+            assert done.status_code == 303
+            after = client.get(done.headers["location"]).text
+            assert 'id="restored-flash"' in after and "bad lowered" not in after
+            assert gw.admin(lambda st: active_caps(st.engine)) == ()
+            (event,) = gw.rows("SELECT detail FROM audit_events WHERE kind = 'safe_length_restored'")
+            assert json.loads(event["detail"])["actor"] == "dashboard:root"
             client.close()
