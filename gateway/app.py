@@ -230,6 +230,10 @@ def create_app(
                 salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
             ):  # fmt: skip
                 stack.callback(task.cancel)
+            if settings.siem.sinks:  # the signed audit stream for a SIEM, off the request path
+                from gateway.siem import run_streams
+
+                await stack.enter_async_context(run_streams(settings, the_store, metrics.registry))
             if owns_store:
                 maintenance = asyncio.create_task(the_store.run_maintenance())
                 stack.callback(maintenance.cancel)

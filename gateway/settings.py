@@ -37,6 +37,8 @@ __all__ = [
     "SecretsSettings",
     "ServerSettings",
     "Settings",
+    "SiemSettings",
+    "SiemSinkSettings",
     "TimeoutSettings",
     "TracingSettings",
     "UpstreamSettings",
@@ -230,6 +232,98 @@ class TracingSettings(BaseModel):
     """Spans waiting for export; beyond it new spans are dropped (the request never waits)."""
 
 
+def _https_or_loopback(url: str) -> str:
+    # Metadata still names tenants, keys and vendors: it leaves the machine only over TLS.
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    if parts.scheme == "https" or (parts.scheme == "http" and parts.hostname in ("127.0.0.1", "localhost", "::1")):
+        return url
+    raise ValueError("must be an https:// URL (plain http only to a loopback address)")
+
+
+class SiemSinkSettings(BaseModel):
+    model_config = _STRICT
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    """Names the stream (``stream`` in every line), its outbox folder and its metrics."""
+    kind: Literal["file", "syslog", "webhook"]
+    """``file`` (appended, fsynced), ``syslog`` (RFC 5424) or ``webhook`` (HTTPS POST of NDJSON)."""
+    path: Path | None = None
+    """file: the file lines are appended to."""
+    host: str | None = None
+    """syslog: the collector's host."""
+    port: int | None = Field(None, ge=1, le=65535)
+    """syslog: the collector's port (514 / 6514 usually)."""
+    transport: Literal["udp", "tcp"] = "tcp"
+    """syslog: ``tcp`` (RFC 6587 octet counting; a down collector is retried) or ``udp`` (sent,
+    never known to arrive)."""
+    facility: int = Field(13, ge=0, le=23)
+    """syslog: facility of every message (13: log audit); severity is notice."""
+    app_name: str = Field("tiergate", min_length=1, max_length=48, pattern=r"^[!-~]+$")
+    """syslog: APP-NAME of every message."""
+    url: str | None = None
+    """webhook: where batches are POSTed (``https://``; ``http://`` only to loopback)."""
+    headers_env: dict[str, str] = Field(default_factory=dict)
+    """webhook: header name -> name of the environment variable holding its value (a token)."""
+    tenant: str | None = Field(None, min_length=1)
+    """Only this tenant's records (its requests, their outcomes, events naming it): a tenant's own
+    SIEM. None: everything."""
+    batch_lines: int = Field(100, ge=1, le=10_000)
+    """Lines per delivery (one POST, one TCP write)."""
+    timeout_s: float = Field(10.0, gt=0)
+    """Seconds one delivery may take before it counts as failed."""
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str | None) -> str | None:
+        return None if value is None else _https_or_loopback(value)
+
+    @model_validator(mode="after")
+    def _check_kind(self) -> SiemSinkSettings:
+        needs = {"file": ("path",), "syslog": ("host", "port"), "webhook": ("url",)}[self.kind]
+        missing = [f for f in needs if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"a {self.kind} sink needs {', '.join(missing)}")
+        return self
+
+
+class SiemSettings(BaseModel):
+    model_config = _STRICT
+
+    sinks: list[SiemSinkSettings] = Field(default_factory=list)
+    """Where the signed event stream goes; empty: no stream."""
+    key_env: str | None = Field(None, min_length=1)
+    """Name of the environment variable holding the stream's HMAC key (shared with the receiver,
+    who checks it with ``tiergate audit verify-stream``). Required with any sink."""
+    state_dir: Path | None = None
+    """Outboxes (signed lines not yet delivered) and stream positions; default ``<state_dir>/siem``."""
+    start_at: Literal["beginning", "now"] = "beginning"
+    """Where a new stream starts: the oldest record in the log, or the next one written."""
+    poll_interval_s: float = Field(1.0, gt=0)
+    """How often the log is read for new records."""
+    read_batch: int = Field(500, ge=1)
+    """Records read from the log at once."""
+    max_queue_bytes: int = Field(64 * 1024 * 1024, ge=4096)
+    """Undelivered bytes per sink on disk; past it reading pauses (the log keeps the records)."""
+    retry_initial_s: float = Field(1.0, gt=0)
+    """Wait after a failed delivery; doubled on each failure up to ``retry_max_s``."""
+    retry_max_s: float = Field(60.0, gt=0)
+    """Longest wait between two delivery attempts."""
+    hole_wait_s: float = Field(10.0, gt=0)
+    """Seconds a missing seq in the log is waited for (a commit in flight) before the stream
+    records it as a ``missing`` gap and goes on."""
+
+    @model_validator(mode="after")
+    def _check(self) -> SiemSettings:
+        if self.sinks and self.key_env is None:
+            raise ValueError("key_env is required when sinks are configured")
+        names = [s.name for s in self.sinks]
+        if len(set(names)) != len(names):
+            raise ValueError("sink names must be unique")
+        return self
+
+
 class Settings(BaseSettings):
     """The whole configuration. Build it with :func:`load_settings`."""
 
@@ -268,6 +362,8 @@ class Settings(BaseSettings):
     containment, engine, notification ...), quoted by ``tiergate exposure assess`` reports."""
     tracing: TracingSettings = Field(default_factory=TracingSettings)
     """OpenTelemetry traces of the request path (off by default)."""
+    siem: SiemSettings = Field(default_factory=SiemSettings)
+    """The signed event stream of every audit record, for a SIEM (none by default)."""
     state_dir: Path = Path("var")
     """Where embedded mode keeps its generated secrets (and the default SQLite file)."""
 

@@ -120,3 +120,44 @@ def purge_command(config_path: str | None, db_url: str | None, batch_size: int,
     else:
         click.echo(f"purged {result.total} records (seq {result.from_seq}..{result.through_seq}, "
                    f"older than {result.cutoff.isoformat()}); recorded as event {result.event_seq}")  # fmt: skip
+
+
+@audit_group.command("verify-stream")
+@click.argument("path", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--key-env", default="TIERGATE_SIEM_KEY", show_default=True,
+              help="Environment variable holding the stream's HMAC key (siem.key_env).")
+@click.option("--first-n", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Number the file's first line must have (a rotated capture's later file: where the last ended + 1).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def verify_stream_command(path: str, key_env: str, first_n: int, fmt: str) -> None:
+    """Check a received SIEM event stream (one line per record, syslog headers allowed): every
+    signature, every line number without a hole, each line chained to the one before.
+
+    Exit status: 0 the stream verifies; 3 an edited, missing, reordered or unreadable line.
+    """
+    import os
+
+    from audit.stream_format import verify_lines
+
+    key = os.environ.get(key_env, "")
+    if not key:
+        raise click.UsageError(f"the variable {key_env} holding the stream key is not set")
+    with click.open_file(path, encoding="utf-8", errors="replace") as fh:
+        report = verify_lines(fh, key.encode(), first_n=first_n)
+    if fmt == "json":
+        click.echo(json.dumps(report.as_dict(), indent=2))
+    else:
+        click.echo(f"lines: {report.lines} (n {report.first_n}..{report.last_n}); "
+                   f"repeated deliveries: {report.repeated}")  # fmt: skip
+        for label, items in (("bad signature on line", report.bad_signature), ("unreadable line", report.unreadable),
+                             ("out of order: line", report.out_of_order),
+                             ("not chained to the line before: line", report.broken_link)):  # fmt: skip
+            for item in items:
+                click.echo(f"{label} {item}")
+        for first, last in report.missing:
+            click.echo(f"missing: n {first}..{last}")
+        for gap in report.gaps:
+            click.echo(f"audit records {gap.get('from_seq')}..{gap.get('to_seq')} never streamed ({gap.get('reason')})")
+        click.echo("stream verifies" if report.ok else "STREAM DOES NOT VERIFY")
+    if not report.ok:
+        sys.exit(VERIFY_FAILED_EXIT)

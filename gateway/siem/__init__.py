@@ -1,0 +1,45 @@
+"""The signed event stream of the audit log for a SIEM (``siem`` settings; docs in
+``audit/stream_format.py`` for the line format, ``streamer.py`` for delivery)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+__all__ = ["SiemConfigError", "run_streams", "stream_key"]
+
+
+class SiemConfigError(Exception):
+    """The stream cannot start as configured (the message names the setting)."""
+
+
+def stream_key(key_env: str | None) -> bytes:
+    value = os.environ.get(key_env or "", "")
+    if not key_env or len(value) < 16:
+        raise SiemConfigError(f"siem.key_env: the variable {key_env!r} must hold the stream key (16+ characters)")
+    return value.encode()
+
+
+@contextlib.asynccontextmanager
+async def run_streams(settings: Any, store: Any, registry: CollectorRegistry) -> AsyncIterator[list[Any]]:
+    """Start one stream task per sink for the lifetime of the block; stopped and flushed after."""
+    from gateway.siem.streamer import start_streams
+
+    cfg = settings.siem
+    folder = Path(cfg.state_dir) if cfg.state_dir is not None else Path(settings.state_dir) / "siem"
+    streams, tasks = await start_streams(cfg, store.engine, stream_key(cfg.key_env), folder, registry,
+                                         os.environ.get)  # fmt: skip
+    try:
+        yield streams
+    finally:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        for stream in streams:
+            await stream.aclose()
