@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 import msgspec
@@ -17,6 +18,8 @@ if TYPE_CHECKING:
     from gateway.app import GatewayState
 
 __all__ = ["ROUTES"]
+
+log = logging.getLogger("tiergate.gateway")
 
 _encode = msgspec.json.Encoder().encode
 _JSON = "application/json"
@@ -42,6 +45,13 @@ async def _proxy(scope: dict[str, Any], receive: Any, send: Any, endpoint: str) 
         reply = await state.pipeline.run(endpoint, headers, raw)
     except GatewayError as exc:  # in the shape this protocol's clients expect
         await send_json(send, exc.status_code, protocol.error_body(exc), exc.headers)
+        return
+    except Exception as exc:
+        if protocol.wire == "openai":
+            raise  # Litestar's handler renders it (the OpenAI shape), as for every other route
+        # Only the class name: an exception's text may quote what it was processing.
+        log.error("unhandled %s on %r", type(exc).__name__, endpoint)
+        await send_json(send, 500, protocol.error_body(GatewayError()), {})
         return
     if reply.stream is not None:
         await send_stream(receive, send, reply.stream, reply.headers)

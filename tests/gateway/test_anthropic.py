@@ -279,3 +279,18 @@ def test_vendor_state_never_falls_back_to_another_upstream(gw: GatewayHarness, f
         c.messages.create(model="chat", max_tokens=5, messages=history)
     assert err.value.status_code == 502 and err.value.body["error"]["type"] == "api_error"
     assert len(fakes["local"].ledger) == 1 and len(fakes["vendor"].ledger) == 2
+
+
+def test_vendor_key_goes_in_x_api_key(
+    fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path, classifier: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An upstream with ``auth_header: x-api-key`` gets its key there (Anthropic's API), never as
+    a Bearer token, and never the client's Tiergate key."""
+    monkeypatch.setenv("TG_TEST_VENDOR_KEY", "sk-ant-test-key")
+    cfg = config(fakes, vendor={"auth_header": "x-api-key", "api_key_env": "TG_TEST_VENDOR_KEY"})
+    with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as g:
+        key = g.create_key()
+        client(g, key).messages.create(model="chat", max_tokens=5, messages=ask("hi"))
+    (seen,) = fakes["vendor"].ledger.items()
+    assert seen.headers["x-api-key"] == "sk-ant-test-key"
+    assert "authorization" not in seen.headers and key not in seen.text
