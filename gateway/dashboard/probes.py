@@ -104,7 +104,8 @@ async def recent_runs(engine: Any, providers: dict[str, str | None], *, limit: i
                             and d.get("passed") is True), None)  # fmt: skip
             since = earlier or at - _DEFAULT_LOOKBACK
             draft = _draft(kind, seq, detail, providers.get(str(detail.get("upstream"))), since, at)
-        rungs = detail.get("rungs") if kind == LADDER and isinstance(detail.get("rungs"), list) else []
+        listed = detail.get("rungs") if kind == LADDER else None
+        rungs = [r for r in listed if isinstance(r, dict)] if isinstance(listed, list) else []
         runs.append(ProbeRun(seq, kind, at, detail, draft, since, rungs))
     return runs
 

@@ -110,3 +110,20 @@ def test_probe_page_links_a_failed_ladder_to_its_exposure_assessment(tmp_path: P
             (event,) = gw.rows("SELECT detail FROM audit_events WHERE kind = 'safe_length_restored'")
             assert json.loads(event["detail"])["actor"] == "dashboard:root"
             client.close()
+
+
+def test_probe_page_lists_isolation_probes_with_sparse_details(seeded: Any) -> None:
+    """The seeded isolation-probe events (older, sparser details) render; the failed one offers an
+    assessment of the vendor upstream without a length condition."""
+    client = httpx.Client(base_url=seeded.url)
+    token = _csrf(client.get("/admin/sign-in").text)
+    client.post("/admin/sign-in", data={"csrf_token": token, "username": "root", "password": PASSWORD,
+                                        "next": "/admin/probes"})  # fmt: skip
+    page = client.get("/admin/probes")
+    client.close()
+    assert page.status_code == 200
+    rows = re.findall(r'data-kind="isolation_probe" class="probe-run (\w+)"', page.text)
+    assert sorted(rows) == ["bad", "good"]
+    draft = html.unescape(re.search(r"<textarea name=\"disclosure\" hidden>(.*?)</textarea>", page.text, re.S).group(1))  # type: ignore[union-attr]
+    spec = yaml.safe_load(draft)
+    assert spec["upstreams"] == ["vendor"] and "conditions" not in spec
