@@ -94,7 +94,8 @@ def probe_command(
                                                    ("tenants", tenants), ("max_missing", max_missing),
                                                    ("stream", stream),
                                                    ("max_tokens_per_run", max_tokens_per_run)) if v is not None}  # fmt: skip
-    ladder_over = {k: v for k, v in (("rungs", rungs), ("lower_safe_length", lower)) if v is not None}
+    ladder_over = {k: v for k, v in (("rungs", rungs), ("lower_safe_length", lower),
+                                     ("stream", stream if ladder else None)) if v is not None}  # fmt: skip
     if ladder_over:
         overrides["ladder"] = base.ladder.model_copy(update=ladder_over)
     if salting is not None:

@@ -15,7 +15,8 @@ request fails its rung when:
 - ``crossed``: the answer carries a marker of another request of this run, or a marker of no
   request of it (stale content of an earlier probe);
 - ``empty`` / ``empty_length``: no answer text (cut off by ``length`` for the latter);
-- ``rejected`` / ``error``: a 4xx where the prompt fits the window, a 5xx, a transport failure.
+- ``rejected`` / ``error``: a 4xx where the prompt fits the window, a 5xx, a transport failure, a
+  malformed answer; streamed (``ladder.stream``): an error event or a stream without ``[DONE]``.
 
 A 4xx (400, 413, 422) for a rung that leaves no room in the declared context window is
 ``refused``: the correct answer, a pass. The report keeps counts, rung lengths and request
@@ -50,6 +51,8 @@ __all__ = ["EVENT_KIND", "LadderReport", "RequestResult", "RungResult", "climb"]
 EVENT_KIND = "ladder_probe"
 _REFUSAL_STATUSES = frozenset({400, 413, 422})
 _LISTED_PER_RUNG = 8
+# A streamed answer has no total deadline: one that never ends fails its request instead.
+_MAX_STREAM_CHARS = 4 * 1024 * 1024
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
 
@@ -163,41 +166,115 @@ def _answer_text(data: Any) -> tuple[str, str | None]:
     return "".join(texts), finish
 
 
-def _judge(rung_i: int, index: int, prompt: LadderPrompt, raw: bytes, *, promised: bool,
-           require_echo: bool) -> RequestResult:  # fmt: skip
-    text = raw.decode("utf-8", "replace")
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """What one answer said, however it came (whole or streamed)."""
+
+    found: frozenset[str]  # every marker anywhere in it
+    usage: Any
+    text: str
+    finish: str | None
+    error: str | None = None
+
+
+def _from_json(raw: bytes) -> _Answer:
     # Every marker anywhere in the answer counts: a leak may surface in any field.
-    found = frozenset(m.upper() for m in MARKER_RE.findall(text))
+    found = frozenset(m.upper() for m in MARKER_RE.findall(raw.decode("utf-8", "replace")))
     try:
         data = _decode(raw)
     except (msgspec.DecodeError, RecursionError):
-        return RequestResult(rung_i, index, prompt.count.tokens, "failed", ("error",), status=200,
-                             error="MalformedAnswer", markers=found)  # fmt: skip
-    usage = data.get("usage") if isinstance(data, dict) else None
+        return _Answer(found, None, "", None, "MalformedAnswer")
+    text, finish = _answer_text(data)
+    return _Answer(found, data.get("usage") if isinstance(data, dict) else None, text, finish)
+
+
+async def _from_stream(response: Any) -> _Answer:
+    found: set[str] = set()
+    pieces: list[str] = []
+    finish: str | None = None
+    usage: Any = None
+    error: str | None = None
+    done = False
+    read = 0
+    try:
+        async for line in response.aiter_lines():
+            read += len(line) + 1
+            if read > _MAX_STREAM_CHARS:
+                error = "StreamTooLong"
+                break
+            if not line.startswith("data:"):
+                continue
+            payload = line[5:].strip()
+            found.update(MARKER_RE.findall(payload))
+            if payload == "[DONE]":
+                done = True
+                break
+            try:
+                event = _decode(payload)
+            except (msgspec.DecodeError, RecursionError):
+                error = "MalformedStreamEvent"
+                continue
+            if not isinstance(event, dict):
+                error = "MalformedStreamEvent"
+                continue
+            if "error" in event:
+                error = "StreamErrorEvent"
+            if event.get("usage"):
+                usage = event["usage"]
+            for choice in event.get("choices") or ():
+                if not isinstance(choice, dict):
+                    continue
+                delta = choice.get("delta")
+                if isinstance(delta, dict) and isinstance(delta.get("content"), str):
+                    pieces.append(delta["content"])
+                if choice.get("index", 0) == 0 and isinstance(choice.get("finish_reason"), str):
+                    finish = choice["finish_reason"]
+    except Exception as exc:  # noqa: BLE001 -- the class only; what arrived before still counts
+        error = type(exc).__name__
+    text = "".join(pieces)
+    # A marker split across deltas is whole in the joined text.
+    found.update(MARKER_RE.findall(text))
+    if error is None and not done:
+        error = "IncompleteStream"
+    return _Answer(frozenset(m.upper() for m in found), usage, text, finish, error)
+
+
+def _verdict(rung_i: int, index: int, prompt: LadderPrompt, answer: _Answer, *, promised: bool,
+             require_echo: bool) -> RequestResult:  # fmt: skip
     reasons: list[str] = []
-    if found - prompt.markers:
-        reasons.append("crossed")
-    bad_usage = check_usage(prompt.count, usage, promised=promised)
+    if answer.found - prompt.markers:
+        reasons.append("crossed")  # even in an answer that failed afterwards
+    if answer.error is not None:
+        reasons.append("error")
+        return RequestResult(rung_i, index, prompt.count.tokens, "failed", tuple(reasons),
+                             reported_prompt_tokens(answer.usage), 200, answer.error, answer.found)  # fmt: skip
+    bad_usage = check_usage(prompt.count, answer.usage, promised=promised)
     if bad_usage:
         reasons.append(bad_usage)
-    answer, finish = _answer_text(data)
-    if not answer.strip():
-        reasons.append("empty_length" if finish == "length" else "empty")
-    elif require_echo and not (prompt.start in answer.upper() and prompt.end in answer.upper()):
+    upper = answer.text.upper()
+    if not answer.text.strip():
+        reasons.append("empty_length" if answer.finish == "length" else "empty")
+    elif require_echo and not (prompt.start in upper and prompt.end in upper):
         reasons.append("echo_missing")
     return RequestResult(rung_i, index, prompt.count.tokens, "failed" if reasons else "passed", tuple(reasons),
-                         reported_prompt_tokens(usage), 200, markers=found)  # fmt: skip
+                         reported_prompt_tokens(answer.usage), 200, markers=answer.found)  # fmt: skip
+
+
+def _judge(rung_i: int, index: int, prompt: LadderPrompt, raw: bytes, *, promised: bool,
+           require_echo: bool) -> RequestResult:  # fmt: skip
+    """Judge a whole (non-streamed) answer."""
+    return _verdict(rung_i, index, prompt, _from_json(raw), promised=promised, require_echo=require_echo)
 
 
 async def _send(client: UpstreamClient, rung_i: int, index: int, rung: Rung, prompt: LadderPrompt, body: bytes,
-                *, promised: bool, require_echo: bool) -> RequestResult:  # fmt: skip
+                *, promised: bool, require_echo: bool, stream: bool) -> RequestResult:  # fmt: skip
     from gateway.upstream import UpstreamRejected
 
     own = prompt.count.tokens
     try:
         opened = await client.open("/chat/completions", body)
         try:
-            raw = await opened.response.aread()
+            answer = await _from_stream(opened.response) if stream else _from_json(await opened.response.aread())
         finally:
             await opened.response.aclose()
     except UpstreamRejected as exc:
@@ -209,12 +286,14 @@ async def _send(client: UpstreamClient, rung_i: int, index: int, rung: Rung, pro
     except Exception as exc:  # noqa: BLE001 -- the class only: an upstream error may quote the prompt
         return RequestResult(rung_i, index, own, "failed", ("error",), status=getattr(exc, "upstream_status", None),
                              error=type(exc).__name__)  # fmt: skip
-    return _judge(rung_i, index, prompt, raw, promised=promised, require_echo=require_echo)
+    return _verdict(rung_i, index, prompt, answer, promised=promised, require_echo=require_echo)
 
 
 def _body(model: str, prompt: LadderPrompt, cfg: LadderSettings, salt: str | None) -> bytes:
     body: dict[str, Any] = {**cfg.request_extra, "model": model, "messages": prompt.messages(),
-                            "max_tokens": cfg.max_tokens, "temperature": 0, "stream": False}  # fmt: skip
+                            "max_tokens": cfg.max_tokens, "temperature": 0, "stream": cfg.stream}  # fmt: skip
+    if cfg.stream:
+        body["stream_options"] = {"include_usage": True}  # the usage check needs it at the end
     if salt is not None:
         body["cache_salt"] = salt
     return _encode(body)
@@ -250,7 +329,7 @@ async def climb(
         async with gate:
             body = _body(plan.model, prompts[ri][j], cfg, salts[j])
             return await _send(client, ri, j, plan.rungs[ri], prompts[ri][j], body, promised=up.promises_usage,
-                               require_echo=cfg.require_echo)  # fmt: skip
+                               require_echo=cfg.require_echo, stream=cfg.stream)  # fmt: skip
 
     started_at, t0 = clock(), time.monotonic()
     # Shortest rungs first into the queue; in flight together across rungs: neighbours of every length.

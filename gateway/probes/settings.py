@@ -28,7 +28,9 @@ class LadderSettings(BaseModel):
     from ``start_tokens`` to the context window, plus rungs around ``safe_prompt_tokens`` and,
     with ``over_context``, one just above the context window)."""
     start_tokens: int = Field(256, ge=16)
-    """The first rung of the default geometric ladder."""
+    """The first rung of the default geometric ladder. A rung shorter than the probe's fixed text
+    (its instructions and markers: about 100 tokens, ~330 with a byte-level tokenizer) is sent at
+    that length; each request's own count is in the report."""
     factor: float = Field(2.0, gt=1.0, le=16.0)
     """Ratio between two rungs of the default geometric ladder."""
     safe_margin: float = Field(0.02, gt=0, lt=0.5)
@@ -48,6 +50,9 @@ class LadderSettings(BaseModel):
     usage, cross-talk and empty answers are still judged."""
     request_extra: dict[str, Any] = Field(default_factory=dict)
     """Extra JSON fields sent with every rung request (e.g. vLLM's ``ignore_eos``)."""
+    stream: bool = False
+    """Ask for streamed (SSE) answers, with the usage in the last event: engines serve streams on a
+    path of their own. Markers split across deltas are joined; a stream without ``[DONE]`` fails."""
     lower_safe_length: bool = False
     """On a failed rung, lower the upstream's effective safe length to the last good rung below it
     (shared by every replica) until an admin restores it: ``tiergate probe --restore-safe-length``."""
@@ -62,7 +67,7 @@ class LadderSettings(BaseModel):
     @field_validator("request_extra")
     @classmethod
     def _no_overrides(cls, value: dict[str, Any]) -> dict[str, Any]:
-        clash = sorted(set(value) & {"model", "messages", "max_tokens", "cache_salt", "stream"})
+        clash = sorted(set(value) & {"model", "messages", "max_tokens", "cache_salt", "stream", "stream_options"})
         if clash:
             raise ValueError(f"request_extra may not set {', '.join(clash)}")
         return value

@@ -253,3 +253,46 @@ def test_dry_run_prints_the_plan_with_the_vendors_price(tmp_path: Path) -> None:
     assert plan["currency"] == "EUR" and abs(float(plan["cost"]) - expected) < 1e-4
     assert json.loads(no_price.stdout.splitlines()[0])["plan"]["cost"] is None
     assert len(fake.ledger) == 0
+
+
+# ---- streamed rungs --------------------------------------------------------------------------
+
+
+def _chunked(script: Any, size: int = 7) -> Any:
+    """``script``'s answers in ``size``-character deltas: every marker straddles several chunks."""
+    def run(r: Any) -> Scripted:
+        answer = script(r)
+        answer.chunks = [answer.content[i:i + size] for i in range(0, len(answer.content), size)]
+        return answer
+
+    return run
+
+
+def test_streamed_ladder_joins_deltas_reads_the_final_usage_and_finds_the_incident() -> None:
+    """With ladder.stream the answers come as SSE with the usage in the last event: markers split
+    across deltas are joined, and the incident shows the same way as in whole answers."""
+    fake = _incident()
+    fake.script = _chunked(fake.script)
+    with serve(fake.app, lifespan="off") as server:
+        report = _climb(_upstream(server.url), LadderSettings(rungs=[512, 2048, 4096], stream=True))
+    bodies = fake.ledger.bodies()
+    assert all(b["stream"] is True and b["stream_options"] == {"include_usage": True} for b in bodies)
+    assert [r.passed for r in report.rungs] == [True, True, False]
+    assert set(report.rungs[2].reasons) == {"crossed", "echo_missing", "prompt_tokens_low"}
+    assert all(q.reported_tokens is not None for r in report.rungs for q in r.requests)
+
+
+def test_a_cut_stream_fails_its_rung_and_still_counts_what_it_leaked() -> None:
+    leak = _incident(limit=100)  # its script leaks every rung here; the fake below serves it cut
+
+    def script(r: Any) -> Scripted:
+        answer = _chunked(leak.script)(r)
+        answer.cut_after_chunks = len(answer.chunks or ()) + 1  # every delta, then no [DONE]
+        return answer
+
+    fake = FakeUpstream(name="vendor", script=script)
+    with serve(fake.app, lifespan="off") as server:
+        report = _climb(_upstream(server.url), LadderSettings(rungs=[512, 1024], stream=True, concurrency=1))
+    second = report.rungs[1]
+    assert {q.error for q in second.requests} == {"IncompleteStream"}
+    assert set(second.reasons) == {"crossed", "error"}  # an earlier request's marker came before the cut
