@@ -55,7 +55,8 @@ async def read_after(engine: AsyncEngine, after: int, limit: int) -> list[TailRe
     requests = select(_R.c.seq, _R.c.created_us, _R.c.hash, *(_R.c[f] for f in _REQUEST_FIELDS), _R.c.findings) \
         .where(_R.c.seq > after).order_by(_R.c.seq).limit(limit)  # fmt: skip
     outcomes = (
-        select(_O.c.seq, _O.c.created_us, _O.c.hash, *(_O.c[f] for f in _OUTCOME_FIELDS), _R.c.tenant)
+        select(_O.c.seq, _O.c.created_us, _O.c.hash, *(_O.c[f] for f in _OUTCOME_FIELDS), _R.c.tenant,
+               _R.c.upstream)
         .select_from(_O.outerjoin(_R, _R.c.request_id == _O.c.request_id))
         .where(_O.c.seq > after).order_by(_O.c.seq).limit(limit)
     )
@@ -72,6 +73,7 @@ async def read_after(engine: AsyncEngine, after: int, limit: int) -> list[TailRe
                                   fields))  # fmt: skip
         for r in (await conn.execute(outcomes)).mappings():
             fields = {f: r[f] for f in _OUTCOME_FIELDS}
+            fields["upstream"] = r["upstream"]  # the request's: which upstream this outcome is of
             fields["integrity_flag"] = bool(fields["integrity_flag"])
             out.append(TailRecord(r["seq"], "outcome", r["created_us"], bytes(r["hash"]).hex(), r["tenant"], None,
                                   fields))  # fmt: skip

@@ -234,6 +234,10 @@ def create_app(
                 from gateway.siem import run_streams
 
                 await stack.enter_async_context(run_streams(settings, the_store, metrics.registry))
+            if settings.alerts.webhooks:
+                from gateway.alerts import run_alerts
+
+                await stack.enter_async_context(run_alerts(settings, the_store, metrics.registry))
             if owns_store:
                 maintenance = asyncio.create_task(the_store.run_maintenance())
                 stack.callback(maintenance.cancel)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from gateway.commands.admin import admin_group
+from gateway.commands.alerts import alerts_group
 from gateway.commands.audit import audit_group
 from gateway.commands.config import config_group
 from gateway.commands.db import db_group
@@ -32,6 +33,7 @@ main.add_command(engine_group)
 main.add_command(admin_group)
 main.add_command(probe_command)
 main.add_command(upstream_group)
+main.add_command(alerts_group)
 
 
 if __name__ == "__main__":

@@ -31,6 +31,8 @@ from tiers.config import TiersConfig
 from tiers.types import Tier, UpstreamKind
 
 __all__ = [
+    "AlertWebhookSettings",
+    "AlertsSettings",
     "ConfigError",
     "LimitsSettings",
     "ModelAlias",
@@ -324,6 +326,52 @@ class SiemSettings(BaseModel):
         return self
 
 
+class AlertWebhookSettings(BaseModel):
+    model_config = _STRICT
+
+    name: str = Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.-]+$")
+    """Names the webhook in logs and ``tiergate alerts test``."""
+    url: str
+    """Where alerts are POSTed (``https://``; ``http://`` only to loopback)."""
+    format: Literal["generic", "slack", "teams", "pagerduty"] = "generic"
+    """Body shape: generic JSON, a Slack incoming webhook, a Teams Adaptive Card message, or a
+    PagerDuty Events API v2 ``trigger`` (then ``routing_key_env``)."""
+    headers_env: dict[str, str] = Field(default_factory=dict)
+    """Header name -> name of the environment variable holding its value (a token)."""
+    routing_key_env: str | None = Field(None, min_length=1)
+    """pagerduty: name of the environment variable holding the integration's routing key."""
+
+    @field_validator("url")
+    @classmethod
+    def _check_url(cls, value: str) -> str:
+        return _https_or_loopback(value)
+
+
+class AlertsSettings(BaseModel):
+    model_config = _STRICT
+
+    webhooks: list[AlertWebhookSettings] = Field(default_factory=list)
+    """Where alerts go; empty: no alerts."""
+    rules: list[Literal["integrity_failure", "probe_alarm", "ladder_rung_failed", "quarantine",
+                        "audit_unavailable", "ratelimit_fail_open"]] = Field(
+        default_factory=lambda: ["integrity_failure", "probe_alarm", "ladder_rung_failed", "quarantine",
+                                 "audit_unavailable", "ratelimit_fail_open"])  # fmt: skip
+    """The rules that alert: integrity failures, failed isolation / prefix-cache probes, failed
+    ladder rungs, quarantines, the audit log unavailable, the rate-limit backend failing open."""
+    dedup_window_s: float = Field(300.0, ge=0)
+    """The same rule for the same key (an upstream, mostly) alerts once in this many seconds."""
+    poll_interval_s: float = Field(2.0, gt=0)
+    """How often the audit log and the counters are looked at."""
+    timeout_s: float = Field(10.0, gt=0)
+    """Seconds one webhook call may take."""
+    retries: int = Field(3, ge=0, le=10)
+    """Further attempts after a failed call (backoff doubling from ``retry_backoff_s``)."""
+    retry_backoff_s: float = Field(1.0, ge=0)
+    """Wait before the first retry."""
+    queue_size: int = Field(1000, ge=1)
+    """Alerts waiting to be sent; beyond it new ones are dropped and counted."""
+
+
 class Settings(BaseSettings):
     """The whole configuration. Build it with :func:`load_settings`."""
 
@@ -364,6 +412,8 @@ class Settings(BaseSettings):
     """OpenTelemetry traces of the request path (off by default)."""
     siem: SiemSettings = Field(default_factory=SiemSettings)
     """The signed event stream of every audit record, for a SIEM (none by default)."""
+    alerts: AlertsSettings = Field(default_factory=AlertsSettings)
+    """Alerts to webhooks on integrity failures, probe alarms, quarantines … (none by default)."""
     state_dir: Path = Path("var")
     """Where embedded mode keeps its generated secrets (and the default SQLite file)."""
 
