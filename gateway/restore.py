@@ -10,7 +10,7 @@ from typing import Any
 
 from tiers import Restorer, StreamRestorer
 
-__all__ = ["Restorers", "restore_response"]
+__all__ = ["Restorers", "restore_arguments", "restore_response"]
 
 StreamKey = tuple[Any, ...]  # (choice index, "content" | "text" | "tool", [tool-call index])
 
@@ -47,7 +47,7 @@ class Restorers:
         """The first key element of every restorer still open, in the order they were opened."""
         return list(dict.fromkeys(k[0] for k in self._streams))
 
-    def flush_choice(self, index: int) -> list[tuple[StreamKey, str]]:
+    def flush_choice(self, index: Any) -> list[tuple[StreamKey, str]]:
         out = []
         for key in [k for k in self._streams if k[0] == index]:
             out.append((key, self._streams.pop(key).flush()))
@@ -64,7 +64,7 @@ def _restore_json_strings(value: Any, restorer: Restorer) -> Any:
     return value
 
 
-def _restore_arguments(arguments: str, restorer: Restorer) -> str:
+def restore_arguments(arguments: str, restorer: Restorer) -> str:
     """Restore inside the decoded JSON so that a value needing escapes stays valid JSON."""
     try:
         decoded = json.loads(arguments)
@@ -84,10 +84,10 @@ def _restore_message(message: dict[str, Any], restorer: Restorer) -> None:
     for call in message.get("tool_calls") or ():
         fn = call.get("function") if isinstance(call, dict) else None
         if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
-            fn["arguments"] = _restore_arguments(fn["arguments"], restorer)
+            fn["arguments"] = restore_arguments(fn["arguments"], restorer)
     fn = message.get("function_call")
     if isinstance(fn, dict) and isinstance(fn.get("arguments"), str):
-        fn["arguments"] = _restore_arguments(fn["arguments"], restorer)
+        fn["arguments"] = restore_arguments(fn["arguments"], restorer)
     if isinstance(message.get("refusal"), str):
         message["refusal"] = restorer.restore(message["refusal"])
 

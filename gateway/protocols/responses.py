@@ -20,7 +20,7 @@ from gateway.errors import BadRequest, GatewayError, Unprocessable
 from gateway.integrity import TRIVIAL_TOKENS
 from gateway.protocols.base import Protocol, Usage
 from gateway.protocols.events import EventRelay, StreamFailure, drive, restore_strings, sse
-from gateway.restore import _restore_arguments
+from gateway.restore import restore_arguments
 from tiers import Restorer
 from tiers.types import UpstreamKind
 
@@ -46,7 +46,7 @@ def restore_item(item: Any, restorer: Restorer) -> None:
         return
     for key, value in item.items():
         if key == "arguments" and isinstance(value, str):
-            item[key] = _restore_arguments(value, restorer)
+            item[key] = restore_arguments(value, restorer)
         elif key in ("content", "summary", "output", "text", "refusal", "input", "action", "annotations"):
             item[key] = restore_strings(value, restorer)
 
@@ -198,7 +198,7 @@ class _ResponsesRelay(EventRelay):
                 if isinstance(event.get(key), str):
                     event[key] = self.restorer.restore(event[key])
             if isinstance(event.get("arguments"), str):
-                event["arguments"] = _restore_arguments(event["arguments"], self.restorer)
+                event["arguments"] = restore_arguments(event["arguments"], self.restorer)
             if "item" in event:
                 restore_item(event["item"], self.restorer)
             for key in ("part", "annotation"):
@@ -214,7 +214,7 @@ class _ResponsesRelay(EventRelay):
             return []
         ident = self._ident(event, base)
         out = []
-        for _key, rest in self.streams.flush_choice(ident):  # type: ignore[arg-type]
+        for _key, rest in self.streams.flush_choice(ident):
             if rest:
                 delta = {k: event[k] for k in ("item_id", "output_index", "content_index", "summary_index")
                          if k in event}  # fmt: skip
@@ -227,7 +227,7 @@ class _ResponsesRelay(EventRelay):
         if self.streams is not None:  # text held for a part that never sent its .done
             for ident in self.streams.held_keys():
                 base = ident[3] if isinstance(ident, tuple) and len(ident) > 3 else "response.output_text"
-                for _key, rest in self.streams.flush_choice(ident):  # type: ignore[arg-type]
+                for _key, rest in self.streams.flush_choice(ident):
                     if rest:
                         out.append(self._out(base + ".delta", {"type": base + ".delta", "sequence_number": 0,
                                                                "delta": rest}))  # fmt: skip
