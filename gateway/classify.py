@@ -31,7 +31,7 @@ from gateway.errors import GatewayError, Unavailable
 from gateway.parsing import ParsedBody, parse_body
 from tiers import Classifier, extract_content
 from tiers.content import TokenDecoder
-from tiers.errors import TiersError
+from tiers.errors import ContentError, TiersError
 from tiers.types import Content, Decision, Stripped, Tier
 
 __all__ = ["Classified", "ClassifierBusy", "ClassifyStep"]
@@ -56,7 +56,7 @@ class Classified:
 
 
 # Segment kinds that are the request's text (fingerprinted); keys and numbers are structure.
-_FINGERPRINTED = frozenset({"text", "file", "pdf", "tokens"})
+_FINGERPRINTED = frozenset({"text", "file", "tokens"})
 
 
 class ClassifyStep:
@@ -103,9 +103,14 @@ class ClassifyStep:
         """Parse, extract, classify, fingerprint (and strip, in a worker). Raises ``GatewayError``
         for a body that cannot be parsed and ``TiersError`` for one that cannot be read."""
         parsed = parse_body(endpoint, raw)
-        content = extract_content(
-            endpoint, parsed.body, decode_tokens=self._decoder_for(parsed.model), max_segments=self._max_segments
-        )
+        try:
+            content = extract_content(
+                endpoint, parsed.body, decode_tokens=self._decoder_for(parsed.model), max_segments=self._max_segments
+            )
+        except TiersError:
+            raise
+        except Exception as exc:  # anything else while reading: unread, so refused (400) and recorded
+            raise ContentError(f"reading the body failed ({type(exc).__name__})") from None
         decision = self._clf.classify(content, tenant=tenant, floor=floor)
         whole, segs = self._fingerprints(content)
         stripped = None
@@ -208,3 +213,5 @@ def _in_worker(endpoint: str, raw: bytes, tenant: str, floor: int) -> Classified
         return _STEP.work(endpoint, raw, tenant, Tier(floor), strip=True)
     except (GatewayError, TiersError) as exc:  # the caller raises it: a refusal, not a crash
         return exc
+    except Exception as exc:  # never a 500 without a row: unread is refused
+        return ContentError(f"reading the body failed ({type(exc).__name__})")

@@ -119,15 +119,29 @@ class Classifier:
                 small.append(i)
                 continue
             norm, offsets = normalize_with_map(seg.text)
+            # The key or short text just before a long value is its context ("ssn": "…"): it is
+            # scanned in front of it, and hits inside it are the batch's to report.
+            lead = self._lead(content, i)
             checkpoint()
-            for h in self._scanner.scan(norm, checkpoint):
-                s, e = _swallow_invisible(seg.text, *offsets.span(h.start, h.end))
+            for h in self._scanner.scan(lead + norm, checkpoint):
+                if h.end <= len(lead):
+                    continue
+                hs, he = max(h.start - len(lead), 0), h.end - len(lead)
+                s, e = _swallow_invisible(seg.text, *offsets.span(hs, he))
                 out.append(Finding(h.entity, i, s, e, h.recognizer, h.score))
         out.extend(self._batch_findings(content, small, checkpoint))
         if self._nlp is not None:
             out.extend(self._nlp_findings(content, checkpoint))
         out.sort(key=lambda f: (f.segment, f.start))
         return out
+
+    def _lead(self, content: Content, i: int) -> str:
+        """The short segment before segment ``i`` (its key, or the message before), normalised
+        and cut to the context window, with the batch's separator; empty if there is none."""
+        if i == 0 or len(content.segments[i - 1].text) > _BATCH_CHARS:
+            return ""
+        prev = normalize_text(content.segments[i - 1].text)[-self.config.context_window:]
+        return prev + _SEPARATOR if prev else ""
 
     def _batch_findings(
         self, content: Content, indexes: list[int], checkpoint: Callable[[], None]

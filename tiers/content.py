@@ -44,10 +44,46 @@ MAX_DEPTH = 64
 MAX_SEGMENTS = 100_000
 # Numbers with this many digits can be identifiers (cards, accounts, national ids).
 _ID_DIGITS = 6
-# A protocol keyword: what an enum value at an exact schema path looks like. Anything else found
+# Protocol keywords: the enum values the APIs define for the exact schema paths marked `keyword`
+# (roles, part and item types, details, formats, tiers, efforts …), across every protocol. A closed
+# set, not a shape: a lowercase word such as a listed customer's name or "confidential" in a
+# `role` is read like any other string. Anything else found
 # there (digits, spaces, capitals, '@') is read like any other string.
-_KEYWORD = re.compile(r"[a-z][a-z_.-]{0,39}\Z")
+_KEYWORDS = frozenset("""
+    system user assistant tool function developer model
+    text input_text output_text refusal image_url input_image input_audio file input_file image
+    document tool_use tool_result thinking redacted_thinking server_tool_use web_search_tool_result
+    search_result container_upload mcp_tool_use mcp_tool_result citations_delta custom
+    message function_call function_call_output custom_tool_call custom_tool_call_output reasoning
+    computer_call computer_call_output web_search_call file_search_call local_shell_call
+    local_shell_call_output item_reference compaction summary_text reasoning_text output_audio
+    web_search web_search_preview file_search code_interpreter computer_use_preview mcp local_shell
+    image_generation bash text_editor
+    auto low high original minimal medium none xhigh concise detailed disabled enabled
+    wav mp3 flac opus pcm16 aac
+    default flex scale priority standard_only
+    float base64 url content
+    required any json_object json_schema
+    audio ephemeral 5m 1h
+    in_progress completed incomplete failed
+    reasoning.encrypted_content file_search_call.results message.output_text.logprobs
+    web_search_call.action.sources code_interpreter_call.outputs computer_call_output.output.image_url
+    message.input_image.image_url
+""".split())
 _DATA_URI = re.compile(r"data:([^,;]*)((?:;[^,;]*)*),", re.IGNORECASE)
+
+
+def _as_data_uri(value: str) -> str | None:
+    """``value`` as a data URI the way a URL parser reads it (scheme in any case, tabs and line
+    breaks removed, surrounding spaces and controls trimmed), or None."""
+    head = value[:64].lstrip(_URL_TRIM).replace("\t", "").replace("\n", "").replace("\r", "")
+    if head[:5].lower() != "data:":
+        return None
+    clean = value.strip(_URL_TRIM).replace("\t", "").replace("\n", "").replace("\r", "")
+    return clean if _DATA_URI.match(clean) else None
+
+
+_URL_TRIM = "".join(chr(c) for c in range(0x21))  # C0 controls and space
 
 
 def _fail(what: str, path: Path) -> ContentError:
@@ -70,8 +106,9 @@ class _Walk:
         self.segments.append(seg)
 
     def text(self, value: str, path: Path, prompt: bool) -> None:
-        if value.startswith(("data:", "DATA:", "Data:")) and _DATA_URI.match(value):
-            self.data_uri(value, path, prompt)
+        uri = _as_data_uri(value)
+        if uri is not None:
+            self.data_uri(uri, path, prompt)
         elif value:
             self.add(Segment(path, value, prompt))
 
@@ -98,21 +135,22 @@ class _Walk:
         if raw is None:
             self.opaque_part(path, "undecodable file data")
             return
-        if (mime == "application/pdf" or mime is None) and raw.startswith(b"%PDF"):
-            text = _pdf_text(raw)
-            if text is None:
-                self.opaque_part(path, "unreadable PDF")
-            else:
-                self.add(Segment(path, text, prompt, kind="pdf", via=via))
-                if _pdf_has_images(raw):
-                    self.opaque_part(path, "images inside a PDF")
+        if mime == "application/pdf" or b"%PDF" in raw[:1024]:
+            # A vendor renders a PDF's pages: images, annotations, form fields and drawn glyphs
+            # are all content no text extraction sees, and extraction itself can be made to run
+            # for minutes. A PDF is therefore opaque, like an image.
+            self.opaque_part(path, "PDF")
             return
         if mime is not None and not _text_like(mime):
             self.opaque_part(path, f"{mime.split('/')[0] or 'binary'} content")
             return
+        name = (charset or "utf-8").lower().replace("_", "-")
+        if name not in _CHARSETS:  # a vendor may read the bytes as UTF-8 whatever the label says
+            self.opaque_part(path, "file in an unusual charset")
+            return
         try:
-            text = raw.decode(charset or "utf-8")
-        except (UnicodeDecodeError, LookupError):
+            text = raw.decode(_CHARSETS[name])
+        except (UnicodeError, LookupError):
             self.opaque_part(path, "binary file")
             return
         if mime is None and not _looks_like_text(text):
@@ -232,15 +270,18 @@ def prose(prompt: bool = True, *, what: str | None = None) -> Spec:
 
 
 def keyword(w: _Walk, value: Any, path: Path) -> None:
-    """An enum of the protocol (``role``, ``type`` …): left as it is when it looks like one."""
-    if isinstance(value, str) and _KEYWORD.match(value):
+    """An enum of the protocol (``role``, ``type`` …): left as it is when it is one of the
+    protocols' keywords, read otherwise."""
+    if isinstance(value, str) and value in _KEYWORDS:
         return
     _free(w, value, path)
 
 
 def number(w: _Walk, value: Any, path: Path) -> None:
-    """A field the API types as a number (``seed``, ``max_tokens`` …), or a flag."""
-    if isinstance(value, bool | int | float) or value is None:
+    """A field the API types as a number (``seed``, ``max_tokens`` …), or a flag. A number
+    reaches the vendor all the same: one long enough to be an identifier (a card in ``seed``) is
+    read like any other."""
+    if isinstance(value, bool) or value is None:
         return
     _free(w, value, path)
 
@@ -253,15 +294,17 @@ def replaced(w: _Walk, value: Any, path: Path) -> None:
 
 
 def _file_data(w: _Walk, value: Any, path: Path) -> None:
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+    if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
         # Seen in the wild: the data split into chunks. The file is their concatenation (a value
         # split across two chunks is one value), and it is written back whole, as one string.
-        value = "".join(value)
+        w.file(_b64(value), path, False, mime=None, via="")
+        return
     if isinstance(value, str):
         # Files are not the prompt proper: vendors count their tokens their own way (a PDF may
         # become images), so they widen the accepted usage, not its floor.
-        if _DATA_URI.match(value):
-            w.data_uri(value, path, False)
+        uri = _as_data_uri(value)
+        if uri is not None:
+            w.data_uri(uri, path, False)
         else:
             w.file(_b64(value), path, False, mime=None, via="")
     else:
@@ -315,14 +358,27 @@ def _prompt_input(field_name: str) -> Spec:
     return read
 
 
-def _b64(payload: str) -> bytes | None:
+def _b64(payload: str | list[str]) -> bytes | None:
+    """Strict base64 (standard or URL-safe alphabet, padding only at the end), or None. A list of
+    chunks is the concatenation of its chunks decoded one by one; it must agree with decoding
+    their join, or nobody can say which bytes a vendor reads."""
+    if isinstance(payload, list):
+        parts = [_b64(p) for p in payload]
+        if any(p is None for p in parts):
+            return None
+        whole = b"".join(p for p in parts if p is not None)
+        joined = _b64("".join(payload))
+        return whole if joined is None or joined == whole else None
     compact = "".join(payload.split())
-    for decode in (base64.b64decode, base64.urlsafe_b64decode):
-        try:
-            return decode(compact + "=" * (-len(compact) % 4))
-        except (binascii.Error, ValueError):
-            continue
-    return None
+    if "-" in compact or "_" in compact:
+        compact = compact.replace("-", "+").replace("_", "/")
+    if "=" in compact.rstrip("="):
+        return None
+    compact += "=" * (-len(compact) % 4)
+    try:
+        return binascii.a2b_base64(compact, strict_mode=True)
+    except (binascii.Error, ValueError):
+        return None
 
 
 def _charset(params: str) -> str | None:
@@ -332,6 +388,11 @@ def _charset(params: str) -> str | None:
             return val.strip().strip('"')
     return None
 
+
+# Charsets read as labelled; any other label is opaque (UTF-16 of a card number looks like CJK
+# text to us and like the card to a vendor that reads UTF-8).
+_CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "us-ascii": "ascii", "ascii": "ascii",
+             "iso-8859-1": "latin-1", "latin-1": "latin-1", "latin1": "latin-1"}
 
 _TEXT_MIME = re.compile(
     r"(text/.*|application/(json|xml|csv|ld\+json|x-ndjson|ndjson|yaml|x-yaml|toml|javascript|"
@@ -350,22 +411,6 @@ def _looks_like_text(text: str) -> bool:
     sample = text[:4096]
     bad = sum(1 for ch in sample if not (ch.isprintable() or ch in "\t\n\r\f"))
     return bad <= len(sample) // 100
-
-
-def _pdf_text(raw: bytes) -> str | None:
-    try:
-        import io
-
-        from pypdf import PdfReader
-
-        reader = PdfReader(io.BytesIO(raw))
-        return "\n".join(page.extract_text() or "" for page in reader.pages)
-    except Exception:  # a malformed PDF is unreadable, not an error of ours
-        return None
-
-
-def _pdf_has_images(raw: bytes) -> bool:
-    return b"/Image" in raw
 
 
 # -- the schemas ---------------------------------------------------------------------------------
@@ -492,7 +537,7 @@ _EMBEDDINGS = obj(**_COMMON, input=_prompt_input("input"))
 # vendor produced and checks on its return: edited by one byte, the vendor answers 400. They are
 # *read* like everything else (kind "state": a client could otherwise smuggle an IBAN to a shared
 # vendor inside a "signature"), so their findings raise the tier; but they are never rewritten
-# (writing one back raises StripError, as for a PDF) and, being text, never count as UNREADABLE.
+# (writing one back raises StripError) and, being text, never count as UNREADABLE.
 # The gateway does not restore placeholders inside thinking it relays, so the thinking a client
 # resends holds the vendor's own placeholders, which are no findings. Which upstream they may go
 # back to is routing's concern (gateway/protocols: vendor state never crosses to another vendor).
@@ -527,13 +572,13 @@ def ordered(first: tuple[str, ...], **fields: Spec) -> Spec:
 
 
 def _mime(w: _Walk, value: Any, path: Path) -> None:
-    """A MIME type (``image/png``): protocol when it has that shape."""
-    if isinstance(value, str) and _MIME.match(value):
+    """A media type of an image or document source: protocol when it is one the APIs accept."""
+    if isinstance(value, str) and value.lower() in _MEDIA_TYPES:
         return
     _free(w, value, path)
 
 
-_MIME = re.compile(r"[a-z]+/[a-z0-9][a-z0-9.+-]{0,80}\Z")
+_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp", "application/pdf", "text/plain"})
 
 # -- Anthropic Messages --------------------------------------------------------------------------
 
@@ -764,8 +809,6 @@ def _encode_file(seg: Segment) -> str:
 
 
 def _written(seg: Segment) -> Any:
-    if seg.kind == "pdf":
-        raise StripError("an inline PDF holds identifiers and cannot be rewritten without them")
     if seg.kind == "state":
         raise StripError("vendor state (thinking, signatures, encrypted reasoning) holds identifiers and "
                          "cannot be rewritten: the vendor would refuse it")

@@ -328,6 +328,24 @@ FINDINGS: dict[str, tuple[str, Any, str, int]] = {
         "url": "data:text/plain;base64," + base64.b64encode(f"card {CARD}".encode()).decode()}}), CARD, 3),
     "input_audio.data holding plain text": ("chat", _part({"type": "input_audio", "input_audio": {
         "data": base64.b64encode(f"card {CARD}".encode()).decode(), "format": "wav"}}), CARD, 3),
+    # Found by an adversarial review of the first version:
+    "a card in seed": ("chat", _chat(seed=int(CARD)), CARD, 3),
+    "a host in an enum field": ("chat", _part({"type": "image_url", "image_url": {
+        "url": "https://example.org/a.png", "detail": "payroll.corp.example.com"}}), "payroll", 2),
+    "chunks with padding inside": ("chat", _part({"type": "file", "file": {"file_data": [
+        "YQ==", base64.b64encode(f"card {CARD}".encode()).decode()]}}), CARD, 3),
+    "a charset the vendor does not read": ("chat", _part({"type": "image_url", "image_url": {
+        "url": "data:text/plain;charset=utf-16;base64," + base64.b64encode(f"card {CARD} ".encode()).decode()}}),
+        CARD, 3),
+    "an unknown charset": ("chat", _part({"type": "image_url", "image_url": {
+        "url": "data:text/plain;charset=undefined;base64," + base64.b64encode(f"card {CARD}".encode()).decode()}}),
+        CARD, 3),
+    "a PDF": ("chat", _part({"type": "file", "file": {"file_data": base64.b64encode(
+        b"\n%PDF-1.4\n1 0 obj <<>> endobj\n(card " + CARD.encode() + b")\n%%EOF").decode()}}), CARD, 3),
+    "a data URI in odd case": ("chat", _part({"type": "image_url", "image_url": {
+        "url": " dAta:text/plain;base64," + base64.b64encode(f"card {CARD}".encode()).decode()}}), CARD, 3),
+    "a long value after its key": ("chat", _chat(metadata={"bank account number": "912345678901" + " " * 600}),
+                                   "912345678901", 3),
 }
 
 

@@ -97,7 +97,10 @@ def _b64(data: bytes) -> str:
     [
         ({"type": "file", "file": {"file_data": "data:text/plain;base64," + _b64(b"IBAN here")}}, "file"),
         ({"type": "file", "file": {"file_data": _b64(b"IBAN here")}}, "file"),
-        ({"type": "file", "file": {"file_data": [_b64(b"IBAN")[:4], _b64(b"IBAN")[4:] + _b64(b" here")]}}, None),
+        ({"type": "file", "file": {"file_data": [_b64(b"IBAN here")[:4], _b64(b"IBAN here")[4:]]}}, "file"),
+        # padding inside the join: each chunk decoded, all of it read (a lenient decoder of the
+        # join would stop at the padding, and miss the rest a vendor may read)
+        ({"type": "file", "file": {"file_data": ["YQ==", _b64(b"IBAN here")]}}, "file"),
         ({"type": "input_file", "file_data": "data:application/json;base64," + _b64(b'{"a": "IBAN here"}')}, "file"),
         ({"type": "file", "file": "data:text/csv,IBAN%20here"}, "file"),
         ({"type": "image_url", "image_url": {"url": "data:text/plain;base64," + _b64(b"IBAN here")}}, "file"),
@@ -118,6 +121,8 @@ def test_inline_text_files_are_decoded_and_read(part: dict, kind: str | None) ->
         {"type": "file", "file": {"file_data": "data:application/octet-stream;base64,AAECAwQF"}},
         {"type": "file", "file": {"file_data": _b64(bytes(range(256)))}},
         {"type": "file", "file": {"file_data": "not base64 at all!!"}},
+        {"type": "file", "file": {"file_data": "data:text/plain;charset=utf-16;base64," + _b64(b"IBAN here")}},
+        {"type": "file", "file": {"file_data": _b64(b"\n%PDF-1.4 (IBAN here)")}},
         {"type": "input_audio", "input_audio": {"data": _b64(b"my card is 4111 1111 1111 1111"), "format": "wav"}},
     ],
 )
