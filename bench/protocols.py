@@ -1,10 +1,10 @@
 """Gateway overhead per wire protocol: chat, Anthropic messages and OpenAI responses, whole and
 streamed, 1 KB prompt at concurrency 1, direct calls to the mock against one Tiergate serving all
-three (the `messages` and `responses` cells of `bench/overhead.py`, which runs this with
-`--protocols`). Direct and Tiergate calls alternate in rounds, so that drift in the machine's load
+three (the `messages` and `responses` cells next to `bench/overhead.py`'s chat cells, with its
+helpers). Direct and Tiergate calls alternate in short rounds, so that drift in the machine's load
 hits both sides alike.
 
-    .venv/bin/python bench/protocols.py [--n 400]
+    .venv/bin/python bench/protocols.py [--n 800] [--rounds 20]
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def calls(base: str, key: str, protocol: str, text: str, n: int, stream: bool) -
     return out
 
 
-def run(n: int, *, pinned: bool = True) -> str:
+def run(n: int, *, rounds: int = 20, pinned: bool = True) -> str:
     print(pin(pinned), flush=True)
     lines = ["| protocol | answer | direct p50 ms | tiergate p50 ms | added p50 ms |", "|---|---|---|---|---|"]
     with tempfile.TemporaryDirectory(prefix="tg-bench-") as tmp_s:
@@ -115,12 +115,14 @@ def run(n: int, *, pinned: bool = True) -> str:
             text = prompt(1024, seed=7)
             for name in CELLS:
                 for stream in (False, True):
-                    direct: list[float] = []
-                    through: list[float] = []
-                    for _ in range(4):
-                        direct += calls(base_up, "none", name, text, n // 4, stream)
-                        through += calls(tg_url, tg_key, name, text, n // 4, stream)
-                    d, t = statistics.median(direct) * 1000, statistics.median(through) * 1000
+                    # Many short rounds, each side's median per round, the median over rounds: a
+                    # burst of load from other work spoils a round or two, not the figure.
+                    ds: list[float] = []
+                    ts: list[float] = []
+                    for _ in range(rounds):
+                        ds.append(statistics.median(calls(base_up, "none", name, text, n // rounds, stream)))
+                        ts.append(statistics.median(calls(tg_url, tg_key, name, text, n // rounds, stream)))
+                    d, t = statistics.median(ds) * 1000, statistics.median(ts) * 1000
                     what = "first event" if stream else "whole"
                     lines.append(f"| {name} | {what} | {d:.2f} | {t:.2f} | {t - d:+.2f} |")
                     print("  " + lines[-1], flush=True)
@@ -132,11 +134,12 @@ def run(n: int, *, pinned: bool = True) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--n", type=int, default=400, help="calls per cell and side")
+    parser.add_argument("--n", type=int, default=800, help="calls per cell and side")
+    parser.add_argument("--rounds", type=int, default=20, help="alternating rounds per cell")
     parser.add_argument("--no-pin", action="store_true", help="leave every process free to use every CPU")
     args = parser.parse_args()
     print()
-    print(run(args.n, pinned=not args.no_pin))
+    print(run(args.n, rounds=args.rounds, pinned=not args.no_pin))
 
 
 if __name__ == "__main__":
