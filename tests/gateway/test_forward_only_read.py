@@ -77,12 +77,12 @@ def _place(body: dict[str, Any], place: str, value: str, rng: random.Random, tok
     elif place == "meta_key":
         meta[value] = "x"
     elif place == "meta_number":
-        meta["n"] = int("".join(ch for ch in value if ch.isdigit()) or "0")
+        meta[f"n{len(meta)}"] = int("".join(ch for ch in value if ch.isdigit()) or "0")
     elif place == "tool_property":
-        body["tools"] = [{"type": "function", "function": {"name": "lookup", "parameters": {
-            "type": "object", "properties": {value: {"type": "string", rng.choice(_PROTOCOLISH): value}}}}}]
+        body.setdefault("tools", []).append({"type": "function", "function": {"name": "lookup", "parameters": {
+            "type": "object", "properties": {value: {"type": "string", rng.choice(_PROTOCOLISH): value}}}}})
     elif place == "user":
-        body["user"] = value
+        body["user"] = f"{body.get('user', '')} {value}".strip()
     elif place == "data_url":
         body["messages"].append({"role": "user", "content": [{"type": "image_url", "image_url": {
             "url": "data:text/plain;base64," + _b64(f"note: {value}\n")}}]})
@@ -97,7 +97,7 @@ def _place(body: dict[str, Any], place: str, value: str, rng: random.Random, tok
         body["messages"].append({"role": "user", "content": [{"type": "input_audio", "input_audio": {
             "data": _b64(value), "format": "wav"}}]})
     elif place == "logit_bias":
-        body["logit_bias"] = {"".join(ch for ch in value if ch.isdigit()) or value: 1}
+        body.setdefault("logit_bias", {})["".join(ch for ch in value if ch.isdigit()) or value] = 1
     else:
         raise AssertionError(place)
 
@@ -107,6 +107,10 @@ CHAT_PLACES = ["content", "part", "meta_value", "meta_key", "meta_number", "tool
 
 
 def _body(endpoint: str, plants: list[tuple[str, str]], rng: random.Random, tok: Tokenizer) -> dict[str, Any]:
+    if endpoint == "messages":
+        return _messages_body(plants, rng)
+    if endpoint == "responses":
+        return _responses_body(plants, rng)
     if endpoint == "chat":
         body: dict[str, Any] = {"model": "chat", "messages": [{"role": "user", "content": "Hello"}]}
         for place, value in plants:
@@ -130,18 +134,98 @@ def _body(endpoint: str, plants: list[tuple[str, str]], rng: random.Random, tok:
 
 
 OTHER_PLACES = ["tokens", "text", "meta_value", "meta_key", "meta_number", "user", "logit_bias"]
+MESSAGES_PLACES = ["system", "a_text", "a_block", "a_tool_input_key", "a_tool_input_number", "a_tool_result",
+                   "a_document_text", "a_document_b64", "a_image", "a_tool_schema", "a_metadata"]
+RESPONSES_PLACES = ["instructions", "r_input", "r_input_text", "r_function_args", "r_function_output",
+                    "r_input_file", "r_tool_schema", "r_metadata_key"]
+
+
+def _messages_body(plants: list[tuple[str, str]], rng: random.Random) -> dict[str, Any]:
+    """An Anthropic Messages body with the values planted."""
+    body: dict[str, Any] = {"model": "chat", "max_tokens": 50, "messages": [{"role": "user", "content": "Hello"}]}
+    for place, value in plants:
+        content: Any
+        if place == "system":
+            body.setdefault("system", []).append({"type": "text", "text": f"Context: {value}"})
+            continue
+        if place == "a_tool_schema":
+            body.setdefault("tools", []).append(
+                {"name": "lookup", "input_schema": {"type": "object", "properties": {value: {"type": "string"}}}})
+            continue
+        if place == "a_metadata":
+            body["metadata"] = {"user_id": f"{body.get('metadata', {}).get('user_id', '')} {value}".strip()}
+            continue
+        if place == "a_text":
+            content = f"Please check {value}."
+        elif place == "a_block":
+            content = [{"type": "text", "text": f"ref {value}"}]
+        elif place in ("a_tool_input_key", "a_tool_input_number", "a_tool_result"):
+            tool_input: dict[str, Any] = {"q": "x"}
+            if place == "a_tool_input_key":
+                tool_input = {value: 1}
+            elif place == "a_tool_input_number":
+                tool_input = {"n": int("".join(ch for ch in value if ch.isdigit()))}
+            body["messages"] += [
+                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": tool_input}]},
+            ]
+            result = f"found {value}" if place == "a_tool_result" else "ok"
+            content = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": result}]}]
+        elif place == "a_document_text":
+            content = [{"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": f"row {value}"}}]
+        elif place == "a_document_b64":
+            content = [{"type": "document", "source": {"type": "base64", "media_type": "text/plain",
+                                                        "data": _b64(f"row {value}")}}]
+        elif place == "a_image":
+            content = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _b64(value)}}]
+        else:
+            raise AssertionError(place)
+        body["messages"].append({"role": "user", "content": content})
+    return body
+
+
+def _responses_body(plants: list[tuple[str, str]], rng: random.Random) -> dict[str, Any]:
+    """An OpenAI Responses body with the values planted."""
+    body: dict[str, Any] = {"model": "chat", "input": [{"role": "user", "content": "Hello"}]}
+    for place, value in plants:
+        if place == "instructions":
+            body["instructions"] = f"{body.get('instructions', '')} You help {value}.".strip()
+        elif place == "r_input":
+            body["input"].append({"role": "user", "content": f"see {value}"})
+        elif place == "r_input_text":
+            body["input"].append({"role": "user", "content": [{"type": "input_text", "text": f"ref {value}"}]})
+        elif place == "r_function_args":
+            body["input"].append({"type": "function_call", "call_id": "c1", "name": "f",
+                                  "arguments": json.dumps({"who": value})})
+            body["input"].append({"type": "function_call_output", "call_id": "c1", "output": "ok"})
+        elif place == "r_function_output":
+            body["input"].append({"type": "function_call", "call_id": "c2", "name": "f", "arguments": "{}"})
+            body["input"].append({"type": "function_call_output", "call_id": "c2", "output": f"got {value}"})
+        elif place == "r_input_file":
+            body["input"].append({"role": "user", "content": [{"type": "input_file", "filename": "a.txt",
+                                                                "file_data": _b64(f"row {value}")}]})
+        elif place == "r_tool_schema":
+            body.setdefault("tools", []).append({"type": "function", "name": "f", "parameters": {
+                "type": "object", "properties": {value: {"type": "string"}}}})
+        elif place == "r_metadata_key":
+            body.setdefault("metadata", {})[value] = "1"
+        else:
+            raise AssertionError(place)
+    return body
 
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[str, list[tuple[str, str, str]], int]:
-    endpoint = draw(st.sampled_from(["chat", "chat", "completions", "embeddings"]))
-    places = CHAT_PLACES if endpoint == "chat" else OTHER_PLACES
+    endpoint = draw(st.sampled_from(["chat", "chat", "completions", "embeddings", "messages", "messages",
+                                     "responses", "responses"]))
+    places = {"chat": CHAT_PLACES, "messages": MESSAGES_PLACES, "responses": RESPONSES_PLACES}.get(
+        endpoint, OTHER_PLACES)
     n = draw(st.integers(1, 3))
     picked = []
     for _ in range(n):
         place = draw(st.sampled_from(places))
         # A number can only carry a number: a card there (an IBAN's digits alone identify nothing).
-        kind = "card" if place in ("meta_number", "logit_bias") else draw(st.sampled_from(sorted(PLANTS)))
+        numeric = ("meta_number", "logit_bias", "a_tool_input_number")
+        kind = "card" if place in numeric else draw(st.sampled_from(sorted(PLANTS)))
         picked.append((place, kind))
     return endpoint, picked, draw(st.integers(0, 2**32))
 
@@ -202,14 +286,15 @@ def test_no_planted_identifier_reaches_a_vendor_in_the_clear(
     tok = Tokenizer.from_file(str(tokenizer_path))
     for name in ("vendor", "local"):  # vendors counting with the tokenizer the gateway is given
         fakes[name].count_tokens = counter(tokenizer_path)
-    ups = upstream_config(fakes, vendor={"tokenizer_file": str(tokenizer_path)},
-                          local={"tokenizer_file": str(tokenizer_path)})
+    every = ["openai", "anthropic", "responses"]
+    ups = upstream_config(fakes, vendor={"tokenizer_file": str(tokenizer_path), "protocols": every},
+                          local={"tokenizer_file": str(tokenizer_path), "protocols": every})
     cfg = {"upstreams": ups, "limits": {"auth_cache_s": 60}}
     with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as gw:
         key = gw.create_key()
         http = httpx.Client(base_url=gw.url, headers={"authorization": f"Bearer {key}"}, timeout=30)
 
-        @settings(max_examples=120, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+        @settings(max_examples=250, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
         @given(cases())
         def check(case: tuple[str, list[tuple[str, str, str]], int]) -> None:
             endpoint, picked, seed = case
@@ -219,7 +304,7 @@ def test_no_planted_identifier_reaches_a_vendor_in_the_clear(
             body = _body(endpoint, [(p, v) for p, v, _ in plants], rng, tok)
             before = len(fakes["vendor"].ledger)
             path = {"chat": "/v1/chat/completions", "completions": "/v1/completions",
-                    "embeddings": "/v1/embeddings"}[endpoint]
+                    "embeddings": "/v1/embeddings", "messages": "/v1/messages", "responses": "/v1/responses"}[endpoint]
             r = http.post(path, json=body)
             assert r.status_code in (200, 403), r.text
             rid = r.headers.get("x-request-id")
@@ -228,10 +313,10 @@ def test_no_planted_identifier_reaches_a_vendor_in_the_clear(
             for place, value, _tier in plants:
                 for form in {value, "".join(ch for ch in value if ch.isalnum())}:
                     assert _clean(form) not in seen, (place, endpoint)
-            unreadable = any(place == "audio" for place, _, _ in plants)
+            unreadable = any(place in ("audio", "a_image") for place, _, _ in plants)
             if any(tier == 3 for _, _, tier in plants) or unreadable:
                 assert not got, ("a Tier-3 request reached the shared vendor", [p for p, _, _ in plants])
-            if r.status_code == 200:
+            if r.status_code == 200 and not unreadable:
                 assert rid is not None
                 (row,) = gw.rows("SELECT tier FROM audit_requests WHERE request_id = :r", {"r": rid})
                 assert row["tier"] == max(t for _, _, t in plants)
