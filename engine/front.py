@@ -398,6 +398,17 @@ def _a_usage(usage: Any) -> int | None:
                if type(v := usage.get(k)) is int)  # fmt: skip
 
 
+def _a_reported(line: bytes) -> int | None:
+    """The prompt tokens a stream line reports: Anthropic says it in ``message_start``; vLLM says 0
+    there and the real figure in the final ``message_delta`` (0 is never a real prompt)."""
+    if not line.startswith(b"data: ") or not (b'"message_start"' in line or b'"message_delta"' in line):
+        return None
+    event = json.loads(line[6:])
+    usage = (event.get("message") or {}).get("usage") if event.get("type") == "message_start" else event.get("usage")
+    reported = _a_usage(usage)
+    return reported if reported else None
+
+
 async def _a_count(state: State, body: dict[str, Any]) -> int:
     """vLLM's own count of exactly this request (its conversion to the chat template)."""
     ask = {k: v for k, v in body.items() if k not in ("stream", "max_tokens", "cache_salt")}
@@ -460,7 +471,8 @@ async def _messages(request: Request[Any, Any, State], state: State, *, count_on
 
 
 async def _a_stream(state: State, body: dict[str, Any], counted: int, headers: dict[str, str]) -> Response[Any] | Stream:
-    """Anthropic's usage arrives in ``message_start``, before any text: checked there."""
+    """Checked at the first usage that reports the prompt (see ``_a_reported``); a stream that
+    ends without one is left to the gateway, whose relay requires usage."""
     metrics: _Metrics = state["metrics"]
     upstream_cm = _client(state).stream("POST", "/v1/messages", json=body)
     try:
@@ -482,10 +494,10 @@ async def _a_stream(state: State, body: dict[str, Any], counted: int, headers: d
                 *lines, pending = pending.split(b"\n")
                 out = bytearray()
                 for line in lines:
-                    if not checked and line.startswith(b"data: ") and b'"message_start"' in line:
+                    reported = _a_reported(line) if not checked else None
+                    if reported is not None:
                         checked = True
-                        message = json.loads(line[6:]).get("message") or {}
-                        if _a_usage(message.get("usage")) != counted:
+                        if reported != counted:
                             metrics.integrity.inc()
                             err = {"type": "error", "error": {"type": "api_error",
                                                               "message": "engine answer failed the integrity check"}}

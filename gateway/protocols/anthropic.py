@@ -183,7 +183,10 @@ class _MessagesRelay(EventRelay):
                 if self.restorer is not None:
                     for block in message.get("content") or ():
                         _restore_block(block, self.restorer)
-            self.usage_early = True
+            # Anthropic reports the prompt here, before any text: checked before any is relayed.
+            # vLLM's Messages front reports 0 here and the real figure in message_delta, which
+            # the check at the end reads (the later figures replace these).
+            self.usage_early = bool(self.usage and self.usage["prompt_tokens"] > 0)
             return [sse("message_start", event)]
         if etype == "content_block_start":
             index = event.get("index", 0)

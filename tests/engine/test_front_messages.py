@@ -21,6 +21,7 @@ BODY = {"model": "tiny", "max_tokens": 4000, "messages": [{"role": "user", "cont
 class MessagesEngine:
     count: int = 30
     usage_prompt: int = 30
+    late_usage: bool = False  # vLLM: 0 in message_start, the real usage in message_delta
     seen: list[tuple[str, dict]] = field(default_factory=list)
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
@@ -32,9 +33,12 @@ class MessagesEngine:
         message = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}],
                    "stop_reason": "end_turn", "usage": usage}  # fmt: skip
         if body.get("stream"):
-            start = {"type": "message_start", "message": {**message, "content": []}}
+            start = {"type": "message_start", "message": {**message, "content": [],
+                                                          "usage": {"input_tokens": 0} if self.late_usage else usage}}
             delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}}
-            sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in (start, delta, {"type": "message_stop"}))
+            end = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage}
+            sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in (start, delta, end,
+                                                                                   {"type": "message_stop"}))
             return httpx.Response(200, content=sse.encode(), headers={"content-type": "text/event-stream"})
         return httpx.Response(200, json=message)
 
@@ -87,3 +91,13 @@ def test_messages_salt_from_the_tenant(tmp_path: Path) -> None:
         r = client.post("/v1/messages", json=BODY, headers={"X-Tiergate-Tenant": "acme"})
     assert missing.status_code == 400 and missing.json()["error"]["type"] == "invalid_request_error"
     assert r.status_code == 200 and engine.seen[-1][1]["cache_salt"] == derive_cache_salt(key, "acme")
+
+
+def test_vllm_late_usage_is_checked_at_message_delta(tmp_path: Path) -> None:
+    """vLLM reports input_tokens 0 in message_start: the check waits for message_delta."""
+    with _client(tmp_path, MessagesEngine(late_usage=True)) as client:
+        ok = client.post("/v1/messages", json={**BODY, "stream": True})
+    with _client(tmp_path, MessagesEngine(late_usage=True, usage_prompt=11)) as client:
+        bad = client.post("/v1/messages", json={**BODY, "stream": True})
+    assert "message_stop" in ok.text and "event: error" not in ok.text
+    assert "event: error" in bad.text and "message_stop" not in bad.text

@@ -162,3 +162,17 @@ def test_responses_stream_cut_before_completed_is_an_error() -> None:
     out, (result,) = _run(RESPONSES, _sse(events), [])
     assert out[-1][0] == "error" and result.error_class == "upstream_incomplete"
     assert all(n != "response.completed" for n, _ in out)
+
+
+def test_anthropic_late_usage_is_checked_at_the_end() -> None:
+    """vLLM's Messages stream says input_tokens 0 in message_start and the real figure in
+    message_delta: not an early failure; a low final figure still withholds the end."""
+    events = _anthropic(["fine"], ["{}"])
+    events[0]["message"]["usage"] = {"input_tokens": 0, "output_tokens": 0}
+    events[-2]["usage"] = {"input_tokens": 20, "output_tokens": 9}
+    out, (result,) = _run(MESSAGES, _sse(events), [])
+    assert result.status == "ok" and [n for n, _ in out][-1] == "message_stop"
+    events[-2]["usage"] = {"input_tokens": 1, "output_tokens": 9}
+    out, (result,) = _run(MESSAGES, _sse(events), [])
+    assert result.error_class == "prompt_tokens_low" and out[-1][0] == "error"
+    assert all(n != "message_stop" for n, _ in out)
