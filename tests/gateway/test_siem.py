@@ -228,3 +228,39 @@ def test_any_single_deletion_or_edit_is_detected(data: st.DataObject) -> None:
     edited = line[:pos] + char + line[pos + 1:]
     if edited != line:
         assert not verify_lines(lines[:at] + [edited] + lines[at + 1:], KEY.encode()).ok
+
+
+def test_no_key_no_start(sqlite_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stream configured without its key refuses to start, naming the setting (fail closed:
+    never an unsigned or silently missing stream); so does a sink URL in clear text elsewhere."""
+    import asyncio
+
+    from gateway.app import create_app
+    from gateway.settings import ConfigError, load_settings
+    from gateway.siem import SiemConfigError
+    from tests.support.harness import SECRETS
+
+    monkeypatch.delenv(KEY_ENV)
+    settings = load_settings(secrets=SECRETS, state_dir=str(tmp_path / "var"),
+                             audit={"url": sqlite_db, "checkpoint_dir": str(tmp_path / "cp")},
+                             siem={"key_env": KEY_ENV, "sinks": [{"name": "f", "kind": "file",
+                                                                  "path": str(tmp_path / "f")}]})  # fmt: skip
+    app = create_app(settings)
+
+    async def start() -> None:
+        async with app.lifespan():
+            pass
+
+    with pytest.raises(BaseException) as err:
+        asyncio.run(start())
+    found: list[BaseException] = [err.value]
+    while isinstance(found[-1], BaseExceptionGroup):  # the lifespan runs in a task group
+        found.append(found[-1].exceptions[0])
+    assert isinstance(found[-1], SiemConfigError) and "siem.key_env" in str(found[-1])
+    with pytest.raises(ConfigError, match="siem.sinks.0.url"):
+        load_settings(siem={"key_env": KEY_ENV, "sinks": [{"name": "h", "kind": "webhook",
+                                                           "url": "http://siem.example.com/in"}]})  # fmt: skip
+    with pytest.raises(ConfigError, match="siem.sinks.0"):
+        load_settings(siem={"key_env": KEY_ENV, "sinks": [{"name": "s", "kind": "syslog"}]})
+    with pytest.raises(ConfigError, match="siem"):
+        load_settings(siem={"sinks": [{"name": "f", "kind": "file", "path": "x"}]})
