@@ -10,6 +10,7 @@ and counts it: alerting must never hold up the gateway.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
@@ -60,6 +61,7 @@ class AlertManager:
         self.raised = Counter("tiergate_alerts", "Alerts raised, by rule and what became of them",
                               ["rule", "result"], registry=registry)  # fmt: skip
         self._tasks: list[asyncio.Task[None]] = []
+        self._stopping = asyncio.Event()
 
     # ---- raising ----------------------------------------------------------------------------
 
@@ -103,7 +105,7 @@ class AlertManager:
     # ---- the tasks --------------------------------------------------------------------------
 
     async def _watch(self) -> None:
-        while True:
+        while not self._stopping.is_set():
             self.check_counters()
             try:
                 await self.check_log()
@@ -112,7 +114,9 @@ class AlertManager:
                 if "audit_unavailable" in self.enabled:
                     self.raise_alert(Alert("audit_unavailable", "log_read", "critical",
                                            "the audit log cannot be read", {"error": type(exc).__name__}))  # fmt: skip
-            await asyncio.sleep(self.settings.poll_interval_s)
+            # Stopped between two reads, never inside one (see gateway.siem.streamer).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), self.settings.poll_interval_s)
 
     async def _send(self) -> None:
         while True:
@@ -128,6 +132,9 @@ class AlertManager:
                        asyncio.create_task(self._send(), name="alerts-send")]  # fmt: skip
 
     async def aclose(self) -> None:
+        self._stopping.set()
+        if self._tasks:
+            await asyncio.wait(self._tasks[:1], timeout=5.0)
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)

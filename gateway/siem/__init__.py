@@ -38,7 +38,10 @@ async def run_streams(settings: Any, store: Any, registry: CollectorRegistry) ->
     try:
         yield streams
     finally:
-        for task in tasks:
+        for stream in streams:
+            stream.stopping.set()
+        _, late = await asyncio.wait(tasks, timeout=5.0)
+        for task in late:  # a read or a delivery that hangs: cancelled after all
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         for stream in streams:

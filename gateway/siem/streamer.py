@@ -11,6 +11,7 @@ streamed becomes a signed ``gap`` line and a count (``tiergate_siem_records_lost
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -72,6 +73,7 @@ class SinkStream:
         self._retry_at = 0.0
         self._delay = settings.retry_initial_s
         self._started = head.n > 0 or head.cursor > 0
+        self.stopping = asyncio.Event()
         metrics.pending.labels(cfg.name).set(self.outbox.count_pending())
 
     # ---- reading the log --------------------------------------------------------------------
@@ -160,7 +162,7 @@ class SinkStream:
             self.metrics.pending.labels(self.cfg.name).dec(len(lines))
 
     async def run(self) -> None:
-        while True:
+        while not self.stopping.is_set():
             try:
                 while await self.fill():  # catch up before waiting
                     await self.deliver()
@@ -168,7 +170,10 @@ class SinkStream:
                 self.metrics.read_errors.labels(self.cfg.name).inc()
                 log.warning("siem stream %s cannot read the audit log (%s)", self.cfg.name, type(exc).__name__)
             await self.deliver()
-            await asyncio.sleep(self.settings.poll_interval_s)
+            # Stopped between two reads, never inside one (a read cancelled midway would leave
+            # its database connection to the garbage collector).
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.stopping.wait(), self.settings.poll_interval_s)
 
     async def aclose(self) -> None:
         # One last delivery attempt of what is already signed; the rest waits on disk.
