@@ -12,7 +12,7 @@ import os
 import secrets as _secrets
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
@@ -326,6 +326,10 @@ class SiemSettings(BaseModel):
         return self
 
 
+AlertRule = Literal["integrity_failure", "probe_alarm", "ladder_rung_failed", "quarantine", "audit_unavailable",
+                    "ratelimit_fail_open"]  # fmt: skip
+
+
 class AlertWebhookSettings(BaseModel):
     model_config = _STRICT
 
@@ -352,10 +356,7 @@ class AlertsSettings(BaseModel):
 
     webhooks: list[AlertWebhookSettings] = Field(default_factory=list)
     """Where alerts go; empty: no alerts."""
-    rules: list[Literal["integrity_failure", "probe_alarm", "ladder_rung_failed", "quarantine",
-                        "audit_unavailable", "ratelimit_fail_open"]] = Field(
-        default_factory=lambda: ["integrity_failure", "probe_alarm", "ladder_rung_failed", "quarantine",
-                                 "audit_unavailable", "ratelimit_fail_open"])  # fmt: skip
+    rules: list[AlertRule] = Field(default_factory=lambda: list(get_args(AlertRule)))
     """The rules that alert: integrity failures, failed isolation / prefix-cache probes, failed
     ladder rungs, quarantines, the audit log unavailable, the rate-limit backend failing open."""
     dedup_window_s: float = Field(300.0, ge=0)

@@ -109,7 +109,8 @@ def test_every_setting_is_documented() -> None:
     from gateway import settings as mod
 
     models = [mod.ServerSettings, mod.LimitsSettings, mod.TimeoutSettings, mod.UpstreamSettings,
-              mod.ModelAlias, mod.SecretsSettings, mod.Settings]  # fmt: skip
+              mod.ModelAlias, mod.SecretsSettings, mod.TracingSettings, mod.SiemSinkSettings, mod.SiemSettings,
+              mod.AlertWebhookSettings, mod.AlertsSettings, mod.Settings]  # fmt: skip
     source = Path(mod.__file__).read_text()
     for model in models:
         for name in model.model_fields:
