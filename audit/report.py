@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from audit.assessment import Assessment
 from audit.queries import ROW_FIELDS, ExposureRow
-from audit.vendors import VendorReview
+from audit.vendors import VendorReview, scope_doubt
 
 if TYPE_CHECKING:
     from audit.playbook import Timeline
 
-__all__ = ["FORMATS", "render_assessment_json", "render_assessment_markdown", "write_rows"]
+__all__ = ["FORMATS", "render_assessment_json", "render_assessment_markdown", "vendor_notes", "write_rows"]
 
 FORMATS = ("table", "json", "csv", "markdown")
 
@@ -131,6 +131,7 @@ def render_assessment_json(a: Assessment, vendors: Sequence[VendorReview] = (),
     doc = a.as_dict()
     if vendors:
         doc["vendor_register"] = [v.as_dict() for v in vendors]
+        doc["vendor_notes"] = list(vendor_notes(a, vendors))
     if timeline is not None:
         doc["drill"] = timeline.drill
         doc["timeline"] = timeline.as_dict()
@@ -144,6 +145,27 @@ _VERDICT_TEXT = {
     "sensitive_data_may_be_exposed": "SENSITIVE DATA MAY BE EXPOSED: Tier 2 or Tier 3 requests "
     "matched this disclosure.",
 }
+
+
+def vendor_notes(a: Assessment, vendors: Sequence[VendorReview]) -> tuple[str, ...]:
+    """What the vendor's own answers change about the verdict: a vendor that cannot reconstruct
+    which of our requests an incident affected only guessed the disclosure's scope, so "nothing
+    matched" means nothing matched its guess, and a match is no bound on what was affected."""
+    notes = []
+    for v in vendors:
+        doubt = scope_doubt(v)
+        if doubt is None:
+            continue
+        if a.total == 0:
+            notes.append(f"SCOPE UNCERTAIN: {v.provider} {doubt}. \u201cNothing matched\u201d says only that none of "
+                         "our requests fits the vendor's description of the incident, not that none was "
+                         "affected: assess a wider window and fewer conditions, and ask the vendor how it "
+                         "scoped the incident")  # fmt: skip
+        else:
+            notes.append(f"SCOPE UNCERTAIN: {v.provider} {doubt}. The matching requests are those that fit "
+                         "the vendor's description of the incident; requests outside it may have been "
+                         "affected too")  # fmt: skip
+    return tuple(notes)
 
 
 def _in_utc(window: Any) -> str:
@@ -209,7 +231,7 @@ def render_assessment_markdown(a: Assessment, vendors: Sequence[VendorReview] = 
         _VERDICT_TEXT[a.verdict.value],
         "",
     ]
-    for note in a.notes:
+    for note in (*a.notes, *vendor_notes(a, vendors)):
         lines += [f"> **{_md(note)}**", ""]
     if timeline is not None:
         lines += timeline_markdown(timeline)

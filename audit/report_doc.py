@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 from audit.assessment import Assessment
 from audit.playbook import Timeline, format_span
-from audit.report import _VERDICT_TEXT, _in_utc
+from audit.report import _VERDICT_TEXT, _in_utc, vendor_notes
 from audit.timeline_report import DRILL_BANNER, clock_line, playbook_roles, step_summary
 from audit.vendors import VendorReview
 
@@ -123,6 +123,6 @@ def build_report(a: Assessment, vendors: Sequence[VendorReview] = (), timeline: 
     return ReportDoc(
         title=("DRILL: " if drill and not d.title.startswith("DRILL") else "") + d.title,
         drill=drill, meta=meta, verdict=a.verdict.value, verdict_text=_VERDICT_TEXT[a.verdict.value],
-        sensitive=a.verdict.exit_code == 20, notes=a.notes, sections=tuple(sections),
+        sensitive=a.verdict.exit_code == 20, notes=(*a.notes, *vendor_notes(a, vendors)), sections=tuple(sections),
         generated=(now or datetime.now(UTC)).isoformat(timespec="seconds"),
     )  # fmt: skip

@@ -25,14 +25,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, timedelta
 from decimal import Decimal
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from audit.names import matches
 
 __all__ = ["QUESTIONS", "AnswerReview", "Question", "VendorAnswer", "VendorPrice", "VendorProfile",
-           "VendorRegister", "VendorReview", "review_profile", "review_vendors"]  # fmt: skip
+           "VendorRegister", "VendorReview", "review_profile", "review_vendors", "scope_doubt"]  # fmt: skip
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -51,6 +51,10 @@ class VendorAnswer(BaseModel):
     """Where it is written: contract clause, questionnaire section, ticket, dated e-mail."""
     example: str | None = Field(None, max_length=4000)
     """An example the vendor gave (an incident and how long its containment took)."""
+    short: Literal["yes", "partly", "no"] | None = None
+    """The answer in one word, for the yes-or-no questions (notification, reconstruction,
+    training use): what reports act on. For ``reconstruction``, anything but ``yes`` makes an
+    exposure report say that its verdict rests on the vendor's own guess at the scope."""
 
 
 class VendorPrice(BaseModel):
@@ -152,7 +156,8 @@ class AnswerReview:
         return {"question": self.question.key, "asks": self.question.asks, "status": self.status,
                 "due": list(self.due), "answer": a.answer if a else None,
                 "given": a.given.isoformat() if a else None, "engine": a.engine if a else None,
-                "source": a.source if a else None, "example": a.example if a else None}  # fmt: skip
+                "source": a.source if a else None, "example": a.example if a else None,
+                "short": a.short if a else None}  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,6 +170,9 @@ class VendorReview:
     @property
     def due(self) -> int:
         return sum(1 for a in self.answers if a.status != "current")
+
+    def answer_to(self, key: str) -> AnswerReview:
+        return next(a for a in self.answers if a.question.key == key)
 
     def as_dict(self) -> dict[str, Any]:
         return {"provider": self.provider, "registered": self.registered, "engine": self.engine,
@@ -206,3 +214,22 @@ def review_vendors(register: VendorRegister, providers: tuple[str, ...], today: 
     wanted |= {p for p in register.providers if matches(p, folded)}
     wanted |= {n for n in folded if "*" not in n}
     return tuple(review_profile(p, register.providers.get(p), register, today) for p in sorted(wanted))
+
+
+def scope_doubt(review: VendorReview) -> str | None:
+    """Why this vendor's word on an incident's scope cannot be relied on, or None when it said in
+    writing (and the answer is current) that it can reconstruct which of our requests an incident
+    affected. Fails closed: no answer, an answer due for review, or one not reduced to ``yes``
+    all count as doubt, since a disclosure from such a vendor is its best guess at the window,
+    models and conditions."""
+    r = review.answer_to("reconstruction")
+    if r.answer is None:
+        return "has no answer on record on whether it can reconstruct which of our requests an incident affected"
+    said = f"answered \u201c{' '.join(r.answer.answer.split())}\u201d ({r.answer.given.isoformat()})"
+    if r.answer.short in ("no", "partly"):
+        return f"cannot fully reconstruct which of our requests an incident affected: it {said}"
+    if r.due:
+        return f"{said} on reconstructing affected requests, but that answer is due for review: {'; '.join(r.due)}"
+    if r.answer.short is None:
+        return f"{said} on reconstructing affected requests, not recorded as a plain yes (short: yes)"
+    return None

@@ -31,6 +31,7 @@ from gateway.dashboard.security import make_admin_guard
 from gateway.dashboard.signin import SIGNIN_ROUTES
 from gateway.dashboard.telemetry import TELEMETRY_ROUTES
 from gateway.dashboard.upstreams import UPSTREAM_ROUTES
+from gateway.dashboard.vendors import VENDOR_ROUTES
 
 __all__ = ["DashboardConfig", "dashboard_router"]
 
@@ -57,7 +58,7 @@ def dashboard_router(config: DashboardConfig | None = None) -> Router:
     return Router(
         path="/admin",
         route_handlers=[static, *SIGNIN_ROUTES, *OVERVIEW_ROUTES, *REQUEST_ROUTES, *EXPOSURE_ROUTES,
-                        *UPSTREAM_ROUTES, *PROBE_ROUTES, *SAFE_LENGTH_ROUTES,
+                        *UPSTREAM_ROUTES, *VENDOR_ROUTES, *PROBE_ROUTES, *SAFE_LENGTH_ROUTES,
                         *QUARANTINE_ROUTES, *KEY_ROUTES, *POLICY_ROUTES, *TELEMETRY_ROUTES],  # fmt: skip
         guards=[make_admin_guard(ctx.config)],
         dependencies={"dash": Provide(lambda: ctx, sync_to_thread=False)},

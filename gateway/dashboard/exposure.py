@@ -19,7 +19,8 @@ from audit.incident import load_and_assess
 from audit.playbook import PlaybookError, Timeline, disclosure_tenant, read_timeline
 from audit.models import Disclosure
 from audit.queries import ExposureFilter
-from audit.report import render_assessment_json, render_assessment_markdown
+from audit.report import render_assessment_json, render_assessment_markdown, vendor_notes
+from audit.vendors import VendorReview
 from gateway.dashboard.context import (
     Dash,
     gateway_state,
@@ -29,6 +30,7 @@ from gateway.dashboard.errors import BadInput, NotFound
 from gateway.dashboard.forms import opt_text
 from gateway.dashboard.render import SECURITY_HEADERS, redirect
 from gateway.dashboard.security import TenantScope, current_session
+from gateway.dashboard.vendors import quoted_vendors
 
 __all__ = ["EXPOSURE_ROUTES"]
 
@@ -118,11 +120,14 @@ def _result(request: Request[Any, Any, Any], dash: Dash, result: Assessment,
             timeline: Timeline | None = None, *, error: str = "", status_code: int = 200) -> Response[Any]:  # fmt: skip
     from audit.timeline_report import clock_line, playbook_roles, step_summary
 
+    # The vendor's own answers beside the verdict, as the CLI's report quotes them.
+    vendors = quoted_vendors(gateway_state(request).settings, result)
     return dash.templates.page(request, "assessment.html", active="exposure", a=result, t=timeline,
                                clock=clock_line(timeline) if timeline else "",
                                roles=playbook_roles(timeline.playbook) if timeline else [],
                                summary=step_summary, step_error=error, status_code=status_code,
-                               markdown=render_assessment_markdown(result, timeline=timeline))  # fmt: skip
+                               vendors=vendors, vendor_notes=vendor_notes(result, vendors),
+                               markdown=render_assessment_markdown(result, vendors, timeline))  # fmt: skip
 
 
 async def _timeline(request: Request[Any, Any, Any], disclosure_id: int) -> Timeline | None:
@@ -204,28 +209,23 @@ async def exposure_report(request: Request[Any, Any, Any], disclosure_id: FromPa
         raise NotFound("no such report format")
     result = await _stored(request, disclosure_id)
     timeline = await _timeline(request, disclosure_id)
+    vendors = quoted_vendors(gateway_state(request).settings, result)
     if fmt in ("html", "pdf"):
-        return _printable(request, result, timeline, fmt, disclosure_id)
+        return _printable(result, vendors, timeline, fmt, disclosure_id)
     if fmt == "json":
-        body, media = render_assessment_json(result, timeline=timeline), "application/json"
+        body, media = render_assessment_json(result, vendors, timeline), "application/json"
     else:
-        body, media = render_assessment_markdown(result, timeline=timeline), "text/markdown; charset=utf-8"
+        body, media = render_assessment_markdown(result, vendors, timeline), "text/markdown; charset=utf-8"
     name = f"exposure-{disclosure_id}.{fmt}"
     headers = {**SECURITY_HEADERS, "content-disposition": f'attachment; filename="{name}"'}
     return Response(body, media_type=media, headers=headers)
 
 
-def _printable(request: Request[Any, Any, Any], result: Assessment, timeline: Timeline | None, fmt: str,
+def _printable(result: Assessment, vendors: tuple[VendorReview, ...], timeline: Timeline | None, fmt: str,
                disclosure_id: int) -> Response[Any]:  # fmt: skip
-    from datetime import UTC, datetime
-
     from audit.html_report import CSP, render_assessment_html
     from audit.pdf_report import render_assessment_pdf
-    from audit.vendors import review_vendors
 
-    settings = gateway_state(request).settings
-    vendors = review_vendors(settings.vendors, result.providers, datetime.now(UTC).date(),
-                             named=result.disclosure.providers)  # fmt: skip
     if fmt == "html":
         return Response(render_assessment_html(result, vendors, timeline), media_type="text/html; charset=utf-8",
                         headers={**SECURITY_HEADERS, "content-security-policy": CSP})  # fmt: skip
