@@ -230,7 +230,7 @@ def create_app(
                 salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
             ):  # fmt: skip
                 stack.callback(task.cancel)
-            if settings.siem.sinks:  # the signed audit stream for a SIEM, off the request path
+            if settings.siem.sinks and settings.siem.in_server:  # the signed audit stream, off the request path
                 from gateway.siem import run_streams
 
                 await stack.enter_async_context(run_streams(settings, the_store, metrics.registry))

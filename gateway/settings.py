@@ -295,6 +295,9 @@ class SiemSettings(BaseModel):
 
     sinks: list[SiemSinkSettings] = Field(default_factory=list)
     """Where the signed event stream goes; empty: no stream."""
+    in_server: bool = True
+    """Run the stream inside ``tiergate serve``. With several replicas set it false and run
+    ``tiergate audit stream`` once instead: each server would send every record once more."""
     key_env: str | None = Field(None, min_length=1)
     """Name of the environment variable holding the stream's HMAC key (shared with the receiver,
     who checks it with ``tiergate audit verify-stream``). Required with any sink."""

@@ -161,3 +161,41 @@ def verify_stream_command(path: str, key_env: str, first_n: int, fmt: str) -> No
         click.echo("stream verifies" if report.ok else "STREAM DOES NOT VERIFY")
     if not report.ok:
         sys.exit(VERIFY_FAILED_EXIT)
+
+
+@audit_group.command("stream")
+@config_option
+@db_url_option
+@click.option("--once", is_flag=True, help="Deliver what the log holds now, then exit.")
+def stream_command(config_path: str | None, db_url: str | None, once: bool) -> None:
+    """Run the SIEM event stream (``siem.sinks``) outside the gateway, until interrupted: with
+    several replicas, here once (and ``siem.in_server: false``) rather than in every server.
+
+    Exit status with --once: 0 everything was delivered; 1 lines are left in the outbox (the
+    next run delivers them).
+    """
+    import asyncio
+
+    from prometheus_client import CollectorRegistry
+
+    from gateway.siem import SiemConfigError, build_streams, deliver_once, run_streams
+
+    settings = load_audit_settings(config_path, db_url)
+    if not settings.siem.sinks:
+        raise click.UsageError("no siem.sinks configured")
+
+    async def work(store: Any) -> int:
+        if once:
+            return await deliver_once(build_streams(settings, store, CollectorRegistry()))
+        async with run_streams(settings, store, CollectorRegistry()):
+            await asyncio.Event().wait()
+        return 0
+
+    try:
+        left = run_store(settings, work)
+    except SiemConfigError as exc:
+        raise click.ClickException(str(exc)) from None
+    if once:
+        click.echo(f"undelivered lines: {left}")
+        if left:
+            sys.exit(1)

@@ -12,7 +12,7 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-__all__ = ["SiemConfigError", "run_streams", "stream_key"]
+__all__ = ["SiemConfigError", "build_streams", "deliver_once", "run_streams", "stream_key"]
 
 
 class SiemConfigError(Exception):
@@ -26,15 +26,35 @@ def stream_key(key_env: str | None) -> bytes:
     return value.encode()
 
 
+def build_streams(settings: Any, store: Any, registry: CollectorRegistry) -> list[Any]:
+    """One :class:`~gateway.siem.streamer.SinkStream` per configured sink (not yet running)."""
+    from gateway.siem.streamer import SiemMetrics, SinkStream, build_sink
+
+    cfg = settings.siem
+    key = stream_key(cfg.key_env)
+    folder = Path(cfg.state_dir) if cfg.state_dir is not None else Path(settings.state_dir) / "siem"
+    metrics = SiemMetrics(registry)
+    return [SinkStream(sink, cfg, store.engine, key, folder, build_sink(sink, os.environ.get), metrics)
+            for sink in cfg.sinks]  # fmt: skip
+
+
+async def deliver_once(streams: list[Any]) -> int:
+    """Sign and deliver everything in the log now; returns the lines still undelivered."""
+    left = 0
+    for stream in streams:
+        while await stream.fill():
+            await stream.deliver()
+        await stream.deliver()
+        left += stream.outbox.count_pending()
+        await stream.sink.aclose()
+    return left
+
+
 @contextlib.asynccontextmanager
 async def run_streams(settings: Any, store: Any, registry: CollectorRegistry) -> AsyncIterator[list[Any]]:
     """Start one stream task per sink for the lifetime of the block; stopped and flushed after."""
-    from gateway.siem.streamer import start_streams
-
-    cfg = settings.siem
-    folder = Path(cfg.state_dir) if cfg.state_dir is not None else Path(settings.state_dir) / "siem"
-    streams, tasks = await start_streams(cfg, store.engine, stream_key(cfg.key_env), folder, registry,
-                                         os.environ.get)  # fmt: skip
+    streams = build_streams(settings, store, registry)
+    tasks = [asyncio.create_task(s.run(), name=f"siem-{s.cfg.name}") for s in streams]
     try:
         yield streams
     finally:

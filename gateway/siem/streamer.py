@@ -25,7 +25,7 @@ from audit.timeutil import from_us
 from gateway.siem.outbox import Head, Outbox
 from gateway.siem.sinks import FileSink, Sink, SinkDown, SyslogSink, WebhookSink
 
-__all__ = ["SiemMetrics", "SinkStream", "build_sink", "start_streams"]
+__all__ = ["SiemMetrics", "SinkStream", "build_sink"]
 
 log = logging.getLogger("tiergate.siem")
 
@@ -185,10 +185,3 @@ class SinkStream:
             pass
         await self.sink.aclose()
 
-
-async def start_streams(settings: Any, engine: Any, key: bytes, folder: Path, registry: CollectorRegistry,
-                        env: Callable[[str], str | None]) -> tuple[list[SinkStream], list[asyncio.Task[None]]]:  # fmt: skip
-    metrics = SiemMetrics(registry)
-    streams = [SinkStream(cfg, settings, engine, key, folder, build_sink(cfg, env), metrics) for cfg in settings.sinks]
-    tasks = [asyncio.create_task(s.run(), name=f"siem-{s.cfg.name}") for s in streams]
-    return streams, tasks

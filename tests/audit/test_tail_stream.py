@@ -9,6 +9,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+import pytest
 from prometheus_client import CollectorRegistry
 from sqlalchemy import text
 
@@ -130,3 +131,54 @@ def test_full_outbox_pauses_and_loses_nothing(db_url: str, tmp_path: Path) -> No
     assert paused_at < total  # reading stopped at the bound, before the end of the log
     report = verify_lines(lines, KEY)
     assert report.ok and len(lines) == total
+
+
+def test_stream_command_once(sqlite_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tiergate audit stream --once` (the stream outside the servers): delivers the log, again
+    only what is new, and says so with exit 1 while a sink is down (the lines wait on disk)."""
+    import yaml
+    from click.testing import CliRunner
+
+    from gateway.cli import main as cli
+    from tests.audit.conftest import write_cli_config
+    from tests.support.siem_receivers import WebhookReceiver
+
+    monkeypatch.setenv("TIERGATE_TEST_SIEM_KEY", KEY.decode())
+
+    async def seed() -> None:
+        store = await open_store(make_settings(sqlite_db, tmp_path))
+        try:
+            await _seed(store)
+        finally:
+            await store.close()
+
+    asyncio.run(seed())
+    path = Path(write_cli_config(tmp_path, sqlite_db))
+    out = tmp_path / "siem.jsonl"
+    cfg = yaml.safe_load(path.read_text())
+    cfg["siem"] = {"key_env": "TIERGATE_TEST_SIEM_KEY", "in_server": False,
+                   "sinks": [{"name": "f", "kind": "file", "path": str(out)}]}  # fmt: skip
+    path.write_text(yaml.safe_dump(cfg))
+    runner = CliRunner()
+    first = runner.invoke(cli, ["audit", "stream", "--once", "--config", str(path)])
+    assert first.exit_code == 0, first.output
+    assert "undelivered lines: 0" in first.output and len(out.read_text().splitlines()) == 7
+    asyncio.run(_more(sqlite_db, tmp_path))
+    again = runner.invoke(cli, ["audit", "stream", "--once", "--config", str(path)])
+    assert again.exit_code == 0
+    lines = out.read_text().splitlines()
+    assert len(lines) == 8 and verify_lines(lines, KEY).ok  # only the new record, numbering continued
+    hook = WebhookReceiver()  # never started
+    cfg["siem"]["sinks"].append({"name": "hook", "kind": "webhook", "url": hook.url})
+    path.write_text(yaml.safe_dump(cfg))
+    down = runner.invoke(cli, ["audit", "stream", "--once", "--config", str(path)])
+    assert down.exit_code == 1 and "undelivered lines: 8" in down.output
+    assert (tmp_path / "state/siem/hook/outbox.jsonl").read_text().count("\n") == 8
+
+
+async def _more(db_url: str, tmp_path: Path) -> None:
+    store = await open_store(make_settings(db_url, tmp_path))
+    try:
+        await store.record_event("key_revoked", {"key_id": "k9", "tenant": "acme"})
+    finally:
+        await store.close()
