@@ -56,6 +56,12 @@ class VendorAnswer(BaseModel):
     training use): what reports act on. For ``reconstruction``, anything but ``yes`` makes an
     exposure report say that its verdict rests on the vendor's own guess at the scope."""
 
+    @field_validator("short", mode="before")
+    @classmethod
+    def _yaml_booleans(cls, value: object) -> object:
+        # YAML 1.1 reads an unquoted yes / no as a boolean: take it as the word it was.
+        return {True: "yes", False: "no"}.get(value, value) if isinstance(value, bool) else value
+
 
 class VendorPrice(BaseModel):
     """What the vendor charges per million tokens (probes state their cost with it)."""
