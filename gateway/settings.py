@@ -257,9 +257,12 @@ class SiemSinkSettings(BaseModel):
     """syslog: the collector's host."""
     port: int | None = Field(None, ge=1, le=65535)
     """syslog: the collector's port (514 / 6514 usually)."""
-    transport: Literal["udp", "tcp"] = "tcp"
-    """syslog: ``tcp`` (RFC 6587 octet counting; a down collector is retried) or ``udp`` (sent,
-    never known to arrive)."""
+    transport: Literal["udp", "tcp", "tls"] = "tcp"
+    """syslog: ``tls`` (RFC 5425: TCP in TLS, the collector's certificate verified), ``tcp`` (RFC
+    6587 octet counting; a down collector is retried) or ``udp`` (sent, never known to arrive)."""
+    ca_file: Path | None = None
+    """webhook and syslog over TLS: the CA bundle that signs the collector's certificate
+    (default: the system's trust store)."""
     facility: int = Field(13, ge=0, le=23)
     """syslog: facility of every message (13: log audit); severity is notice."""
     app_name: str = Field("tiergate", min_length=1, max_length=48, pattern=r"^[!-~]+$")

@@ -1,4 +1,4 @@
-"""Where the signed lines go: a file, syslog (RFC 5424 over UDP or TCP) or an HTTPS webhook.
+"""Where the signed lines go: a file, syslog (RFC 5424 over UDP, TCP or TLS) or an HTTPS webhook.
 
 A sink's ``deliver(lines)`` returns once the sink has them and raises :class:`SinkDown`
 otherwise; the streamer keeps undelivered lines in the outbox and tries again later. What "has
@@ -14,13 +14,19 @@ import asyncio
 import contextlib
 import os
 import socket
+import ssl
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Protocol
 
 import httpx
 
-__all__ = ["FileSink", "Sink", "SinkDown", "SyslogSink", "WebhookSink", "syslog_frame"]
+__all__ = ["FileSink", "Sink", "SinkDown", "SyslogSink", "WebhookSink", "syslog_frame", "tls_context"]
+
+
+def tls_context(ca_file: Path | None) -> ssl.SSLContext:
+    """Certificate and host name always verified; ``ca_file`` replaces the system's trust store."""
+    return ssl.create_default_context(cafile=str(ca_file) if ca_file is not None else None)
 
 
 class SinkDown(Exception):
@@ -66,8 +72,9 @@ def syslog_frame(line: bytes, *, facility: int, app_name: str, hostname: str, ms
 
 class SyslogSink:
     def __init__(self, host: str, port: int, *, transport: str, facility: int, app_name: str,
-                 timeout_s: float) -> None:  # fmt: skip
+                 timeout_s: float, ca_file: Path | None = None) -> None:  # fmt: skip
         self.host, self.port, self.transport = host, port, transport
+        self._tls = tls_context(ca_file) if transport == "tls" else None
         self.facility, self.app_name, self.timeout_s = facility, app_name, timeout_s
         self.hostname = socket.gethostname()[:255]
         self._writer: asyncio.StreamWriter | None = None
@@ -83,7 +90,7 @@ class SyslogSink:
                 self._send_udp(lines)
             else:
                 await self._send_tcp(lines)
-        except (OSError, TimeoutError, asyncio.IncompleteReadError) as exc:
+        except (OSError, TimeoutError, asyncio.IncompleteReadError, ssl.SSLError) as exc:
             await self.aclose()
             raise SinkDown(type(exc).__name__) from None
 
@@ -99,7 +106,7 @@ class SyslogSink:
             await self.aclose()  # the collector closed its end: what we write now would be lost
         if self._writer is None:
             async with asyncio.timeout(self.timeout_s):
-                self._reader, self._writer = await asyncio.open_connection(self.host, self.port)
+                self._reader, self._writer = await asyncio.open_connection(self.host, self.port, ssl=self._tls)
         await asyncio.sleep(0)  # let a pending FIN from the collector be read first
         if self._reader is not None and self._reader.at_eof():
             raise ConnectionResetError
@@ -124,9 +131,9 @@ class WebhookSink:
     """POSTs a batch as ``application/x-ndjson``; any 2xx is delivery, anything else a retry."""
 
     def __init__(self, url: str, *, headers: dict[str, str], timeout_s: float,
-                 transport: httpx.AsyncBaseTransport | None = None) -> None:  # fmt: skip
+                 ca_file: Path | None = None) -> None:  # fmt: skip
         self.url = url
-        self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, transport=transport,
+        self._client = httpx.AsyncClient(timeout=timeout_s, headers=headers, verify=tls_context(ca_file),
                                          follow_redirects=False, trust_env=True)  # fmt: skip
 
     async def deliver(self, lines: list[bytes]) -> None:

@@ -50,9 +50,9 @@ def build_sink(cfg: Any, env: Callable[[str], str | None]) -> Sink:
         return FileSink(Path(cfg.path))
     if cfg.kind == "syslog":
         return SyslogSink(cfg.host, cfg.port, transport=cfg.transport, facility=cfg.facility,
-                          app_name=cfg.app_name, timeout_s=cfg.timeout_s)  # fmt: skip
+                          app_name=cfg.app_name, timeout_s=cfg.timeout_s, ca_file=cfg.ca_file)  # fmt: skip
     headers = {name: env(var) or "" for name, var in cfg.headers_env.items()}
-    return WebhookSink(cfg.url, headers=headers, timeout_s=cfg.timeout_s)
+    return WebhookSink(cfg.url, headers=headers, timeout_s=cfg.timeout_s, ca_file=cfg.ca_file)
 
 
 def _line_body(record: TailRecord) -> dict[str, Any]:

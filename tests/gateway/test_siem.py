@@ -264,3 +264,28 @@ def test_no_key_no_start(sqlite_db: str, tmp_path: Path, monkeypatch: pytest.Mon
         load_settings(siem={"key_env": KEY_ENV, "sinks": [{"name": "s", "kind": "syslog"}]})
     with pytest.raises(ConfigError, match="siem"):
         load_settings(siem={"sinks": [{"name": "f", "kind": "file", "path": "x"}]})
+
+
+def test_tls_syslog_and_https_webhook(fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path,
+                                      classifier: Any) -> None:  # fmt: skip
+    """Syslog over TLS (RFC 5425) and an HTTPS webhook, each collector's certificate verified
+    against ``ca_file``; a sink that does not trust the certificate delivers nothing (and keeps
+    its lines) rather than sending in the clear or unverified."""
+    from tests.support.tls import make_tls
+
+    tls = make_tls(tmp_path / "tls")
+    with SyslogReceiver("tls", tls=tls) as syslog, WebhookReceiver(tls=tls) as hook, \
+            WebhookReceiver(tls=tls) as untrusted:  # fmt: skip
+        sinks = [{"name": "tls", "kind": "syslog", "host": "127.0.0.1", "port": syslog.port, "transport": "tls",
+                  "ca_file": str(tls.ca_file)},
+                 {"name": "https", "kind": "webhook", "url": hook.url, "ca_file": str(tls.ca_file)},
+                 {"name": "hook", "kind": "webhook", "url": untrusted.url}]  # the system CAs: not ours
+        with GatewayHarness(sqlite_db, tmp_path, _config(fakes, *sinks), classifier=classifier) as gw:
+            _ask(gw, gw.create_key(), 2)
+            total = _chain_count(gw)
+            wait_for(lambda: len(syslog.messages) >= total and len(hook.lines) >= total, what="tls delivery")
+            wait_for(lambda: _failures(gw, "hook") >= 1, what="an untrusted certificate refused")
+        _check(syslog.messages, expect_records=total)
+        _check(hook.lines, expect_records=total)
+        assert untrusted.lines == []
+    assert (tmp_path / "var/siem/hook/outbox.jsonl").read_text().count("\n") == total

@@ -34,7 +34,9 @@ class _Reusable(ThreadingHTTPServer):
 
 
 class WebhookReceiver:
-    def __init__(self) -> None:
+    def __init__(self, tls: Any = None) -> None:
+        """``tls``: a ``tests.support.tls.LoopbackTLS``: serve HTTPS with its certificate."""
+        self.tls = tls
         self.lines: list[str] = []
         self.posts: list[dict[str, str]] = []  # headers of each POST
         self.status = 200  # what it answers (a 503 is "up but refusing")
@@ -42,7 +44,7 @@ class WebhookReceiver:
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
             self.port = s.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}/siem"
+        self.url = f"{'https' if tls else 'http'}://127.0.0.1:{self.port}/siem"
         self._server: ThreadingHTTPServer | None = None
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
@@ -67,6 +69,8 @@ class WebhookReceiver:
 
     def up(self) -> None:
         self._server = _Reusable(("127.0.0.1", self.port), self._handler())
+        if self.tls is not None:
+            self._server.socket = self.tls.server_context().wrap_socket(self._server.socket, server_side=True)
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
 
     def down(self) -> None:
@@ -86,8 +90,10 @@ class WebhookReceiver:
 class SyslogReceiver:
     """``messages``: each syslog message received (header and JSON), in order."""
 
-    def __init__(self, transport: str) -> None:
+    def __init__(self, transport: str, tls: Any = None) -> None:
+        """``transport``: ``udp``, ``tcp``, or ``tls`` (TCP with ``tls``'s certificate, RFC 5425)."""
         self.transport = transport
+        self.tls = tls
         self.messages: list[str] = []
         self._lock = threading.Lock()
         kind = socket.SOCK_DGRAM if transport == "udp" else socket.SOCK_STREAM
@@ -134,6 +140,8 @@ class SyslogReceiver:
                 block_on_close = False
 
             server = Server(("127.0.0.1", self.port), TcpHandler)
+            if self.transport == "tls":
+                server.socket = self.tls.server_context().wrap_socket(server.socket, server_side=True)
         self._server = server
         threading.Thread(target=server.serve_forever, daemon=True).start()
 
