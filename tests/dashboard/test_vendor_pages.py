@@ -1,8 +1,8 @@
 """The vendor register in the dashboard, and the vendor's answers beside an exposure verdict.
 
-One gateway for the module, in front of two vendors declared by three upstreams, with a register
-whose answers are dated relative to today (one given before the vendor's engine changed, one
-older than the review age) and real traffic from two tenants through the ``openai`` SDK: the
+One gateway for the module (on SQLite, then on PostgreSQL), in front of two vendors declared by
+three upstreams, with a register whose answers are dated relative to today (one given before the
+vendor's engine changed, one older than the review age) and real traffic from two tenants through the ``openai`` SDK: the
 provider on each row is written by the gateway, never by this file.
 """
 
@@ -11,15 +11,19 @@ from __future__ import annotations
 import html as htmllib
 import json
 import re
+import threading
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.conftest import PG_ADMIN_DSN, _pg_admin_exec
 from tests.dashboard.conftest import PASSWORD, _config, shot, sign_in
 from tests.support import FakeUpstream
 from tests.support.harness import FakeUpstreams, GatewayHarness
@@ -96,15 +100,36 @@ def _config_with_vendors(fakes: FakeUpstreams) -> dict[str, Any]:
     return {**config, "vendors": REGISTER}
 
 
-@pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory, classifier: Any) -> Iterator[Env]:
+def _in_thread(sql: str) -> None:
+    # Playwright's sync API may already run an event loop in this thread (asyncio.run would refuse).
+    worker = threading.Thread(target=_pg_admin_exec, args=(sql,))
+    worker.start()
+    worker.join(60)
+
+
+@contextmanager
+def _database(backend: str, tmp: Path) -> Iterator[str]:
+    """A fresh database for the module: a SQLite file, or a PostgreSQL database dropped after."""
+    if backend == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp / 'audit.db'}"
+        return
+    name = f"tg_{uuid.uuid4().hex[:12]}"
+    _in_thread(f'CREATE DATABASE "{name}"')
+    try:
+        yield PG_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1) + f"/{name}"
+    finally:
+        _in_thread(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def env(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, classifier: Any) -> Iterator[Env]:
     from audit.admins import create_admin
 
     tmp = tmp_path_factory.mktemp("vendors")
     fakes = FakeUpstreams(FakeUpstream(name="vendor", kind="shared"), FakeUpstream(name="other", kind="shared"),
                           FakeUpstream(name="local", kind="onprem"))  # fmt: skip
-    with fakes, GatewayHarness(f"sqlite+aiosqlite:///{tmp / 'audit.db'}", tmp, _config_with_vendors(fakes),
-                               classifier=classifier) as gw:  # fmt: skip
+    with fakes, _database(request.param, tmp) as db, \
+            GatewayHarness(db, tmp, _config_with_vendors(fakes), classifier=classifier) as gw:  # fmt: skip
         for name, tenant in (("root", None), ("acme-admin", "acme"), ("globex-admin", "globex")):
             gw.admin(lambda st, n=name, t=tenant: create_admin(st.engine, n, PASSWORD, t))
         acme, globex = gw.openai(gw.create_key("acme")), gw.openai(gw.create_key("globex"))
