@@ -2,8 +2,8 @@
 
 One gateway for the module (on SQLite, then on PostgreSQL), in front of two vendors declared by
 three upstreams, with a register whose answers are dated relative to today (one given before the
-vendor's engine changed, one older than the review age) and real traffic from two tenants through the ``openai`` SDK: the
-provider on each row is written by the gateway, never by this file.
+vendor's engine changed, one older than the review age) and real traffic from two tenants
+through the ``openai`` SDK: the provider on each row is written by the gateway, never by this file.
 """
 
 from __future__ import annotations
