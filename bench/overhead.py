@@ -5,6 +5,7 @@
     .venv/bin/python bench/overhead.py --quick     # fewer requests (a smoke run)
     .venv/bin/python bench/overhead.py --split     # in-process: pipeline with a null audit store
                                                    # vs the real one (where the CPU goes)
+    .venv/bin/python bench/overhead.py --split --tracing   # the real store, tracing off vs on
 
 Each target runs as its own process with one worker; the mock upstream (tests/support's ledgered
 fake, plain ASGI) runs in another. For every target, concurrency (1, 8, 64) and prompt size
@@ -338,7 +339,7 @@ def report(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def split(size: int, n: int) -> dict[str, tuple[float, float]]:
+def split(size: int, n: int, *, tracing: bool = False) -> dict[str, tuple[float, float]]:
     """CPU and wall per request in one process (httpx ASGI transport into the app, the mock
     upstream in a process of its own), once with an audit store that does nothing and once with
     the real SQLite store."""
@@ -368,7 +369,8 @@ def split(size: int, n: int) -> dict[str, tuple[float, float]]:
     up_port = free_port()
     upstream = start_upstream(up_port)
     try:
-        for mode in ("null store", "real store"):
+        modes = ("real store", "real store, traced") if tracing else ("null store", "real store")
+        for mode in modes:
             out[mode] = _split_one(mode, size, n, up_port, NullStore)
     finally:
         upstream.stop()
@@ -386,14 +388,15 @@ def _split_one(mode: str, size: int, n: int, up_port: int, null_store: type) -> 
         settings = Settings(secrets=SECRETS, state_dir=str(tmp / "var"),
                             audit={"url": f"sqlite+aiosqlite:///{tmp / 'a.db'}", "checkpoint_dir": str(tmp / "cp")},
                             upstreams=[{"name": "mock", "base_url": f"http://127.0.0.1:{up_port}/v1", "kind": "shared",
-                                        "max_tier": 2, "models": {"bench": "m"}, "context_window": 1_000_000}])  # fmt: skip
+                                        "max_tier": 2, "models": {"bench": "m"}, "context_window": 1_000_000}],
+                            tracing={"enabled": mode.endswith("traced")})  # fmt: skip
         app = create_app(settings, store=null_store() if mode == "null store" else None)
 
         async def run() -> tuple[float, float]:
             async with app.lifespan():
                 state = app.state.gateway
                 key = "tg_x"
-                if mode == "real store":
+                if mode.startswith("real store"):
                     await state.store.upgrade()
                     key, _ = await state.store.create_key("t", "n", 3, None)
                 body = json.dumps({"model": "bench", "messages": [{"role": "user", "content": prompt(size, 1)}]})
@@ -418,13 +421,23 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="fewer requests per cell")
     parser.add_argument("--litellm-dir", type=Path, default=None, help="reuse a LiteLLM venv folder")
     parser.add_argument("--split", action="store_true", help="only the in-process null vs real store split")
+    parser.add_argument("--tracing", action="store_true",
+                        help="with --split: the real store with tracing off vs on (OTLP/HTTP to a local receiver)")
     parser.add_argument("--no-pin", action="store_true", help="leave every process free to use every CPU")
     parser.add_argument("--python-load", action="store_true",
                         help="drive the non-streaming cells with the Python client even where wrk is installed")
     args = parser.parse_args()
     if args.split:
+        receiver = None
+        if args.tracing:
+            from tests.support.otlp import OtlpReceiver
+
+            receiver = OtlpReceiver().__enter__()
+            os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.url
         for size, n in ((1024, 300), (100 * 1024, 40)):
-            split(size, n)
+            split(size, n, tracing=args.tracing)
+        if receiver is not None:
+            print(f"  spans received by the OTLP receiver: {len(receiver.spans())}")
         return
     scale = 0.25 if args.quick else 1.0
     plan = []
