@@ -344,5 +344,15 @@ def test_vendor_register_in_the_browser(browser: Any, env: Env) -> None:
         pg.click("header nav >> text=Vendors")
         pg.wait_for_url(re.compile(r"/admin/vendors$"))
         assert pg.locator("section.vendor").count() == 3
+        pg.goto("/admin/exposure")
+        now = datetime.now(UTC)
+        pg.fill("#disclosure", _disclosure("examplecloud", start=now - timedelta(hours=1), end=now + timedelta(hours=1)))
+        pg.uncheck("#disclosure-record")
+        pg.click("#assess")
+        assert pg.get_attribute("#verdict", "data-verdict") == "sensitive_data_may_be_exposed"
+        assert pg.locator("#verdict .scope-note").inner_text().startswith("SCOPE UNCERTAIN: examplecloud")
+        quoted = pg.locator("#vendor-answers tr[data-question=tenant_isolation]")
+        assert quoted.get_attribute("data-status") == "due" and quoted.locator(".given").inner_text() == _given(20)
+        shot(pg, "exposure-vendor-answers")
     finally:
         context.close()
