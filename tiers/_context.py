@@ -59,6 +59,18 @@ def _alternatives(phrases: Iterable[list[str]]) -> str:
     return "|".join(out)
 
 
+def _with_inner(
+    key: str, ws: list[str], words: dict[str, list[str]], owners: dict[str, list[int]]
+) -> list[int]:
+    out = list(owners[key])
+    for other, ows in words.items():
+        if other == key or len(ows) >= len(ws):
+            continue
+        if any(ws[i : i + len(ows)] == ows for i in range(len(ws) - len(ows) + 1)):
+            out.extend(o for o in owners[other] if o not in out)
+    return out
+
+
 class ContextIndex:
     """Finds every phrase of a set of recognizers' context words in one pass."""
 
@@ -68,6 +80,12 @@ class ContextIndex:
         self.owners = owners
         words = {phrase_key(p): phrase_words(p) for p in phrases}
         words = {k: ws for k, ws in words.items() if k in owners and ws}
+        # One pass reports the longest phrase at a place: "social security number" hides
+        # "social security" and "security". A phrase also counts for the owners of every
+        # phrase whose words it contains in a row.
+        self.owners = {k: _with_inner(k, ws, words, owners) for k, ws in words.items()} | {
+            k: v for k, v in owners.items() if k not in words
+        }
         self._rx = re2.compile(_alternatives(words.values()), options) if words else None
         self._groups = self._rx.groups if self._rx is not None else 0  # type: ignore[attr-defined]
 

@@ -221,7 +221,10 @@ class Scanner:
         # Context words match as whole words ("check" must not fire on "checksum"); one RE2
         # pass per scan over all recognizers' words lists where they occur, and a candidate
         # looks them up by bisection.
-        context = {" ".join(words) for w in (rec.context or []) if (words := _WORD.findall(w.lower()))}
+        # Normalised like the text ("persönliche" -> "personliche", "sécurité" -> "securite").
+        context = {
+            " ".join(words) for w in (rec.context or []) if (words := _WORD.findall(normalize_text(w).lower()))
+        }
         if context:
             self._context[id(rec)] = context
         patterns = list(rec.patterns)

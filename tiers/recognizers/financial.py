@@ -16,11 +16,11 @@ exact BBAN format make a false IBAN out of a table rare enough.
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 
 from presidio_analyzer import Pattern
 from presidio_analyzer.predefined_recognizers import CreditCardRecognizer, IbanRecognizer
-from presidio_analyzer.predefined_recognizers.generic.iban_patterns import BOS, EOS, regex_per_country
+from stdnum import iban as stdnum_iban
+from stdnum.exceptions import ValidationError
 
 __all__ = ["CardColumnRecognizer", "CardRecognizer", "IbanCodeRecognizer"]
 
@@ -121,30 +121,42 @@ class IbanCodeRecognizer(IbanRecognizer):
         self.global_regex_flags = 0
 
     def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
-        # Same checks as presidio (the country's BBAN format from presidio's table, ISO 7064
-        # mod 97), with each country's format compiled once: presidio recompiles it under a
-        # timeout per call (≈ 2 ms), and a timeout there answers False, failing open.
+        # python-stdnum's registry table (every SWIFT IBAN country at its exact length and BBAN
+        # format: Portugal, Mauritius, Palestine, Qatar … that presidio's table lacks) and
+        # ISO 7064 mod 97. python-stdnum: LGPL-2.1-or-later, used unmodified as a dependency.
         iban = re.sub(r"[^0-9A-Za-z]", "", pattern_text).upper()
-        fmt = _country_format(iban[:2])
-        if fmt is None or fmt.match(iban) is None:
+        if iban[:2] not in _COUNTRIES:
             return False
-        rearranged = iban[4:] + iban[:4]
-        return int("".join(str(int(c, 36)) for c in rearranged)) % 97 == 1
+        try:
+            stdnum_iban.validate(iban, check_country=False)
+        except ValidationError:
+            return False
+        return True
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
-        """The longest valid IBAN that starts the candidate: a greedy match takes a short word
-        after the IBAN for one more group ("BE68 5390 0754 7034 from")."""
-        if _country_format(text[:2].upper()) is None:
+        """The longest valid IBAN that starts the candidate. A greedy match takes what follows
+        the IBAN for more groups ("BE68 5390 0754 7034 from", "…7034 EUR"), so each shorter
+        span ending at a group boundary is tried, longest first."""
+        if text[:2].upper() not in _COUNTRIES:
             return None  # most candidates: two letters and two digits that start no IBAN
         for prefix in _prefixes(text):
-            if len(prefix) < 15:
+            if len(_compact(prefix)) < 15:
                 return None
             if self.validate_result(prefix):
                 return 0, len(prefix)
         return None
 
 
-@lru_cache(maxsize=None)
-def _country_format(country: str) -> re.Pattern[str] | None:
-    source = regex_per_country.get(country)
-    return re.compile(BOS + source + EOS) if source else None
+def _compact(text: str) -> str:
+    return re.sub(r"[^0-9A-Za-z]", "", text)
+
+
+def _iban_countries() -> frozenset[str]:
+    """Countries in python-stdnum's copy of the SWIFT IBAN registry (``stdnum/iban.dat``)."""
+    import importlib.resources
+
+    lines = importlib.resources.files("stdnum").joinpath("iban.dat").read_text("utf-8").splitlines()
+    return frozenset(line[:2] for line in lines if re.match(r"[A-Z]{2} ", line))
+
+
+_COUNTRIES = _iban_countries()

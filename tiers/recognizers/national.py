@@ -106,7 +106,7 @@ class SinRecognizer(pr.CaSinRecognizer):
 
 
 # class, score cap (None: presidio's scores). Recognizers of bare digit runs with a one-digit
-# checksum (NHS mod 11, PESEL, personnummer and Steuer-ID) are capped below ``min_score``: a
+# checksum (NHS mod 11, PESEL, personnummer) are capped below ``min_score``: a
 # check digit passes on 1 in 10 random numbers (timestamps, order ids, US phone numbers), too
 # often to count without a context word.
 _NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
@@ -129,16 +129,19 @@ _NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
     (pr.FiPersonalIdentityCodeRecognizer, None),
     (pr.SePersonnummerRecognizer, 0.3),
     (SinRecognizer, None),
-    (pr.DeTaxIdRecognizer, 0.3),
     (pr.CryptoRecognizer, None),
 )
 
 
 def national_id_recognizers() -> list[EntityRecognizer]:
-    """Fresh instances of the national-id recognizers, registered for English text."""
+    """Fresh instances of the national-id recognizers, each registered for presidio's language
+    of it (Spanish NIF ``es``, PESEL ``pl`` …): a stock presidio ``AnalyzerEngine`` given this
+    registry then applies them, and their context words, to text of that language. The
+    gateway's scanner runs every recognizer on every text whatever its language. The German
+    and French ones (and the Steuer-ID) are in :mod:`.european`."""
     out: list[EntityRecognizer] = []
     for cls, cap in _NATIONAL:
-        rec = cls(supported_language="en")
+        rec = cls()
         if cap is not None:
             rec.patterns = [Pattern(p.name, p.regex, min(p.score, cap)) for p in rec.patterns]
         out.append(rec)

@@ -13,12 +13,17 @@ from presidio_analyzer import RecognizerRegistry
 
 from ..config import TiersConfig
 from ..errors import RecognizerError
+from .addresses import AddressRecognizer
+from .birth_dates import DateOfBirthRecognizer
 from .contact import EmailAddressRecognizer, PhoneNumberRecognizer
 from .domain import configured_domain_recognizers, default_domain_recognizers
+from .european import european_id_recognizers
 from .financial import CardColumnRecognizer, CardRecognizer, IbanCodeRecognizer
 from .markers import default_marker_recognizers
 from .names import known_names
 from .national import national_id_recognizers
+from .organizations import OrganizationRecognizer
+from .people import person_recognizers
 from .network import InternalHostRecognizer, IpAddressRecognizer, MacRecognizer
 from .secrets import CredentialUrlRecognizer, EnvSecretRecognizer, PrivateKeyRecognizer, TokenRecognizer
 
@@ -41,7 +46,8 @@ def _load_yaml(registry: RecognizerRegistry, path: Path) -> None:
 
 def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
     """Every recognizer the classifier runs, defaults first, then the user's files."""
-    registry = RecognizerRegistry(recognizers=[], supported_languages=["en"])
+    # every language a shipped recognizer is registered for (presidio's national ones keep theirs)
+    registry = RecognizerRegistry(recognizers=[], supported_languages=["en", "de", "es", "fi", "fr", "it", "pl", "sv"])
     defaults = [
         EmailAddressRecognizer(),
         PhoneNumberRecognizer(cfg.phone_regions),
@@ -55,6 +61,11 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
         CredentialUrlRecognizer(),
         EnvSecretRecognizer(),
         *national_id_recognizers(),
+        *european_id_recognizers(),
+        *person_recognizers(),
+        OrganizationRecognizer(),
+        AddressRecognizer(),
+        DateOfBirthRecognizer(),
         *default_marker_recognizers(cfg.extra_markers),
         *default_domain_recognizers(),
         *configured_domain_recognizers(cfg.domain_patterns),

@@ -1,0 +1,46 @@
+"""The given-name gazetteer: first names common in Europe and beyond, read once at start-up.
+
+Source: ``nam_dict.txt`` by Jörg Michael (c't magazine's "gender" program, 2007), as shipped
+inside the ``gender-guesser`` wheel on PyPI (0.4.0). The data file is under the GNU Free
+Documentation License 1.2; it is read unmodified from the installed package, nothing of it is
+copied into this repository, and none of gender-guesser's (GPLv3) code is imported. Offline: the
+file is in the wheel, nothing is downloaded.
+
+Each line gives a name and, per country (55 columns: Great Britain, Ireland, USA, Italy …
+France … Germany, Austria, Switzerland … Turkey, Arabia, China, India …), a frequency from 1
+(rare) to D (extremely common). Names reaching ``min_frequency`` in any country are kept,
+spelt as the scanner sees text (accents folded: "Aurélie" -> "aurelie", "Jürgen" -> "jurgen"),
+lower-case. Words that are also ordinary capitalised words ("May", "Will", "Paris") are taken out
+by the caller with :mod:`._vocabulary`.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import re
+from functools import lru_cache
+
+from ..normalize import normalize_text
+
+__all__ = ["given_names"]
+
+_NAME = re.compile(r"[A-Za-z][a-z]+(?:-[A-Z][a-z]+)?")
+_HEX = "123456789ABCD"
+
+
+@lru_cache(maxsize=4)
+def given_names(min_frequency: int = 3) -> frozenset[str]:
+    """Lower-case, accent-folded given names at least ``min_frequency`` common somewhere."""
+    data = importlib.resources.files("gender_guesser").joinpath("data", "nam_dict.txt")
+    out: set[str] = set()
+    with data.open(encoding="utf-8") as fh:
+        for line in fh:
+            if line.startswith("#") or len(line) < 31:
+                continue
+            name = normalize_text(line[3:29].strip())
+            if not _NAME.fullmatch(name):
+                continue  # "+"-joined variants, abbreviations, names with digits
+            top = max((_HEX.index(c) + 1 for c in line[30:85] if c in _HEX), default=0)
+            if top >= min_frequency:
+                out.add(name.lower())
+    return frozenset(out)

@@ -1,0 +1,104 @@
+"""Capitalised words that are not names, in English, German and French business text.
+
+The people, organisation and address recognizers find names by shape (capitalised words next to
+a given name, a title, a role word or a legal form); these lists keep the shapes that are
+ordinary text out: months and weekdays, words that open sentences and headings, the nouns of
+quality and business documents (German capitalises every noun), places and products that look
+like "Given Surname" ("Victoria Station", "Georgia Tech"). Written for this project; all words
+lower-case and accent-folded, as the scanner sees text.
+"""
+
+from __future__ import annotations
+
+__all__ = ["COMMON_WORDS", "NOT_GIVEN_NAMES", "is_common"]
+
+_MONTHS_DAYS = """
+january february march april may june july august september october november december
+januar februar marz mai juni juli oktober dezember janvier fevrier mars avril juin juillet aout
+septembre octobre novembre decembre monday tuesday wednesday thursday friday saturday sunday
+montag dienstag mittwoch donnerstag freitag samstag sonntag lundi mardi mercredi jeudi vendredi
+samedi dimanche easter christmas weihnachten ostern noel paques
+"""
+
+# given names in the gazetteer that are more often ordinary words, places or brands
+_NOT_GIVEN = """
+will mark bill may june april august grace hope joy rose faith art guy frank sunny chase page
+paris florence georgia victoria austin jordan lincoln ford carol holly ivy iris lily daisy
+summer autumn winter dawn eve crystal amber ruby pearl jade olive sky river ocean storm rain
+star angel king prince duke earl major sterling cash penny price hunter carter baker cooper
+porter mason miller fisher taylor parker tanner archer gene hall wood stone glen dale lane
+park ray sol mary christian norman german roman france china india israel lorraine normandie
+jersey kent devon chelsea brooklyn madison phoenix dallas houston denver aurora berlin vienna
+sydney dakota carolina virginia indiana alabama nevada montana santa san saint sainte mont
+golden rich noble young long short bright green brown white black gray grey red
+max per dean don jack job abe ben bo al el la le de van von dan ed rob sue pat val vera
+via nova alpha delta echo lima oscar sierra tango victor zulu apple amazon tesla oracle
+summit express premier royal general central global united standard
+elle une sans toute tout avant petit grand belle fleur claire claude
+lance gil else alle ende wolf hart kurt ernst frei gunther
+nick wade drew bob mack miles neil lee mo jean said job
+"""
+
+_COMMON = """
+the a an this that these those our your their his her its my we you they i it he she
+and or but if when while for from with without into onto about after before during under over
+to of in on at by as is are was were be been has have had do does did not no yes all any each
+every some many most more less new old next last first second third final other same such
+sir madam madame team all everyone colleagues kollegen collegues tous
+please dear hello hi thanks thank regards best kind sincerely cheers
+der die das den dem des ein eine einer eines einem und oder aber wenn weil fur mit ohne nach
+vor bei von zu zum zur im am an auf aus ist sind war waren wird werden hat haben bitte danke
+sehr geehrte geehrter liebe lieber hallo gruss grusse freundlichen
+le la les un une des du et ou mais si pour avec sans dans sur sous chez par est sont etait
+merci bonjour madame monsieur cher chere cordialement salutations bien
+report review plan quality process data team site group project program programme product
+service services support customer supplier vendor client partner contract agreement order
+orders invoice payment delivery shipment batch lot release approval audit inspection test
+testing result results summary overview introduction conclusion appendix section chapter
+table figure note notes action actions item items issue issues risk risks root cause
+deviation deviations capa change control document documents record records procedure sop
+specification requirement requirements standard manual guide policy training meeting minutes
+agenda status update draft final version revision page date time number name title subject
+management manager director head lead owner department division unit office board committee
+engineering production manufacturing operations logistics purchasing procurement finance
+sales marketing research development regulatory affairs compliance safety health
+environment system systems software hardware platform cloud server network security access
+user users account admin administrator developer developers api sdk app application
+north south east west northern southern eastern western upper lower inner outer
+street road avenue lane drive way place square park station airport port harbour harbor
+river lake mountain hill valley bay beach island city town village county state region area
+university college school institute academy hospital clinic center centre museum library
+company corporation incorporated limited holding holdings group industries international
+bank capital ventures partners associates solutions technologies technology consulting
+laboratories laboratory labs pharma pharmaceuticals medical devices chemicals materials
+steel metal metals plastics foods energy power motors motor airlines logistics
+bericht prufung plan qualitat prozess daten gruppe projekt produkt dienst kunde kunden
+lieferant lieferanten auftrag bestellung rechnung zahlung lieferung charge freigabe
+abweichung abweichungen massnahme massnahmen ursache korrektur vorbeugung dokument
+verfahren anweisung spezifikation anforderung anforderungen norm handbuch schulung
+besprechung protokoll stand entwurf fassung seite datum zeit nummer betreff leitung
+abteilung bereich werk standort produktion fertigung einkauf vertrieb entwicklung
+sicherheit qualitatssicherung qualitatsmanagement geschaftsfuhrung herstellung prufplan
+strasse platz weg bahnhof flughafen stadt land kreis
+rapport revue qualite processus donnees equipe groupe projet produit fournisseur commande
+facture paiement livraison lot liberation ecart ecarts action actions cause racine
+document procedure specification exigence exigences norme formation reunion compte rendu
+version projet date heure numero nom objet direction service usine production achats
+ventes developpement securite societe entreprise
+europe european america american asia asian africa african german english french british
+spanish italian dutch swiss austrian polish chinese japanese indian global national
+monday microsoft google linux windows android python java javascript docker kubernetes
+github gitlab postgres postgresql redis excel word powerpoint teams slack zoom outlook
+chief officer executive president vice senior junior principal assistant associate
+"""
+
+COMMON_WORDS: frozenset[str] = frozenset((_MONTHS_DAYS + _COMMON).split())
+"""Capitalised words that are never a name's part here."""
+
+NOT_GIVEN_NAMES: frozenset[str] = frozenset((_NOT_GIVEN + _MONTHS_DAYS).split()) | COMMON_WORDS
+"""Words of the given-name gazetteer that do not start a name by themselves."""
+
+
+def is_common(word: str) -> bool:
+    """Whether ``word`` (any case) is an ordinary word rather than part of a name."""
+    return word.lower().strip(".'’") in COMMON_WORDS

@@ -1,0 +1,92 @@
+"""Company names without a list (``ORGANIZATION``), in English, German and French.
+
+Two shapes:
+
+* capitalised words ending in a legal form: "Müller Präzisionsteile GmbH", "Acme Widgets Ltd",
+  "Société Générale SA", "Schneider Metallbau GmbH & Co. KG", "BASF SE";
+* a customer or supplier word and the capitalised words after it: "customer Northwind
+  Traders", "supplier: Contoso", "Kunde Brandt Logistik", "Lieferant Hoffmann", "client
+  Dufresne Industrie", "fournisseur Lambert & Fils".
+
+Leading ordinary words ("The", "Our", "Die", "Le") are not part of the name; a role word
+followed only by ordinary words ("customer Service", "Lieferant Bewertung") is no name. Known
+customers and suppliers are still best listed (``customer_lists``, ``supplier_lists``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from presidio_analyzer import Pattern
+
+from ._base import TiersPatternRecognizer
+from ._vocabulary import is_common
+
+__all__ = ["OrganizationRecognizer"]
+
+# one word of a company name: capitalised, upper-case (IBM, BASF) or with digits (3M, X-Tech)
+_WORD = r"(?:[A-Z][A-Za-zß0-9]*(?:['’.-][A-Za-zß0-9]+)*|[0-9]+[A-Za-z][A-Za-z0-9]*)"
+_JOIN = r"(?:[ ]+(?:&|and|und|et|of|de|du|des|la|le|der|die|für|fur)[ ]+|[ ]+|-)"
+_LEGAL = (
+    r"GmbH[ ]&[ ]Co\.?[ ]KGa?A?|GmbH|gGmbH|AG|SE|KGaA|KG|OHG|UG(?:[ ]\(haftungsbeschrankt\))?|e\.[ ]?V\.|"
+    r"S\.A\.S\.U?|SASU|SAS|S\.A\.R\.L\.|SARL|EURL|SNC|S\.A\.|SA|SCA|"
+    r"Ltd\.?|Limited|LLC|L\.L\.C\.|LLP|L\.P\.|LP|Inc\.?|Incorporated|Corp\.?|Corporation|PLC|plc|"
+    r"Co\.[ ]?Ltd\.?|Pty\.?[ ]Ltd\.?|N\.V\.|NV|B\.V\.|BV|S\.p\.A\.|SpA|S\.r\.l\.|Srl|AB|ASA|Oy|A/S|ApS|"
+    r"Sp\.[ ]z[ ]o\.o\.|s\.r\.o\.|a\.s\.|Kft\.?"
+)
+_ROLE = (
+    r"(?:customer|customers|client|clients|supplier|suppliers|vendor|subcontractor|distributor|"
+    r"manufacturer|contract manufacturer|fournisseur|fournisseurs|sous-traitant|fabricant|"
+    r"distributeur|prestataire)"
+)
+_ROLE_DE = r"(?:Kunde|Kunden|Kundin|Lieferant|Lieferanten|Lieferantin|Auftraggeber|Hersteller|Zulieferer|Dienstleister)"
+
+
+class OrganizationRecognizer(TiersPatternRecognizer):
+    """Company names by legal form or by a customer / supplier word (module docstring)."""
+
+    ENTITY = "ORGANIZATION"
+    PATTERNS = [
+        Pattern(
+            "legal_form",
+            r"\b(?P<value>" + _WORD + r"(?:" + _JOIN + _WORD + r"){0,5},?[ ]+(?:" + _LEGAL + r"))(?:$|[^A-Za-z0-9])",
+            0.6,
+        ),
+        Pattern(
+            "role_name",
+            r"(?:\b" + _ROLE + r"|\b" + _ROLE_DE + r"|(?i:\b" + _ROLE + r")[ ]*:)[ ]*:?[ ]*"
+            r"(?P<value>" + _WORD + r"(?:" + _JOIN + _WORD + r"){0,3})",
+            0.6,
+        ),
+    ]
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        """The company name: leading ordinary words dropped; for a role candidate (no legal
+        form), trailing ordinary words too; None when no word of a name is left."""
+        words = list(_TOKENS.finditer(text))
+        start = 0
+        for m in words:
+            if not is_common(m.group()):
+                start = m.start()
+                break
+        else:
+            return None
+        legal = _LEGAL_END.search(text)
+        if legal is not None:
+            # the name needs a word of its own before the legal form ("The GmbH" is none)
+            core = [m for m in words if start <= m.start() < legal.start()]
+            if not core or all(is_common(m.group()) for m in core):
+                return None
+            return start, len(text)
+        end = start
+        for m in words:
+            if m.start() < start:
+                continue
+            if is_common(m.group()):
+                break
+            end = m.end()
+        return (start, end) if end > start else None
+
+
+_TOKENS = re.compile(r"[A-Za-zß0-9]+(?:['’.-][A-Za-zß0-9]+)*\.?")
+_LEGAL_END = re.compile(r"[ ,](?:" + _LEGAL + r")$")

@@ -1,0 +1,133 @@
+"""Person names without a name list, in English, German and French (``PERSON``).
+
+Three shapes, each a pattern and a check (no statistical model: the scan must stay in the
+microseconds per kilobyte, and nothing may be downloaded):
+
+* a given name from the gazetteer (:mod:`._given_names`) followed by one or two capitalised
+  words or an upper-case surname: "Maria Gonzalez", "Jean-Luc Picard", "Hans-Peter MÜLLER",
+  "Anna von Berg"; and the list form "Gonzalez, Maria";
+* a title or honorific and any capitalised words: "Dr. Okonkwo", "Frau Wiśniewska",
+  "Mme Lefèvre", "Prof. Dr. Kai Brandt";
+* a role or greeting word and any capitalised words: "approved by T. Nakamura", "erstellt von
+  Jonas Albrecht", "rédigé par Élodie Marchand", "Dear Ms Quist", "Sehr geehrter Herr Yilmaz".
+
+Only the name is reported (titles and role words stay). A word from :mod:`._vocabulary`
+(months, sentence openers, business nouns, places) ends or cancels a candidate, so headings
+("Quality Review Board") and prose ("May Report") stay as they are. Listed names remain the way
+to make known people certain (``employee_lists``).
+"""
+
+from __future__ import annotations
+
+import re
+
+from presidio_analyzer import Pattern
+
+from ._base import TiersPatternRecognizer
+from ._given_names import given_names
+from ._vocabulary import NOT_GIVEN_NAMES, is_common
+
+__all__ = ["GivenNamePersonRecognizer", "TitledPersonRecognizer", "person_recognizers"]
+
+# text is normalised first: accents folded to ASCII; ß and other scripts' letters stay
+_CAP = r"[A-Z][a-zß]+(?:['’][A-Z]?[a-zß]+)?(?:-[A-Z][a-zß]+)?"
+_UPPER = r"[A-Z]{2,}(?:-[A-Z]{2,})?"
+_PARTICLE = r"(?:(?:von|van|de|du|des|der|den|da|di|dos|del|della|le|la|zu|ten|ter|af|al|el|bin|ibn)[ ]+)"
+_INITIAL = r"[A-Z]\."
+_SURNAME = f"(?:{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
+_NAME = f"(?:{_CAP}(?:[ ]+(?:{_INITIAL}|{_CAP}))?[ ]+{_SURNAME})"
+
+_TITLES = (
+    r"Mr|Mrs|Ms|Mx|Miss|Mister|Dr|Prof|Sir|Dame|Herr|Herrn|Frau|Hr|Fr|Mme|Mlle|Monsieur|Madame|"
+    r"Mademoiselle|Me|Pr|Dipl\.-Ing|Ing"
+)
+_TITLE = f"(?:(?:{_TITLES})\\.?[ ]+(?:(?:Dr|Prof)\\.?[ ]+)*)"
+_ANY_NAME = f"(?:(?:{_INITIAL}[ ]*|{_CAP}[ ]+){{0,2}}{_SURNAME})"
+
+_ROLES = (
+    r"(?i:approved|signed|prepared|reviewed|verified|checked|authored|written|reported|raised|"
+    r"submitted|requested|assigned|owned|escalated|confirmed|released|opened|closed)[ ]+(?i:by)|"
+    r"(?i:erstellt|gepruft|freigegeben|genehmigt|unterschrieben|gemeldet|verfasst|bearbeitet)[ ]+(?i:von|durch)|"
+    r"(?i:redige|approuve|verifie|signe|etabli|valide|rapporte|emis|ouvert)e?[ ]+(?i:par)|"
+    r"(?i:contact|contact person|owner|assignee|author|auditor|inspector|reporter|requester|"
+    r"ansprechpartner|ansprechpartnerin|verantwortlich|verantwortliche|pruferin|prufer|auditorin|"
+    r"interlocuteur|interlocutrice|responsable|auditeur|auditrice|redacteur|redactrice)[ ]*:|"
+    r"(?i:dear|hello|hi|liebe|lieber|hallo|bonjour|cher|chere|sehr geehrte|sehr geehrter)|"
+    r"(?im:^(?:from|to|cc|von|an|de|a)[ ]*:)"
+)
+# a sign-off, then the name on the next line
+_SIGN_OFF = (
+    r"(?i:best regards|kind regards|regards|sincerely|cheers|thanks|mit freundlichen grussen|"
+    r"viele grusse|beste grusse|gruss|cordialement|bien cordialement|salutations|bien a vous)"
+    r"[ ]*,?[ ]*\r?\n[ \t]*"
+)
+
+
+_WORDS = re.compile(r"[A-Za-zß]+(?:['’-][A-Za-zß]+)*\.?")
+
+
+def _until_common(text: str) -> int:
+    """Where the name in ``text`` ends: before its first ordinary word ("Maria Gonzalez Review"
+    -> "Maria Gonzalez"); 0 when it starts with one."""
+    keep = 0
+    for m in _WORDS.finditer(text):
+        if is_common(m.group()):
+            break
+        keep = m.end()
+    return keep
+
+
+class GivenNamePersonRecognizer(TiersPatternRecognizer):
+    """A gazetteer given name and a surname ("Maria Gonzalez"), or the list form ("Gonzalez,
+    Maria")."""
+
+    ENTITY = "PERSON"
+    PATTERNS = [
+        Pattern("given_surname", r"\b(?P<value>" + _NAME + r")\b", 0.6),
+        Pattern("surname_comma_given", r"\b(?P<value>" + _CAP + r",[ ]?" + _CAP + r")\b", 0.6),
+    ]
+
+    def __init__(self, min_frequency: int = 3) -> None:
+        super().__init__()
+        self._given = given_names(min_frequency) - NOT_GIVEN_NAMES
+
+    def _is_given(self, word: str) -> bool:
+        w = word.lower()
+        return w in self._given or w.split("-")[0] in self._given
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        """The name in a candidate, or None when it does not start with a given name."""
+        words = _WORDS.findall(text)
+        if "," in text:  # the list form: the given name comes last
+            if len(words) == 2 and self._is_given(words[1]) and not any(map(is_common, words)):
+                return 0, len(text)
+            return None
+        keep = _until_common(text)
+        if len(_WORDS.findall(text[:keep])) < 2 or not self._is_given(words[0]):
+            return None
+        return 0, keep
+
+
+class TitledPersonRecognizer(TiersPatternRecognizer):
+    """A name after a title, a role word or a sign-off: any capitalised words count."""
+
+    ENTITY = "PERSON"
+    PATTERNS = [
+        Pattern("title_name", r"\b" + _TITLE + r"(?P<value>" + _ANY_NAME + r")\b", 0.7),
+        Pattern(
+            "role_name",
+            r"\b(?:" + _ROLES + r")[ ]*,?[ ]*" + _TITLE + r"?(?P<value>" + _ANY_NAME + r")\b",
+            0.7,
+        ),
+        Pattern("sign_off_name", _SIGN_OFF + r"(?P<value>" + _ANY_NAME + r")[ \t]*(?:\r?\n|$)", 0.7),
+    ]
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        """The name without trailing ordinary words; None when nothing else is left."""
+        keep = _until_common(text)
+        return (0, keep) if keep else None
+
+
+def person_recognizers() -> list[TiersPatternRecognizer]:
+    """The shipped person-name recognizers."""
+    return [GivenNamePersonRecognizer(), TitledPersonRecognizer()]
