@@ -29,9 +29,26 @@ def _password(from_stdin: bool) -> str:
     return str(value)
 
 
-def _run(config_path: str | None, db_url: str | None, work: Any) -> Any:
+def _run(config_path: str | None, db_url: str | None, work: Any, *, change: str | None = None,
+         username: str | None = None) -> Any:  # fmt: skip
+    """``work(engine)``; with ``change``, a change that took effect is also a chained audit event
+    (``admin_<change>``: who, their tenant, never a password), so the SIEM stream carries it."""
+    from audit.admins import list_admins
+
     settings = load_audit_settings(config_path, db_url)
-    return run_store(settings, lambda store: work(store.engine), migrate=settings.embedded)
+
+    async def run(store: Any) -> Any:
+        before = None
+        if change is not None:
+            before = next((a for a in await list_admins(store.engine) if a.username == username), None)
+        result = await work(store.engine)
+        if change is not None and result:
+            tenant = getattr(result, "tenant", before.tenant if before is not None else None)
+            await store.record_event(f"admin_{change}", {"username": username, "tenant": tenant,
+                                                         "platform": tenant is None, "actor": "cli"})  # fmt: skip
+        return result
+
+    return run_store(settings, run, migrate=settings.embedded)
 
 
 password_stdin = click.option("--password-stdin", is_flag=True,
@@ -67,7 +84,7 @@ def create_user(config_path: str | None, db_url: str | None, username: str, tena
         except ValueError as exc:
             raise click.ClickException(str(exc)) from None
 
-    info = _run(config_path, db_url, work)
+    info = _run(config_path, db_url, work, change="created", username=username)
     click.echo(json.dumps({"username": info.username, "tenant": info.tenant,
                            "platform": info.is_platform}))  # fmt: skip
 
@@ -101,7 +118,8 @@ def set_password_command(config_path: str | None, db_url: str | None, username: 
     from audit.admins import set_password
 
     password = _password(password_stdin)
-    _must(_run(config_path, db_url, lambda engine: set_password(engine, username, password)), username)
+    _must(_run(config_path, db_url, lambda engine: set_password(engine, username, password),
+               change="password_set", username=username), username)  # fmt: skip
     click.echo(json.dumps({"password_set": username}))
 
 
@@ -113,7 +131,8 @@ def disable_command(config_path: str | None, db_url: str | None, username: str) 
     """Disable USERNAME and end their sessions."""
     from audit.admins import set_disabled
 
-    _must(_run(config_path, db_url, lambda engine: set_disabled(engine, username, True)), username)
+    _must(_run(config_path, db_url, lambda engine: set_disabled(engine, username, True), change="disabled",
+               username=username), username)  # fmt: skip
     click.echo(json.dumps({"disabled": username}))
 
 
@@ -125,7 +144,8 @@ def enable_command(config_path: str | None, db_url: str | None, username: str) -
     """Enable a disabled USERNAME again."""
     from audit.admins import set_disabled
 
-    _must(_run(config_path, db_url, lambda engine: set_disabled(engine, username, False)), username)
+    _must(_run(config_path, db_url, lambda engine: set_disabled(engine, username, False), change="enabled",
+               username=username), username)  # fmt: skip
     click.echo(json.dumps({"enabled": username}))
 
 
@@ -137,5 +157,6 @@ def delete_command(config_path: str | None, db_url: str | None, username: str) -
     """Delete USERNAME and their sessions."""
     from audit.admins import delete_admin
 
-    _must(_run(config_path, db_url, lambda engine: delete_admin(engine, username)), username)
+    _must(_run(config_path, db_url, lambda engine: delete_admin(engine, username), change="deleted",
+               username=username), username)  # fmt: skip
     click.echo(json.dumps({"deleted": username}))

@@ -6,6 +6,7 @@ still verifies; a full outbox pauses reading and loses nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,39 @@ async def _more(db_url: str, tmp_path: Path) -> None:
         await store.record_event("key_revoked", {"key_id": "k9", "tenant": "acme"})
     finally:
         await store.close()
+
+
+def test_admin_changes_are_chained_events(sqlite_db: str, tmp_path: Path) -> None:
+    """`tiergate admin` changes become audit events, so the stream carries them: who, their
+    tenant, the change; never a password or its hash. A change that found nobody records nothing."""
+    from click.testing import CliRunner
+
+    from gateway.cli import main as cli
+
+    runner = CliRunner()
+    env = {"TIERGATE_STATE_DIR": str(tmp_path / "state")}
+    password = "a very long password 42\n"
+
+    def admin(*args: str) -> Any:
+        return runner.invoke(cli, ["admin", *args, "--db-url", sqlite_db], input=password, env=env)
+
+    assert admin("create-user", "bob", "--tenant", "acme", "--password-stdin").exit_code == 0
+    assert admin("set-password", "bob", "--password-stdin").exit_code == 0
+    assert admin("disable", "bob").exit_code == 0
+    assert admin("enable", "bob").exit_code == 0
+    assert admin("delete", "bob").exit_code == 0
+    assert admin("delete", "nobody").exit_code != 0
+
+    async def read() -> list[Any]:
+        store = await open_store(make_settings(sqlite_db, tmp_path))
+        try:
+            return await read_after(store.engine, 0, 100)
+        finally:
+            await store.close()
+
+    records = asyncio.run(read())
+    assert [r.kind for r in records] == ["admin_created", "admin_password_set", "admin_disabled", "admin_enabled",
+                                         "admin_deleted"]  # fmt: skip
+    assert all(r.tenant == "acme" and r.fields["username"] == "bob" for r in records)
+    text = json.dumps([r.as_dict() for r in records])
+    assert "very long password" not in text and "argon2" not in text
