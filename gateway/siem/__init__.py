@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
+
+from gateway.siem.outbox import OutboxBusy
+
+log = logging.getLogger("tiergate.siem")
 
 __all__ = ["SiemConfigError", "build_streams", "deliver_once", "run_streams", "stream_key"]
 
@@ -34,8 +39,13 @@ def build_streams(settings: Any, store: Any, registry: CollectorRegistry) -> lis
     key = stream_key(cfg.key_env)
     folder = Path(cfg.state_dir) if cfg.state_dir is not None else Path(settings.state_dir) / "siem"
     metrics = SiemMetrics(registry)
-    return [SinkStream(sink, cfg, store.engine, key, folder, build_sink(sink, os.environ.get), metrics)
-            for sink in cfg.sinks]  # fmt: skip
+    streams = []
+    for sink in cfg.sinks:
+        try:
+            streams.append(SinkStream(sink, cfg, store.engine, key, folder, build_sink(sink, os.environ.get), metrics))
+        except OutboxBusy:
+            log.info("siem sink %s is streamed by another process (its outbox is locked)", sink.name)
+    return streams
 
 
 async def deliver_once(streams: list[Any]) -> int:
@@ -47,6 +57,7 @@ async def deliver_once(streams: list[Any]) -> int:
         await stream.deliver()
         left += stream.outbox.count_pending()
         await stream.sink.aclose()
+        stream.outbox.close()
     return left
 
 

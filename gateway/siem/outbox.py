@@ -13,12 +13,17 @@ streamer stops reading the audit log (which keeps the records) instead of droppi
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Head", "Outbox"]
+__all__ = ["Head", "Outbox", "OutboxBusy"]
+
+
+class OutboxBusy(Exception):
+    """Another process (a second uvicorn worker, ``tiergate audit stream``) holds this outbox."""
 
 
 @dataclass
@@ -40,6 +45,14 @@ def _write_atomic(path: Path, data: bytes) -> None:
 class Outbox:
     def __init__(self, folder: Path, *, max_bytes: int) -> None:
         folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # One writer per outbox, whatever the number of processes started from one config:
+        # two would number and chain the same stream twice. Released when the process ends.
+        self._lock = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(self._lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(self._lock)
+            raise OutboxBusy(str(folder)) from None
         self._lines = folder / "outbox.jsonl"
         self._offset_file = folder / "delivered"
         self._head_file = folder / "head.json"
@@ -129,6 +142,11 @@ class Outbox:
         with open(self._lines, "rb") as fh:
             fh.seek(self.delivered)
             return sum(1 for _ in fh)
+
+    def close(self) -> None:
+        if self._lock >= 0:
+            os.close(self._lock)  # and with it the lock
+            self._lock = -1
 
     def mark_delivered(self, offset: int) -> None:
         self.delivered = offset

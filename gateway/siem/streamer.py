@@ -184,4 +184,5 @@ class SinkStream:
         except Exception:
             pass
         await self.sink.aclose()
+        self.outbox.close()
 

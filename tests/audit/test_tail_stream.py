@@ -219,3 +219,30 @@ def test_admin_changes_are_chained_events(sqlite_db: str, tmp_path: Path) -> Non
     assert all(r.tenant == "acme" and r.fields["username"] == "bob" for r in records)
     text = json.dumps([r.as_dict() for r in records])
     assert "very long password" not in text and "argon2" not in text
+
+
+def test_one_process_per_outbox(sqlite_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second process started from the same config (another uvicorn worker, `tiergate audit
+    stream` next to the servers) finds the sink's outbox locked and leaves that sink alone."""
+    from gateway.settings import Settings
+    from gateway.siem import build_streams, deliver_once
+    from tests.support.harness import SECRETS
+
+    monkeypatch.setenv("TIERGATE_TEST_SIEM_KEY", KEY.decode())
+    settings = Settings(secrets=SECRETS, state_dir=str(tmp_path / "var"),
+                        siem={"key_env": "TIERGATE_TEST_SIEM_KEY",
+                              "sinks": [{"name": "f", "kind": "file", "path": str(tmp_path / "f.jsonl")}]})  # fmt: skip
+
+    async def run() -> tuple[int, int, int]:
+        store = await open_store(make_settings(sqlite_db, tmp_path))
+        try:
+            first = build_streams(settings, store, CollectorRegistry())
+            second = build_streams(settings, store, CollectorRegistry())
+            await deliver_once(first)  # closes its outboxes: the sink is free again
+            third = build_streams(settings, store, CollectorRegistry())
+            await deliver_once(third)
+            return len(first), len(second), len(third)
+        finally:
+            await store.close()
+
+    assert asyncio.run(run()) == (1, 0, 1)
