@@ -112,7 +112,9 @@ def prepare_messages(
     dropped = tuple(k for k in TRUNCATION_KEYS if k in out)
     for key in dropped:
         del out[key]
-    if derived_salt is not None:
+    if count_only:  # counting renders the prompt, it never touches the prefix cache
+        out.pop("cache_salt", None)
+    elif derived_salt is not None:
         out["cache_salt"] = derived_salt
     elif require_salt and not (isinstance(out.get("cache_salt"), str) and out["cache_salt"]):
         raise AdmissionError("cache_salt is required by this engine", code="cache_salt_required")

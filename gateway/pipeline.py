@@ -240,7 +240,7 @@ class Pipeline:
             outbound = await self._outbound(candidate, inbound, principal, classified)
             safe = self.safe_tokens(candidate.upstream)
             rid: str | None = None
-            if not outbound.count.settles(safe) and candidate.upstream.tokenize_url:
+            if not outbound.count.settles(safe) and (candidate.upstream.tokenize_url or protocol.count_path):
                 # Counting at the upstream hands it the prompt: that is a forward, with its row first.
                 charged = charged or await self._charge(principal, outbound)
                 rid = self._attempt_id(inbound, attempts)
@@ -254,8 +254,8 @@ class Pipeline:
                     last = exc
                     continue
                 if outbound.count.tokens > safe:  # the outcome keeps the upstream's own count
-                    self._outcome(rid, inbound, "refused", 400, None, error="prompt_too_long",
-                                  usage={"prompt_tokens": outbound.count.tokens})
+                    self._outcome(rid, inbound, "refused", protocol.too_long(recorded=True).status_code, None,
+                                  error="prompt_too_long", usage={"prompt_tokens": outbound.count.tokens})
                     too_long += 1
                     continue
             elif outbound.count.tokens > safe:
@@ -325,10 +325,13 @@ class Pipeline:
 
     async def _count_at_upstream(self, inbound: Inbound, outbound: Outbound) -> Outbound:
         """Replace the estimate by the upstream's own count of exactly what it would receive."""
-        request = inbound.protocol.tokenize_request(_decode.decode(outbound.body))
+        protocol = inbound.protocol
+        request = protocol.tokenize_request(_decode.decode(outbound.body))
         if request is None:  # token ids (already counted exactly), or no /tokenize shape: the estimate stands
             return outbound
-        tokens = await self.clients[outbound.candidate.name].count_tokens(request)
+        tokens = await self.clients[outbound.candidate.name].count_tokens(
+            request, protocol.count_path, inbound.headers if protocol.count_path else None
+        )
         return replace(outbound, count=counted_by_upstream(tokens))
 
     async def _write_ahead(

@@ -236,22 +236,26 @@ class UpstreamClient:
                                 message=f"the upstream answered HTTP {response.status}; redirects are not followed")  # fmt: skip
         return Opened(UpstreamResponse(response, max_stream_s=self.settings.timeouts.stream))
 
-    async def count_tokens(self, body: dict[str, object]) -> int:
+    async def count_tokens(self, body: dict[str, object], path: str | None = None,
+                           headers: dict[str, str] | None = None) -> int:  # fmt: skip
         """The upstream's own prompt-token count from its ``tokenize_url`` (vLLM's /tokenize
-        shape: ``{"count": n}``). Any failure raises :class:`UpstreamError`: a prompt that could
-        not be counted must not be sent where its length matters."""
-        url = self.settings.tokenize_url
+        shape: ``{"count": n}``), or from a protocol's own counting route under ``base_url``
+        (``path``: Anthropic's ``/messages/count_tokens``, ``{"input_tokens": n}``). Any failure
+        raises :class:`UpstreamError`: a prompt that could not be counted must not be sent where
+        its length matters."""
+        url = self._base + path if path is not None else self.settings.tokenize_url
+        field = "input_tokens" if path is not None else "count"
         if url is None:
             raise UpstreamError(code="prompt_not_counted", message="this upstream has no tokenize_url")
         failed = UpstreamError(code="prompt_not_counted", message="the upstream could not count the prompt")
         try:
-            async with self._post(url, json=body) as response:
+            async with self._post(url, headers, json=body) as response:
                 if response.status != 200:
                     raise failed
                 data = await response.json(content_type=None)
         except (aiohttp.ClientError, TimeoutError, ValueError):
             raise failed from None
-        count = data.get("count") if isinstance(data, dict) else None
+        count = data.get(field) if isinstance(data, dict) else None
         if type(count) is not int or count < 0:
             raise failed
         return count

@@ -36,6 +36,8 @@ __all__ = ["COUNT_TOKENS", "MESSAGES", "ContextWindowExceeded"]
 _VERSION = re.compile(r"\d{4}-\d{2}-\d{2}\Z")
 _BETA = re.compile(r"[a-z0-9][a-z0-9._-]{0,79}\Z")
 _MAX_BETAS = 64
+# What count_tokens takes: everything that reaches the model's context.
+_COUNTED = ("model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers")
 
 # HTTP status -> Anthropic error type (what its SDKs map to their exception classes).
 _TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
@@ -79,6 +81,12 @@ def _restore_block(block: Any, restorer: Restorer) -> None:
 
 class _Anthropic(Protocol):
     wire = "anthropic"
+    # Every Anthropic upstream counts exactly what it would receive (vLLM's and the engine
+    # front's too): the estimate's doubt is settled there, with a write-ahead row first.
+    count_path = "/messages/count_tokens"
+
+    def tokenize_request(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        return {k: body[k] for k in _COUNTED if k in body}  # count_tokens refuses any other field
 
     def validate(self, body: dict[str, Any], stream: bool) -> None:
         if not isinstance(body.get("messages"), list) or not body["messages"]:

@@ -60,8 +60,12 @@ class Protocol:
         """Prompt token ids (not strings) the body carries, counted exactly."""
         return 0
 
+    # The protocol's own counting route under the upstream's base_url (None: its tokenize_url).
+    count_path: ClassVar[str | None] = None
+
     def tokenize_request(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        """The upstream ``/tokenize`` body counting this prompt; None: the estimate stands."""
+        """The body that counts this prompt at the upstream (its ``tokenize_url``, or
+        ``count_path``); None: the estimate stands."""
         return None
 
     def too_long(self, *, recorded: bool) -> GatewayError:

@@ -101,3 +101,12 @@ def test_vllm_late_usage_is_checked_at_message_delta(tmp_path: Path) -> None:
         bad = client.post("/v1/messages", json={**BODY, "stream": True})
     assert "message_stop" in ok.text and "event: error" not in ok.text
     assert "event: error" in bad.text and "message_stop" not in bad.text
+
+
+def test_count_tokens_needs_no_salt(tmp_path: Path) -> None:
+    """Counting touches no prefix cache: no salt required, none forwarded."""
+    engine = MessagesEngine()
+    with _client(tmp_path, engine) as client:
+        r = client.post("/v1/messages/count_tokens", json={"model": "tiny", "messages": BODY["messages"]})
+    assert r.status_code == 200 and r.json() == {"input_tokens": 30}
+    assert all("cache_salt" not in body for _, body in engine.seen)

@@ -179,7 +179,8 @@ def test_a_prompt_too_long_for_every_upstream_is_413_request_too_large(
     cfg = config(fakes, vendor={"context_window": 200}, local={"context_window": 200})
     with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as g:
         with pytest.raises(anthropic.APIStatusError) as err:
-            client(g, g.create_key()).messages.create(model="chat", max_tokens=5, messages=ask("word " * 400))
+            # Long enough that the estimate alone settles it (no count at the upstream).
+            client(g, g.create_key()).messages.create(model="chat", max_tokens=5, messages=ask("word " * 4000))
         assert err.value.status_code == 413
         assert err.value.body["error"]["type"] == "request_too_large"
         assert "prompt is too long" in err.value.body["error"]["message"]
@@ -294,3 +295,30 @@ def test_vendor_key_goes_in_x_api_key(
     (seen,) = fakes["vendor"].ledger.items()
     assert seen.headers["x-api-key"] == "sk-ant-test-key"
     assert "authorization" not in seen.headers and key not in seen.text
+
+
+def test_a_doubtful_length_is_counted_by_the_upstream(
+    fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path, classifier: Any
+) -> None:
+    """The estimate cannot tell whether the prompt fits: the upstream's own count_tokens settles
+    it (with the write-ahead row first, and the client's anthropic headers); fits -> forwarded
+    under the same row; too long -> 413, nothing more sent."""
+    text = "word " * 400  # ~500 estimated tokens, a band of ~170..2100
+    cfg = config(fakes, vendor={"safe_prompt_tokens": 900}, local={"protocols": ["openai"]})
+    with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as g:
+        client(g, g.create_key()).messages.create(model="chat", max_tokens=5, messages=ask(text))
+        rows = g.rows("SELECT r.request_id, r.endpoint FROM audit_requests r")
+    counted, sent = fakes["vendor"].ledger.items()
+    assert counted.path == "/v1/messages/count_tokens" and set(counted.body) == {"model", "messages"}
+    assert counted.headers["anthropic-beta"] == BETA and sent.path == "/v1/messages"
+    assert len(rows) == 1 and rows[0]["endpoint"] == "messages"
+    fakes["vendor"].ledger.clear()
+    cfg = config(fakes, vendor={"safe_prompt_tokens": 300}, local={"protocols": ["openai"]})
+    with GatewayHarness(sqlite_db, tmp_path / "b", cfg, classifier=classifier) as g:
+        with pytest.raises(anthropic.APIStatusError) as err:
+            client(g, g.create_key()).messages.create(model="chat", max_tokens=5, messages=ask(text))
+        assert err.value.status_code == 413
+        (row,) = g.rows("SELECT o.http_status, o.error_class, o.usage_prompt_tokens FROM audit_outcomes o "
+                        "WHERE o.status = 'refused'")  # the first gateway's rows share the file
+    assert row["http_status"] == 413 and row["error_class"] == "prompt_too_long" and row["usage_prompt_tokens"] > 300
+    assert [i.path for i in fakes["vendor"].ledger.items()] == ["/v1/messages/count_tokens"]
