@@ -193,3 +193,27 @@ def test_alerts_test_command(tmp_path: Path) -> None:
     config.write_text(yaml.safe_dump(http_elsewhere))
     result = CliRunner().invoke(cli, ["alerts", "test", "--config", str(config)])
     assert result.exit_code != 0 and "alerts.webhooks.0.url" in result.output
+
+
+def test_one_process_follows_the_log(tmp_path: Path) -> None:
+    """Of the processes sharing a state_dir (uvicorn workers), one follows the audit log for
+    alerts (a recorded alarm alerts once, not once per worker); each watches its own counters."""
+    from types import SimpleNamespace
+
+    from prometheus_client import CollectorRegistry
+
+    from gateway.alerts import run_alerts
+    from gateway.settings import AlertsSettings
+
+    settings = SimpleNamespace(alerts=AlertsSettings(webhooks=[{"name": "x", "url": "http://127.0.0.1:9/x"}]),
+                               state_dir=str(tmp_path))
+    store = SimpleNamespace(engine=None)
+
+    async def run() -> tuple[bool, bool, bool]:
+        async with run_alerts(settings, store, CollectorRegistry()) as first:
+            async with run_alerts(settings, store, CollectorRegistry()) as second:
+                pair = (first.follow_log, second.follow_log)
+        async with run_alerts(settings, store, CollectorRegistry()) as later:
+            return (*pair, later.follow_log)
+
+    assert asyncio.run(run()) == (True, False, True)
