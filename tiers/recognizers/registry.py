@@ -25,7 +25,7 @@ from .national import national_id_recognizers
 from .organizations import OrganizationRecognizer
 from .people import person_recognizers
 from .network import InternalHostRecognizer, IpAddressRecognizer, MacRecognizer
-from .secrets import CredentialUrlRecognizer, EnvSecretRecognizer, PrivateKeyRecognizer, TokenRecognizer
+from .secrets import secret_recognizers
 
 __all__ = ["build_registry"]
 
@@ -49,17 +49,14 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
     # every language a shipped recognizer is registered for (presidio's national ones keep theirs)
     registry = RecognizerRegistry(recognizers=[], supported_languages=["en", "de", "es", "fi", "fr", "it", "pl", "sv"])
     defaults = [
-        EmailAddressRecognizer(),
+        EmailAddressRecognizer(cfg.internal_domains),
         PhoneNumberRecognizer(cfg.phone_regions),
         CardRecognizer(),
         CardColumnRecognizer(),
         IbanCodeRecognizer(),
         IpAddressRecognizer(),
         MacRecognizer(),
-        TokenRecognizer(),
-        PrivateKeyRecognizer(),
-        CredentialUrlRecognizer(),
-        EnvSecretRecognizer(),
+        *secret_recognizers(),
         *national_id_recognizers(),
         *european_id_recognizers(),
         *person_recognizers(),

@@ -1,0 +1,51 @@
+"""Secrets and credentials (entity ``SECRET``); presidio ships none of these.
+
+- ``providers``: self-identifying tokens of the providers in ``_table`` (documented prefixes,
+  alphabets and lengths);
+- ``assignments``: credentials by the key they are assigned to, in every common syntax;
+- ``commands``: command lines, ``.netrc`` / ``.pgpass``, ``Authorization`` headers, Kubernetes
+  Secret data;
+- ``keys``: private-key blocks, PuTTY files, JWTs, URLs with a password.
+
+Every pattern is RE2; each reports the whole value.
+"""
+
+from __future__ import annotations
+
+from presidio_analyzer import EntityRecognizer
+
+from .assignments import AssignmentRecognizer, MarkupRecognizer
+from .commands import AuthorizationRecognizer, CommandLineRecognizer, DotfileRecognizer, KubernetesSecretDataRecognizer
+from .keys import CredentialUrlRecognizer, JwtRecognizer, PrivateKeyRecognizer
+from .providers import ProviderTokenRecognizer, provider_formats
+
+__all__ = [
+    "AssignmentRecognizer",
+    "AuthorizationRecognizer",
+    "CommandLineRecognizer",
+    "CredentialUrlRecognizer",
+    "DotfileRecognizer",
+    "JwtRecognizer",
+    "KubernetesSecretDataRecognizer",
+    "MarkupRecognizer",
+    "PrivateKeyRecognizer",
+    "ProviderTokenRecognizer",
+    "provider_formats",
+    "secret_recognizers",
+]
+
+
+def secret_recognizers() -> list[EntityRecognizer]:
+    """The shipped secret recognizers, in the registry's order."""
+    return [
+        ProviderTokenRecognizer(),
+        PrivateKeyRecognizer(),
+        JwtRecognizer(),
+        CredentialUrlRecognizer(),
+        AssignmentRecognizer(),
+        MarkupRecognizer(),
+        CommandLineRecognizer(),
+        DotfileRecognizer(),
+        AuthorizationRecognizer(),
+        KubernetesSecretDataRecognizer(),
+    ]

@@ -1,0 +1,79 @@
+"""Whether a key (variable, field, header, XML tag) names a credential, and how strongly.
+
+Keys are split into words (``DB_PASSWORD``, ``dbPassword``, ``db.password``, ``db-password``)
+and judged by those words, so that ``token`` counts in ``ACCESS_TOKEN`` but not in
+``max_tokens``, ``tokenizer`` or ``token_type``, and ``pass`` not in ``bypass``.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import IntEnum
+
+__all__ = ["Strength", "key_strength"]
+
+
+class Strength(IntEnum):
+    """How much a key says about its value: ``STRONG`` (a password: any real value is one),
+    ``MEDIUM`` (a token or key: a value of some length), ``WEAK`` (``auth``, ``sig``: only a
+    random-looking value)."""
+
+    NONE = 0
+    WEAK = 1
+    MEDIUM = 2
+    STRONG = 3
+
+
+_SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_STRONG = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "secret", "secrets",
+                     "credential", "credentials", "creds", "pw", "psw", "pswd"})
+_STRONG_ENDINGS = ("password", "passwd", "secret", "passphrase")
+_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "signing", "encryption", "master",
+                             "account", "shared", "client", "license", "app", "service", "auth",
+                             "subscription", "storage", "admin", "sas", "consumer", "webhook", "hmac",
+                             "ingest", "write", "deploy", "session", "root", "primary", "secondary"})
+_MEDIUM = frozenset({"token", "apikey", "accesskey", "secretkey", "privatekey", "authtoken",
+                     "accesstoken", "refreshtoken", "bearer", "jwt", "pat", "sessionkey", "appkey"})
+_WEAK = frozenset({"auth", "sig", "signature", "sas", "dsn", "connectionstring", "connstr",
+                   "credential_blob"})
+# The key names something about a credential, not the credential itself.
+_ABOUT = frozenset(
+    """type types url uri urls endpoint endpoints host name names file files filename path paths length
+    len min max policy field fields label prompt placeholder expiry expires expiration exp ttl header
+    headers env var vars ref source mode format count enabled enable disabled disable required regex
+    pattern help message msg description desc hint dir location provider providers command cmd id ids
+    limit limits size timeout version method strategy manager class module validator validation error
+    errors input form widget visible show hidden generator fn func kind algorithm alg scheme scope
+    scopes audience issuer store prefix suffix param params parameter index idx position pos start
+    end offset usage budget rate cost price estimate counter rotation reset strength complexity rules
+    requirements chars lifetime age created updated date time level list table column query text
+    option options flag flags test tests spec schema model models entity request response client
+    handler callback hook check checker verify verified valid is has get set use uses used
+    needed should can will must allow allowed ok status state stats metric metrics log logs
+    """.split()
+)
+
+
+def _words(key: str) -> list[str]:
+    out: list[str] = []
+    for part in re.split(r"[^A-Za-z0-9]+", key):
+        out.extend(w.lower() for w in _SPLIT.findall(part))
+    return out
+
+
+def key_strength(key: str) -> Strength:
+    """How strongly ``key`` says its value is a credential."""
+    words = _words(key)
+    if not words or words[-1] in _ABOUT:
+        return Strength.NONE
+    best = Strength.NONE
+    for i, w in enumerate(words):
+        if w in _STRONG or (w.endswith(_STRONG_ENDINGS) and w not in {"secretary"}):
+            return Strength.STRONG
+        if w in _MEDIUM or w.endswith(("token", "apikey")):
+            best = max(best, Strength.MEDIUM)
+        elif w == "key" and i > 0 and words[i - 1] in _KEY_QUALIFIERS:
+            best = max(best, Strength.STRONG if words[i - 1] in {"secret", "private"} else Strength.MEDIUM)
+        elif w in _WEAK or (w == "string" and i > 0 and words[i - 1] in {"connection", "conn"}):
+            best = max(best, Strength.WEAK)
+    return best

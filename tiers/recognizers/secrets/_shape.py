@@ -1,0 +1,105 @@
+"""A small notation for token formats, so that one row of the provider table gives both the RE2
+pattern and a deterministic sample (for the table's own tests).
+
+``"ghp_{an:36}"`` is the literal ``ghp_`` then 36 letters or digits; ``{cls:m,n}`` is m to n,
+``{cls:m,}`` m or more. ``(a|b)`` in literal text is an alternation (the sample takes the first).
+Classes are the character sets providers document (hex, base62, base64url …).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from dataclasses import dataclass
+
+import re2
+
+__all__ = ["CLASSES", "Shape", "parse_shape"]
+
+CLASSES: dict[str, str] = {
+    "d": "0123456789",
+    "h": "0123456789abcdef",
+    "H": "0123456789ABCDEF",
+    "l": "abcdefghijklmnopqrstuvwxyz0123456789",
+    "a": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ",
+    "u": "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    "an": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789",
+    "w": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_",
+    "url": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-",
+    "b64": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/",
+    "b64p": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/=",
+    "b32": "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
+    "bech": "qpzry9x8gf2tvdw0s3jn54khce6mua7l",
+    "dot": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
+}
+
+_PART = re.compile(r"\{([a-zA-Z0-9]+):(\d+)(?:(,)(\d*))?\}")
+
+
+def _charclass(chars: str) -> str:
+    return "[" + "".join("\\" + c if c in "\\]^-[" else c for c in chars) + "]"
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """A parsed format: its RE2 body, the characters its last part may hold, and a sampler."""
+
+    body: str
+    last_chars: str
+    bounded_end: bool
+    parts: tuple[tuple[str, str | tuple[str, int, int | None]], ...]
+
+    def sample(self, seed: int, short: bool = False) -> str:
+        """A value of this shape (the minimum counts); ``short``: the last random part one
+        character too short (a known negative)."""
+        rnd = random.Random(seed)
+        out: list[str] = []
+        last = max(i for i, (kind, _) in enumerate(self.parts) if kind == "cls")
+        for i, (kind, spec) in enumerate(self.parts):
+            if kind == "lit":
+                assert isinstance(spec, str)
+                out.append(re.sub(r"\(([^|()]*)(?:\|[^()]*)?\)", r"\1", spec))
+                continue
+            assert isinstance(spec, tuple)
+            cls, lo, _hi = spec
+            n = lo - 1 if short and i == last else lo
+            chars = CLASSES[cls]
+            out.append("".join(rnd.choice(chars) for _ in range(max(n, 0))))
+        return "".join(out)
+
+
+def parse_shape(fmt: str) -> Shape:
+    parts: list[tuple[str, str | tuple[str, int, int | None]]] = []
+    body: list[str] = []
+    pos = 0
+    last_chars = ""
+    bounded = True
+    for m in _PART.finditer(fmt):
+        if m.start() > pos:
+            lit = fmt[pos : m.start()]
+            parts.append(("lit", lit))
+            body.append(_literal(lit))
+        cls, lo = m.group(1), int(m.group(2))
+        hi: int | None = lo if m.group(3) is None else (int(m.group(4)) if m.group(4) else None)
+        parts.append(("cls", (cls, lo, hi)))
+        count = f"{{{lo}}}" if hi == lo else f"{{{lo},{'' if hi is None else hi}}}"
+        body.append(_charclass(CLASSES[cls]) + count)
+        last_chars, bounded = CLASSES[cls], hi is not None
+        pos = m.end()
+    if pos < len(fmt):
+        lit = fmt[pos:]
+        parts.append(("lit", lit))
+        body.append(_literal(lit))
+        last_chars, bounded = "", True
+    return Shape("".join(body), last_chars, bounded, tuple(parts))
+
+
+def _literal(text: str) -> str:
+    # ``(a|b)`` stays an alternation; everything else is escaped.
+    out, pos = [], 0
+    for m in re.finditer(r"\(([^()]*)\)", text):
+        out.append(re2.escape(text[pos : m.start()]))
+        out.append("(?:" + "|".join(re2.escape(a) for a in m.group(1).split("|")) + ")")
+        pos = m.end()
+    out.append(re2.escape(text[pos:]))
+    return "".join(out)

@@ -1,0 +1,77 @@
+"""What makes a value a placeholder rather than a secret, and how random a value looks.
+
+Shared by the provider shapes (a ``ghp_xxxx…`` in documentation is no token) and the
+assignments (``PASSWORD=changeme``, ``${VAR}``, ``<your-key>``, ``****``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+__all__ = ["entropy", "is_placeholder", "looks_random", "mixed_classes"]
+
+# Words that make up template values ("your-api-key-here", "example_password", "dummy-token").
+_PLACEHOLDER_WORDS = frozenset(
+    """your my the a an api key keys token tokens secret secrets password passwd pwd pass here
+    example examples sample samples dummy fake test testing changeme change me placeholder insert
+    replace put enter redacted hidden removed masked value default foo bar baz qux abc xyz todo tbd
+    fixme none null nil undefined empty string str unset required optional generate generated
+    access private public client app application service account user username admin root
+    demo mock stub some any new old my_ our dev development local secure strong random set
+    real actual valid goes this that it is to be filled provided supplied".""".split()
+)
+_EXACT = frozenset(
+    {"changeme", "change_me", "password", "secret", "example", "none", "null", "nil", "true",
+     "false", "yes", "no", "on", "off", "redacted", "undefined", "placeholder", "dummy", "test",
+     "str", "string", "bytes", "int", "bool", "secretstr", "optional", "required", "any",
+     "object", "unknown", "default", "empty", "hidden", "masked", "todo", "tbd", "env", "prompt"}
+)
+# A template or reference instead of a value: ${VAR}, {{ var }}, %(name)s, $(cmd), <your-key>,
+# [SECRET], %VAR%, #{var}, @VAR@, $VAR, os.environ[...], process.env.X …
+_TEMPLATE = re.compile(
+    r"^(?:\$\{|\{\{|\{%|%\(|\$\(|<[^>]*>$|\[[^\]]*\]$|%[A-Za-z_][A-Za-z0-9_]*%$|#\{|@[A-Za-z_]+@$"
+    r"|\$[A-Za-z_][A-Za-z0-9_]*$|\{[A-Za-z_][A-Za-z0-9_.]*\}$|:[a-z_]+$)"
+    r"|(?:os\.environ|os\.getenv|getenv\(|process\.env|System\.getenv|ENV\[|env\(|secrets\.|vault:"
+    r"|keyring\.|\$\{\{)"
+)
+_MASK_RUN = re.compile(r"[xX*•.#?_-]{4,}|0{10,}|(.)\1{7,}")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy in bits per character."""
+    if not value:
+        return 0.0
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def mixed_classes(value: str) -> int:
+    """How many of lower-case letters, upper-case letters and digits occur."""
+    return (
+        any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
+    )
+
+
+def is_placeholder(value: str) -> bool:
+    """A template, mask, reference or example rather than a credential."""
+    v = value.strip()
+    low = v.lower()
+    if len(v) < 4 or low in _EXACT or _TEMPLATE.search(v):
+        return True
+    if _MASK_RUN.search(v) or len(set(low)) <= 2:
+        return True
+    if "example" in low and not any(c.isdigit() for c in v) and mixed_classes(v) < 2:
+        return True
+    words = _WORD.findall(low)
+    # made only of template words ("your_api_key_here", "insert-token"), digits aside
+    return bool(words) and all(w in _PLACEHOLDER_WORDS for w in words) and (
+        not any(c.isdigit() for c in v) or len("".join(words)) >= len(v) - 2
+    )
+
+
+def looks_random(value: str, min_len: int = 12) -> bool:
+    """Long enough, several character classes and enough entropy to be machine-made."""
+    return len(value) >= min_len and mixed_classes(value) >= 2 and entropy(value) >= 3.0

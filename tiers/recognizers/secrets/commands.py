@@ -1,0 +1,116 @@
+"""Credentials in command lines, dot-files, HTTP headers and Kubernetes Secret data.
+
+``curl -u user:pass``, ``mysql -pPASS``, ``--password pass``, ``sshpass -p``, ``docker login -p``;
+``.netrc`` (``machine … login … password …``) and ``.pgpass`` (``host:port:db:user:password``)
+lines; ``Authorization: Basic/Bearer/token …`` and a bare ``Bearer <opaque>``; the base64 values
+of a Kubernetes Secret's ``data:`` (each one decodes to text).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+
+from presidio_analyzer import Pattern
+
+from .._base import TiersPatternRecognizer
+from ._values import is_placeholder, looks_random
+
+__all__ = ["AuthorizationRecognizer", "CommandLineRecognizer", "DotfileRecognizer", "KubernetesSecretDataRecognizer"]
+
+_ARG = r"(?:'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"
+
+
+def _strip_quotes(value: str) -> str:
+    return value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" else value
+
+
+class CommandLineRecognizer(TiersPatternRecognizer):
+    """Passwords passed on a command line."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern("curl_user", r"(?:^|[\s'\"])(?:-u|--user|--proxy-user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,128}:(?P<value>[^\s'\"]{1,256})", 0.9),
+        Pattern(
+            "mysql_p",
+            r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n]{0,300}?[ \t]-p(?P<value>" + _ARG + ")",
+            0.9,
+        ),
+        Pattern("sshpass", r"\bsshpass[ \t]+-p[ \t]*(?P<value>" + _ARG + ")", 0.9),
+        Pattern("login_p", r"\b(?:docker|podman|helm|oras|skopeo|buildah)[ \t]+(?:registry[ \t]+)?login\b[^\n]{0,300}?[ \t]-p[ \t]+(?P<value>" + _ARG + ")", 0.9),
+        Pattern(
+            "password_flag",
+            r"(?:^|[ \t])--(?:password|passwd|pass|db-password|token|api-key|apikey|secret|client-secret|auth-token|access-token)[ \t]+(?P<value>" + _ARG + ")",
+            0.9,
+        ),
+    ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        value = _strip_quotes(pattern_text)
+        return is_placeholder(value) or value.startswith("-")
+
+
+class DotfileRecognizer(TiersPatternRecognizer):
+    """``.netrc`` and ``.pgpass`` entries."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern("netrc_line", r"\b(?:machine|default)\b[^\n]{0,300}?[ \t]password[ \t]+(?P<value>\S{1,256})", 0.9),
+        Pattern("netrc_password_line", r"^[ \t]*password[ \t]+(?P<value>\S{1,256})[ \t]*$", 0.9),
+        Pattern("pgpass", r"^[A-Za-z0-9.*_\[\]:-]{1,253}?:(?:\d{2,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:(?P<value>\S{1,256})[ \t]*$", 0.9),
+    ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        return is_placeholder(pattern_text)
+
+
+class AuthorizationRecognizer(TiersPatternRecognizer):
+    """The credential of an ``Authorization`` / ``Proxy-Authorization`` header, and a bare
+    ``Bearer`` or ``Basic`` credential anywhere."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern(
+            "authorization_header",
+            r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:(?:basic|bearer|token|bot|ssws|apikey|api-key|key|sharedkey|klaviyo-api-key|dsn|gitlab-token|flyv1)[ \t]+)?"
+            r"(?P<value>[A-Za-z0-9._~+/:=-]{8,})",
+            0.9,
+        ),
+        Pattern("bearer", r"\b(?i:bearer)[ \t]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)", 0.9),
+        Pattern("basic", r"\b(?i:basic)[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?:[^A-Za-z0-9+/=]|$)", 0.9),
+    ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        if is_placeholder(pattern_text):
+            return True
+        decoded = _b64_text(pattern_text)
+        if decoded is not None and ":" in decoded:
+            user, _, password = decoded.partition(":")
+            return not password or is_placeholder(password)
+        return not looks_random(pattern_text, 16)
+
+
+def _b64_text(value: str) -> str | None:
+    """``value`` decoded as (padded) base64 to printable text, else None."""
+    if len(value) % 4:
+        return None
+    try:
+        raw = base64.b64decode(value, validate=True)
+        text = raw.decode("utf-8")
+    except (binascii.Error, ValueError):
+        return None
+    return text if text and all(c.isprintable() or c in "\r\n\t" for c in text) else None
+
+
+class KubernetesSecretDataRecognizer(TiersPatternRecognizer):
+    """Indented ``key: <base64>`` lines whose value decodes to text: a Secret's ``data:`` (any
+    key name, ``.dockerconfigjson`` and ``tls.key`` included)."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern("secret_data", r"^[ \t]+[\"']?[A-Za-z0-9_.-]{1,253}[\"']?:[ \t]+[\"']?(?P<value>[A-Za-z0-9+/]{8,}={0,2})[\"']?[ \t]*$", 0.9),
+    ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        decoded = _b64_text(pattern_text)
+        return decoded is None or len(decoded.strip()) < 4 or is_placeholder(decoded)

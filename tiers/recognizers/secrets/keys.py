@@ -1,0 +1,67 @@
+"""Key material and self-contained credentials: PEM / OpenSSH / PGP / SSH2 private-key blocks,
+PuTTY key files, JWTs, URLs that carry a password."""
+
+from __future__ import annotations
+
+from presidio_analyzer import Pattern
+
+from .._base import TiersPatternRecognizer
+from ._values import is_placeholder
+
+__all__ = ["CredentialUrlRecognizer", "JwtRecognizer", "PrivateKeyRecognizer"]
+
+
+class PrivateKeyRecognizer(TiersPatternRecognizer):
+    """Private-key blocks, whole (also with JSON-escaped line breaks, as in a GCP service-account
+    file); a truncated block up to the end of its base64."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern(
+            "private_key_block",
+            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----(?:(?s:.*?)-----END[A-Z0-9 ]{0,40}"
+            r" PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,\\-]*)",
+            1.0,
+        ),
+        Pattern(
+            "ssh2_private_key",
+            r"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----(?:(?s:.*?)---- END SSH2 ENCRYPTED PRIVATE KEY ----"
+            r"|[A-Za-z0-9+/=\s:\"-]*)",
+            1.0,
+        ),
+        # PuTTY .ppk: the header to the MAC line (the private lines sit between)
+        Pattern(
+            "putty_key",
+            r"PuTTY-User-Key-File-[1-3]: [^\n]*(?:(?s:.*?)\nPrivate-(?:MAC|Hash): *[0-9a-fA-F]+"
+            r"|(?:\n[A-Za-z-]+: [^\n]*|\n[A-Za-z0-9+/=]+)*)",
+            1.0,
+        ),
+    ]
+
+
+class JwtRecognizer(TiersPatternRecognizer):
+    """JSON Web Tokens (header and payload are base64url JSON: ``eyJ``), signed or not."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,})?", 0.9),
+    ]
+
+
+class CredentialUrlRecognizer(TiersPatternRecognizer):
+    """URLs that carry a password: database DSNs (``redis://:pw@…`` too), brokers, JDBC, HTTP
+    basic auth in the URL. The whole URL is reported."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern(
+            "url_with_password",
+            r"(?i)\b[a-z][a-z0-9+.:-]{1,30}://[^\s:/@'\"<>]{0,128}:[^\s@/'\"<>]{1,256}@[^\s'\"<>]{1,512}",
+            0.9,
+        ),
+    ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        userinfo = pattern_text.split("://", 1)[1].rsplit("@", 1)[0]
+        password = userinfo.split(":", 1)[1] if ":" in userinfo else ""
+        return not password or is_placeholder(password) or password.startswith(("{", "%("))

@@ -1,0 +1,80 @@
+"""Provider tokens: one pattern per documented format in ``_table.FORMATS``.
+
+Each format becomes an RE2 pattern whose ``value`` group is the token, framed by characters the
+token cannot hold (RE2 has no look-arounds, so the frame is consumed and the group narrows it).
+A token that matches a shape but is a mask or a run (``ghp_xxxx…``, ``sk_live_0000…``) or is
+one lower-case word (``test_…`` identifiers in code) is not reported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from presidio_analyzer import Pattern
+
+from .._base import TiersPatternRecognizer
+from ._shape import CLASSES, Shape, parse_shape
+from ._table import FORMATS
+from ._values import mixed_classes
+
+__all__ = ["ProviderFormat", "ProviderTokenRecognizer", "provider_formats"]
+
+_WORD_CHARS = CLASSES["w"]
+
+
+@dataclass(frozen=True, slots=True)
+class ProviderFormat:
+    provider: str
+    fmt: str
+    shape: Shape
+
+    @property
+    def regex(self) -> str:
+        first = self.shape.parts[0]
+        if first[0] == "cls":
+            assert isinstance(first[1], tuple)
+            lead_chars = CLASSES[first[1][0]] + "_"
+        else:
+            assert isinstance(first[1], str)
+            lead_chars = _WORD_CHARS if first[1][:1].isalnum() else ""
+        lead = f"(?:^|[^{_escape(lead_chars)}])" if lead_chars else ""
+        tail = ""
+        if self.shape.bounded_end and self.shape.last_chars:
+            tail = f"(?:[^{_escape(self.shape.last_chars)}]|$)"
+        return f"{lead}(?P<value>{self.shape.body}){tail}"
+
+
+def _escape(chars: str) -> str:
+    return "".join("\\" + c if c in "\\]^-[" else c for c in dict.fromkeys(chars))
+
+
+@cache
+def provider_formats() -> tuple[ProviderFormat, ...]:
+    return tuple(ProviderFormat(p, f, parse_shape(f)) for p, f in FORMATS)
+
+
+def _masked(token: str) -> bool:
+    tail = token[-16:]
+    return (
+        "xxxx" in token.lower()
+        or "****" in token
+        or "0000000000" in token
+        or len(set(tail)) < 4
+        or mixed_classes(token) < 2
+    )
+
+
+class ProviderTokenRecognizer(TiersPatternRecognizer):
+    """Self-identifying tokens of the providers in ``_table.FORMATS``."""
+
+    ENTITY = "SECRET"
+
+    def __init__(self) -> None:
+        patterns = [
+            Pattern(f"{f.provider}#{i}", f.regex, 0.9) for i, f in enumerate(provider_formats())
+        ]
+        super().__init__(patterns=patterns)
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        return _masked(pattern_text)
