@@ -21,7 +21,8 @@ from typing import Protocol
 
 import httpx
 
-__all__ = ["FileSink", "Sink", "SinkDown", "SyslogSink", "WebhookSink", "syslog_frame", "tls_context"]
+__all__ = ["MAX_DATAGRAM", "FileSink", "Sink", "SinkDown", "SinkRejected", "SyslogSink", "WebhookSink", "syslog_frame",
+           "tls_context"]
 
 
 def tls_context(ca_file: Path | None) -> ssl.SSLContext:
@@ -31,6 +32,15 @@ def tls_context(ca_file: Path | None) -> ssl.SSLContext:
 
 class SinkDown(Exception):
     """The sink did not take the lines (the message names the cause's class, never data)."""
+
+
+class SinkRejected(SinkDown):
+    """The sink refuses these lines for good (a datagram too large, an HTTP 4xx): retrying the
+    same lines cannot succeed."""
+
+
+# The largest syslog message one UDP datagram carries over IPv4 (65,535 less the headers).
+MAX_DATAGRAM = 65_507
 
 
 class Sink(Protocol):
@@ -90,16 +100,21 @@ class SyslogSink:
                 self._send_udp(lines)
             else:
                 await self._send_tcp(lines)
+        except SinkRejected:
+            raise
         except (OSError, TimeoutError, asyncio.IncompleteReadError, ssl.SSLError) as exc:
             await self.aclose()
             raise SinkDown(type(exc).__name__) from None
 
     def _send_udp(self, lines: list[bytes]) -> None:
+        frames = [self._frame(line) for line in lines]
+        if any(len(f) > MAX_DATAGRAM for f in frames):
+            raise SinkRejected("a line is larger than one UDP datagram")
         if self._udp is None:
             self._udp = socket.socket(socket.AF_INET6 if ":" in self.host else socket.AF_INET, socket.SOCK_DGRAM)
             self._udp.connect((self.host, self.port))
-        for line in lines:
-            self._udp.send(self._frame(line))
+        for frame in frames:
+            self._udp.send(frame)
 
     async def _send_tcp(self, lines: list[bytes]) -> None:
         if self._writer is not None and (self._reader is None or self._reader.at_eof() or self._writer.is_closing()):
@@ -142,6 +157,10 @@ class WebhookSink:
             r = await self._client.post(self.url, content=body, headers={"content-type": "application/x-ndjson"})
         except httpx.HTTPError as exc:
             raise SinkDown(type(exc).__name__) from None
+        if 400 <= r.status_code < 500 and r.status_code not in (401, 403, 408, 429):
+            # The request itself is refused (too large, malformed for this receiver); a refused
+            # credential or a throttle may pass later, so those are retried like a 5xx.
+            raise SinkRejected(f"HTTP {r.status_code}")
         if not 200 <= r.status_code < 300:
             raise SinkDown(f"HTTP {r.status_code}")
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 from collections.abc import Callable
 from pathlib import Path
@@ -23,7 +24,7 @@ from audit.stream_format import StreamSigner
 from audit.tail import TailRecord, first_seq, head_seq, read_after
 from audit.timeutil import from_us
 from gateway.siem.outbox import Head, Outbox
-from gateway.siem.sinks import FileSink, Sink, SinkDown, SyslogSink, WebhookSink
+from gateway.siem.sinks import FileSink, Sink, SinkDown, SinkRejected, SyslogSink, WebhookSink
 
 __all__ = ["SiemMetrics", "SinkStream", "build_sink"]
 
@@ -39,7 +40,8 @@ class SiemMetrics:
                                 ["sink"], registry=registry)  # fmt: skip
         self.pending = Gauge("tiergate_siem_pending_lines", "Signed lines waiting for the sink", ["sink"],
                              registry=registry)  # fmt: skip
-        self.lost = Counter("tiergate_siem_records_lost", "Audit records never streamed (purged first, or missing)",
+        self.lost = Counter("tiergate_siem_records_lost",
+                            "Audit records never streamed (purged first, missing, or refused by the sink)",
                             ["sink", "reason"], registry=registry)  # fmt: skip
         self.read_errors = Counter("tiergate_siem_read_errors", "Failed reads of the audit log by the stream",
                                    ["sink"], registry=registry)  # fmt: skip
@@ -142,12 +144,26 @@ class SinkStream:
         if self._clock() < self._retry_at:
             return 0
         sent = 0
+        batch = self.cfg.batch_lines
         while True:
-            lines, offset = self.outbox.pending(self.cfg.batch_lines)
+            lines, offset = self.outbox.pending(batch)
             if not lines:
                 return sent
             try:
                 await self.sink.deliver(lines)
+            except SinkRejected as exc:
+                if len(lines) > 1:  # find the line it refuses: one at a time up to it
+                    batch = 1
+                    continue
+                # Refused for good (too large for a datagram, a 4xx): retrying would stall the
+                # stream for ever. Skipped and counted; the receiver sees its number missing.
+                log.warning("siem sink %s refused line n=%d for good (%s); skipped", self.cfg.name,
+                            json.loads(lines[0]).get("n"), exc)  # fmt: skip
+                self.metrics.lost.labels(self.cfg.name, "rejected").inc()
+                self.outbox.mark_delivered(offset)
+                self.metrics.pending.labels(self.cfg.name).dec()
+                batch = self.cfg.batch_lines
+                continue
             except SinkDown as exc:
                 self.metrics.failures.labels(self.cfg.name).inc()
                 log.warning("siem sink %s is down (%s); %d line(s) kept for later", self.cfg.name, exc,

@@ -246,3 +246,38 @@ def test_one_process_per_outbox(sqlite_db: str, tmp_path: Path, monkeypatch: pyt
             await store.close()
 
     assert asyncio.run(run()) == (1, 0, 1)
+
+
+def test_a_line_refused_for_good_is_skipped_and_counted(sqlite_db: str, tmp_path: Path) -> None:
+    """A webhook that refuses one line with 413 (however it is retried) must not stall the
+    stream: the batch is retried line by line, that line alone is skipped and counted, the rest
+    arrive in order, and the receiver's check names the missing number."""
+    from gateway.siem.sinks import WebhookSink
+    from tests.support.siem_receivers import WebhookReceiver
+
+    registry = CollectorRegistry()
+    with WebhookReceiver() as hook:
+        hook.reject = lambda body: b'"kind":"key_created"' in body
+
+        async def run() -> None:
+            store = await open_store(make_settings(sqlite_db, tmp_path))
+            try:
+                await _seed(store)
+                await store.record_event("key_revoked", {"key_id": "k9", "tenant": "acme"})
+                settings = SiemSettings(sinks=[SiemSinkSettings(name="s", kind="webhook", url=hook.url)],
+                                        key_env="K")  # fmt: skip
+                sink = WebhookSink(hook.url, headers={}, timeout_s=5)
+                stream = SinkStream(settings.sinks[0], settings, store.engine, KEY, tmp_path / "siem", sink,
+                                    SiemMetrics(registry))  # fmt: skip
+                while await stream.fill():
+                    pass
+                await stream.deliver()
+                await stream.aclose()
+            finally:
+                await store.close()
+
+        asyncio.run(run())
+    report = verify_lines(hook.lines, KEY)
+    assert len(hook.lines) == 7 and report.missing == [(7, 7)] and not report.ok
+    assert registry.get_sample_value("tiergate_siem_records_lost_total", {"sink": "s", "reason": "rejected"}) == 1
+    assert registry.get_sample_value("tiergate_siem_delivery_failures_total", {"sink": "s"}) in (None, 0.0)

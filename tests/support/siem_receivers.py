@@ -40,6 +40,7 @@ class WebhookReceiver:
         self.lines: list[str] = []
         self.posts: list[dict[str, str]] = []  # headers of each POST
         self.status = 200  # what it answers (a 503 is "up but refusing")
+        self.reject: Any = None  # body -> True: answer 413 to that POST (a receiver's size limit)
         self._lock = threading.Lock()
         with socket.socket() as s:
             s.bind(("127.0.0.1", 0))
@@ -54,6 +55,8 @@ class WebhookReceiver:
             def do_POST(self) -> None:  # noqa: N802
                 body = self.rfile.read(int(self.headers.get("content-length", "0")))
                 status = receiver.status
+                if receiver.reject is not None and receiver.reject(body):
+                    status = 413
                 if status == 200:
                     with receiver._lock:
                         receiver.posts.append({k.lower(): v for k, v in self.headers.items()})
