@@ -144,3 +144,22 @@ def test_off_loads_nothing(tmp_path: Path) -> None:
                          cwd=Path(__file__).resolve().parents[2])  # fmt: skip
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize(
+    ("answer", "reasons"),
+    [
+        ({"choices": [{"finish_reason": "stop"}, {"finish_reason": "length"}]}, ["stop", "length"]),
+        ({"choices": [{"finish_reason": None}]}, []),
+        ({"type": "message", "stop_reason": "end_turn"}, ["end_turn"]),  # Anthropic Messages
+        ({"object": "response", "status": "completed"}, ["completed"]),  # OpenAI Responses
+        ({"object": "response", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
+         ["max_output_tokens"]),
+        ({"choices": [{"finish_reason": "stop because the user said <EMAIL_1>"}]}, []),  # not an enum: dropped
+        ({"data": [{"embedding": [0.1]}]}, []),  # embeddings have none
+    ],
+)
+def test_finish_reasons_of_every_protocol(answer: dict[str, Any], reasons: list[str]) -> None:
+    from gateway.tracing import finish_reasons
+
+    assert finish_reasons(answer) == reasons
