@@ -42,7 +42,7 @@ POSITIVES = [
     ("ES_NIF", "NIF {}", "12345678Z"),
     # network
     ("IP_ADDRESS", "server at {} is down", "10.20.30.40"),
-    ("IP_ADDRESS", "v6 {} up", "2001:db8:85a3::8a2e:370:7334"),
+    ("IP_ADDRESS", "v6 {} up", "2a00:1450:4001:82a::8a2e:370:7334"),
     ("MAC_ADDRESS", "nic {}", "00:1A:2B:3C:4D:5E"),
     ("INTERNAL_HOST", "ssh {} then", "build-01.corp.example.com"),
     ("INTERNAL_HOST", "see https://{}/x", "wiki.eu.internal"),

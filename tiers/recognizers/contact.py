@@ -33,6 +33,13 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
     (``o'brien@…``, not a quote before it). No word boundaries: leftmost matching already starts
     at the first character that can begin the address, so a letter no fold table knows
     (``maria.gжnzalez@…``) is inside the finding instead of left in the clear before it.
+
+    Addresses that reach nobody are not reported: under the reserved top-level domains of RFC
+    2606 / 6761 (``.test``, ``.example``, ``.invalid``, ``.localhost``), and placeholder
+    mailboxes (``user@``, ``you@``, ``noreply@`` …) at the documentation domains ``example.com``,
+    ``.org`` and ``.net``. A mailbox with a person's name there (``maria.gonzalez@example.com``)
+    still counts: the name is what identifies. Any address under a configured internal domain
+    counts, reserved or not (``corp.example.com``, ``build.test``).
     """
 
     ENTITY = "EMAIL_ADDRESS"
@@ -45,10 +52,31 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
     ]
     CONTEXT = ["email", "e-mail", "mail", "contact"]
 
+    def __init__(self, internal_domains: Iterable[str] = ()) -> None:
+        super().__init__()
+        self._internal = tuple(d.lower() for d in internal_domains)
+
     def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
-        domain = pattern_text.rsplit("@", 1)[1].lower()
-        # Documentation-only domains (RFC 2606) and file names such as logo@2x.png.
-        return domain.endswith((".png", ".jpg", ".gif", ".svg", ".webp"))
+        local, domain = pattern_text.rsplit("@", 1)
+        domain = domain.lower()
+        if domain.endswith((".png", ".jpg", ".gif", ".svg", ".webp")):
+            return True  # file names such as logo@2x.png
+        if any(domain == d or domain.endswith("." + d) for d in self._internal):
+            return False
+        if domain.rsplit(".", 1)[-1] in _RESERVED_TLDS:
+            return True
+        return domain in _DOCUMENTATION_DOMAINS and local.lower() in _PLACEHOLDER_MAILBOXES
+
+
+_RESERVED_TLDS = frozenset({"test", "example", "invalid", "localhost"})  # RFC 2606, RFC 6761
+_DOCUMENTATION_DOMAINS = frozenset({"example.com", "example.org", "example.net"})
+_PLACEHOLDER_MAILBOXES = frozenset(
+    """user username you your.name yourname your.email youremail name first.last firstname.lastname
+    someone somebody anyone person me email mail address foo bar baz qux foo.bar test tester
+    testuser test.user demo example sample info contact hello hi support help admin
+    administrator root webmaster postmaster hostmaster noreply no-reply donotreply do-not-reply
+    bounce alice bob carol dave eve mallory""".split()
+)
 
 
 _DECIMAL = re.compile(r"\d+\.\d+")
@@ -89,6 +117,13 @@ class _RegionTable:
         )
 
 
+# A digit run glued to an identifier, a path, a version or a UUID by "_", "-", ".", "/" or "~"
+# ("user_0301234567", "v2/0301234567", "…-a716-446655440000") is part of that token, not a phone.
+_NOT_IN_TOKEN = r"(?:^|[^0-9A-Za-z_.~/-])"
+# "0123456789", "9876543210" written as one run: alphabets and test data, never dialled
+_SEQUENTIAL = ("01234567890123456789", "98765432109876543210")
+
+
 class PhoneNumberRecognizer(TiersPatternRecognizer):
     """Phone numbers in international form (any country) or the national formats of the
     configured regions: NANP (``(415) 555-2671``) and trunk-prefixed (``020 7946 0958``)."""
@@ -102,15 +137,15 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         ),
         Pattern(
             "nanp",
-            r"(?:\b1[ .-]?)?(?:\([2-9]\d{2}\)|\b[2-9]\d{2})[ .-]?[2-9]\d{2}[ .-]?\d{4}\b",
+            _NOT_IN_TOKEN + r"(?P<value>(?:1[ .-]?)?(?:\([2-9]\d{2}\)|[2-9]\d{2})[ .-]?[2-9]\d{2}[ .-]?\d{4})\b",
             0.5,
         ),
         # Trunk-prefixed national numbers: "(030) 901820", "020 7946 0958", "06 12 34 56 78".
         # Shapes are kept tight so that dates ("2024-01-23") and decimals give no candidates.
         Pattern("trunk_area", r"\(0\d{1,5}\)[ .-]?\d{2,5}(?:[ .-]?\d{2,5}){0,3}\b", 0.5),
-        Pattern("trunk", r"\b0\d{2,5}[ ./-]?\d{3,5}(?:[ ./-]?\d{2,5}){0,3}\b", 0.5),
-        Pattern("trunk_pairs", r"\b0[1-9](?:[ .-]?\d{2}){4}\b", 0.5),
-        Pattern("mobile_5_5", r"\b[6-9]\d{4}[ -]\d{5}\b", 0.5),  # Indian mobiles: 98765 43210
+        Pattern("trunk", _NOT_IN_TOKEN + r"(?P<value>0\d{2,5}[ ./-]?\d{3,5}(?:[ ./-]?\d{2,5}){0,3})\b", 0.5),
+        Pattern("trunk_pairs", _NOT_IN_TOKEN + r"(?P<value>0[1-9](?:[ .-]?\d{2}){4})\b", 0.5),
+        Pattern("mobile_5_5", _NOT_IN_TOKEN + r"(?P<value>[6-9]\d{4}[ -]\d{5})\b", 0.5),  # Indian mobiles: 98765 43210
     ]
     CONTEXT = ["phone", "tel", "telephone", "mobile", "cell", "call", "fax", "whatsapp", "sms"]
 
@@ -148,6 +183,8 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
             return False
         if _DECIMAL.fullmatch(text):
             return False  # 1.7724538509 is a number, not a phone
+        if digits == text and any(digits in run for run in _SEQUENTIAL):
+            return False
         stripped = text.lstrip()
         if stripped.startswith(("+", "00")):
             try:

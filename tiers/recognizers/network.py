@@ -16,7 +16,9 @@ __all__ = ["InternalHostRecognizer", "IpAddressRecognizer", "MacRecognizer"]
 
 class IpAddressRecognizer(IpRecognizer):
     """IPv4 and IPv6 addresses, validated with ``ipaddress`` as presidio does, minus addresses
-    that identify nothing: loopback, unspecified and broadcast addresses are in every code base.
+    that identify nothing: loopback, unspecified and broadcast addresses are in every code base,
+    and the documentation ranges (RFC 5737: 192.0.2.0/24, 198.51.100.0/24, 203.0.113.0/24;
+    RFC 3849: 2001:db8::/32) are in every manual and test suite.
 
     Presidio's IPv6 patterns need look-behinds; these RE2 patterns over-match a little (e.g.
     clock times) and the validator rejects what is not an address.
@@ -52,7 +54,14 @@ class IpAddressRecognizer(IpRecognizer):
             ip = ipaddress.ip_address(pattern_text.split("/", 1)[0])
         except ValueError:
             return super().invalidate_result(pattern_text) or False
-        return ip.is_loopback or ip.is_unspecified or str(ip) == "255.255.255.255"
+        if ip.is_loopback or ip.is_unspecified or str(ip) == "255.255.255.255":
+            return True
+        return any(ip in net for net in _DOCUMENTATION if net.version == ip.version)
+
+
+_DOCUMENTATION = tuple(
+    ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
+)
 
 
 class MacRecognizer(MacAddressRecognizer):
