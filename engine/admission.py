@@ -22,6 +22,8 @@ __all__ = [
     "completion_prompt_tokens",
     "prepare_body",
     "prepare_messages",
+    "prepare_responses",
+    "responses_tokenize_request",
     "tokenize_request",
 ]
 
@@ -121,6 +123,84 @@ def prepare_messages(
     return out, dropped
 
 
+def prepare_responses(
+    body: object, *, require_salt: bool, derived_salt: str | None
+) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """The same admission for an OpenAI Responses body (``/v1/responses``): shape, truncation
+    (``truncation: auto`` would let vLLM drop input too), salt policy; ``max_output_tokens`` is
+    what :func:`admit` clamps (passed as ``limit_key``)."""
+    if not isinstance(body, dict):
+        raise AdmissionError("request body must be a JSON object")
+    if not (isinstance(body.get("input"), str) or (isinstance(body.get("input"), list) and body["input"])):
+        raise AdmissionError("input must be a string or a non-empty list of items")
+    if body.get("previous_response_id") is not None or body.get("conversation") is not None:
+        raise AdmissionError("previous_response_id is not admitted: the whole conversation must be read and counted")
+    out = dict(body)
+    dropped = tuple(k for k in (*TRUNCATION_KEYS, "truncation") if k in out)
+    for key in dropped:
+        del out[key]
+    if derived_salt is not None:
+        out["cache_salt"] = derived_salt
+    elif require_salt and not (isinstance(out.get("cache_salt"), str) and out["cache_salt"]):
+        raise AdmissionError("cache_salt is required by this engine", code="cache_salt_required")
+    value = out.get("max_output_tokens")
+    if value is not None and (type(value) is not int or value < 1):
+        raise AdmissionError("max_output_tokens must be a positive integer")
+    return out, dropped
+
+
+def _text(content: Any) -> Any:
+    """A Responses message's content as the chat template reads it (parts' text joined)."""
+    if isinstance(content, list):
+        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
+    return content
+
+
+def responses_tokenize_request(body: dict[str, Any]) -> dict[str, Any]:
+    """A chat-shaped /tokenize body for a Responses request, mirroring vLLM 0.32's conversion
+    (``construct_input_messages``: instructions as the system message, tool calls merged into
+    the assistant message before them, tool outputs as tool messages). An approximation for item
+    types it does not mirror, so the integrity check on its usage allows a band, not equality."""
+    messages: list[dict[str, Any]] = []
+    if body.get("instructions"):
+        messages.append({"role": "system", "content": body["instructions"]})
+    items = body["input"]
+    if isinstance(items, str):
+        messages.append({"role": "user", "content": items})
+        items = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        kind = item.get("type", "message")
+        last = messages[-1] if messages and messages[-1].get("role") == "assistant" else None
+        if kind == "message":
+            messages.append({"role": item.get("role", "user"), "content": _text(item.get("content"))})
+        elif kind in ("function_call", "custom_tool_call"):
+            call = {"id": item.get("call_id"), "type": "function",
+                    "function": {"name": item.get("name"), "arguments": item.get("arguments", item.get("input", ""))}}
+            if last is not None and "tool_calls" in last:
+                last["tool_calls"].append(call)
+            elif last is not None:
+                last["tool_calls"] = [call]
+            else:
+                messages.append({"role": "assistant", "tool_calls": [call]})
+        elif kind in ("function_call_output", "custom_tool_call_output"):
+            messages.append({"role": "tool", "content": _text(item.get("output")), "tool_call_id": item.get("call_id")})
+        elif kind == "reasoning":
+            parts = item.get("content") or item.get("summary") or []
+            text = parts[0].get("text", "") if parts and isinstance(parts[0], dict) else ""
+            if last is not None and "reasoning" not in last:
+                last["reasoning"] = text
+            else:
+                messages.append({"role": "assistant", "reasoning": text})
+    request: dict[str, Any] = {"model": body.get("model"), "messages": messages, "add_generation_prompt": True}
+    tools = [{"type": "function", "function": {k: t[k] for k in ("name", "description", "parameters") if k in t}}
+             for t in body.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"]  # fmt: skip
+    if tools:
+        request["tools"] = tools
+    return request
+
+
 def _is_token_list(value: object) -> bool:
     return (
         isinstance(value, list) and bool(value) and all(type(t) is int for t in value)
@@ -164,8 +244,10 @@ def admit(
     dropped: tuple[str, ...],
     prompt_tokens: int,
     max_model_len: int,
+    limit_key: str | None = None,
 ) -> Admitted:
-    """Length decisions: over-long -> 400; ``max_tokens`` over the room left -> clamped, reported."""
+    """Length decisions: over-long -> 400; ``max_tokens`` over the room left -> clamped, reported.
+    ``limit_key`` names the output limit where it is not max_tokens (Responses: max_output_tokens)."""
     room = max_model_len - prompt_tokens
     if room < 1:
         raise AdmissionError(
@@ -174,7 +256,7 @@ def admit(
             code="context_length_exceeded",
         )
     out = dict(body)
-    key = (
+    key = limit_key or (
         "max_completion_tokens"
         if out.get("max_completion_tokens") is not None
         else "max_tokens"

@@ -11,7 +11,9 @@ Routes::
     POST /v1/completions        same
     POST /v1/messages           same, for vLLM's Anthropic Messages API (counted by its own
                                 /v1/messages/count_tokens; errors in Anthropic's shape)
-    POST /v1/messages/count_tokens  admission of the shape and salt, then proxied
+    POST /v1/messages/count_tokens  admission of the shape, then proxied
+    POST /v1/responses          same admission (counted with /tokenize over vLLM's conversion to
+                                chat messages, so its usage is checked within a band)
 
 Anything else is 404: no vLLM admin or dev route is reachable through the front. Each generation
 request is counted with vLLM's own ``/tokenize`` before it is forwarded; the answer's
@@ -38,6 +40,8 @@ from engine.admission import (
     completion_prompt_tokens,
     prepare_body,
     prepare_messages,
+    prepare_responses,
+    responses_tokenize_request,
     tokenize_request,
 )
 from engine.launcher import EngineStartError
@@ -188,7 +192,10 @@ async def _count(state: State, body: dict[str, Any], chat: bool) -> int:
     known = None if chat else completion_prompt_tokens(body)
     if known is not None:
         return known
-    tok = tokenize_request(body, chat=chat)
+    return await _tokenize(state, tokenize_request(body, chat=chat))
+
+
+async def _tokenize(state: State, tok: dict[str, Any] | None) -> int:
     try:
         response = await _client(state).post("/tokenize", json=tok)
     except httpx.HTTPError as exc:
@@ -398,6 +405,13 @@ def _a_usage(usage: Any) -> int | None:
                if type(v := usage.get(k)) is int)  # fmt: skip
 
 
+def _without_event_line(out: bytearray) -> bytes:
+    """What was read before a withheld event, less that event's own ``event:`` line."""
+    head = bytes(out)
+    last = head.rfind(b"\n", 0, len(head) - 1) + 1
+    return head[:last] if head[last:].startswith(b"event:") else head
+
+
 def _a_reported(line: bytes) -> int | None:
     """The prompt tokens a stream line reports: Anthropic says it in ``message_start``; vLLM says 0
     there and the real figure in the final ``message_delta`` (0 is never a real prompt)."""
@@ -501,7 +515,7 @@ async def _a_stream(state: State, body: dict[str, Any], counted: int, headers: d
                             metrics.integrity.inc()
                             err = {"type": "error", "error": {"type": "api_error",
                                                               "message": "engine answer failed the integrity check"}}
-                            yield bytes(out) + b"event: error\ndata: " + json.dumps(err).encode() + b"\n\n"
+                            yield _without_event_line(out) + b"event: error\ndata: " + json.dumps(err).encode() + b"\n\n"
                             return
                     out += line + b"\n"
                 if out:
@@ -512,6 +526,103 @@ async def _a_stream(state: State, body: dict[str, Any], counted: int, headers: d
             await upstream_cm.__aexit__(None, None, None)
 
     return Stream(relay(), status_code=200, media_type="text/event-stream", headers=headers)
+
+
+# ---- OpenAI Responses -----------------------------------------------------------------------
+
+
+def _r_honest(reported: Any, counted: int) -> bool:
+    """The count mirrors vLLM's conversion of the items, not its rendering of every item type:
+    a band (a placeholder answer reports a handful of tokens, far below it)."""
+    return type(reported) is int and counted / 1.25 - 16 <= reported <= counted * 1.25 + 64
+
+
+async def _responses(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+    metrics: _Metrics = state["metrics"]
+    try:
+        raw = json.loads(await request.body())
+    except ValueError:
+        metrics.rejected.labels("bad_json").inc()
+        return _error(400, "request body is not JSON", "invalid_json")
+    try:
+        cfg = _supervisor(state).config
+        body, dropped = prepare_responses(raw, require_salt=cfg.cache_salt.require and cfg.prefix_caching,
+                                          derived_salt=_derived_salt(request, state))  # fmt: skip
+        if dropped:
+            metrics.dropped.inc()
+        counted = await _tokenize(state, responses_tokenize_request(body))
+        readback = _supervisor(state).readback
+        assert readback is not None
+        admitted = admit(body, dropped, counted, readback.max_model_len, limit_key="max_output_tokens")
+    except AdmissionError as exc:
+        metrics.rejected.labels(exc.code).inc()
+        return _error(exc.status_code, str(exc), exc.code)
+    if admitted.clamped:
+        metrics.clamped.inc()
+    if admitted.body.get("stream"):
+        return await _r_stream(state, admitted.body, counted, admitted.headers())
+    try:
+        upstream = await _client(state).post("/v1/responses", json=admitted.body)
+    except httpx.HTTPError as exc:
+        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    if upstream.status_code != 200:
+        return Response(upstream.content, status_code=upstream.status_code, headers=admitted.headers(),
+                        media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+    answer = upstream.json()
+    reported = (answer.get("usage") or {}).get("input_tokens")
+    if not _r_honest(reported, counted):
+        metrics.integrity.inc()
+        log.error("engine answer withheld: usage %s, counted %s", reported, counted)
+        return _error(502, "engine answer failed the integrity check", "engine_integrity", admitted.headers())
+    return _ok(answer, admitted.headers())
+
+
+async def _r_stream(state: State, body: dict[str, Any], counted: int, headers: dict[str, str]) -> Response[Any] | Stream:
+    """The usage arrives in the final response.completed (or .incomplete): checked there, the
+    event withheld when it fails."""
+    metrics: _Metrics = state["metrics"]
+    upstream_cm = _client(state).stream("POST", "/v1/responses", json=body)
+    try:
+        upstream = await upstream_cm.__aenter__()
+    except httpx.HTTPError as exc:
+        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    if upstream.status_code != 200:
+        content = await upstream.aread()
+        await upstream_cm.__aexit__(None, None, None)
+        return Response(content, status_code=upstream.status_code, headers=headers,
+                        media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+
+    async def relay() -> AsyncIterator[bytes]:
+        pending = b""
+        try:
+            async for chunk in upstream.aiter_bytes():
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                out = bytearray()
+                for line in lines:
+                    if line.startswith(b"data: ") and b'"usage"' in line and (
+                            b'"response.completed"' in line or b'"response.incomplete"' in line):  # fmt: skip
+                        usage = (json.loads(line[6:]).get("response") or {}).get("usage") or {}
+                        if not _r_honest(usage.get("input_tokens"), counted):
+                            metrics.integrity.inc()
+                            err = {"type": "error", "code": "engine_integrity", "param": None,
+                                   "message": "engine answer failed the integrity check"}
+                            yield _without_event_line(out) + b"event: error\ndata: " + json.dumps(err).encode() + b"\n\n"
+                            return
+                    out += line + b"\n"
+                if out:
+                    yield bytes(out)
+            if pending:
+                yield pending
+        finally:
+            await upstream_cm.__aexit__(None, None, None)
+
+    return Stream(relay(), status_code=200, media_type="text/event-stream", headers=headers)
+
+
+@post("/v1/responses")
+async def responses_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+    return await _responses(request, state)
 
 
 @post("/v1/messages")
@@ -564,6 +675,7 @@ def create_front(
             completions_route,
             messages_route,
             count_tokens_route,
+            responses_route,
         ],
         state=State(
             {"supervisor": supervisor, "metrics": _Metrics(), "salt_key": salt_key}

@@ -110,3 +110,53 @@ def test_count_tokens_needs_no_salt(tmp_path: Path) -> None:
         r = client.post("/v1/messages/count_tokens", json={"model": "tiny", "messages": BODY["messages"]})
     assert r.status_code == 200 and r.json() == {"input_tokens": 30}
     assert all("cache_salt" not in body for _, body in engine.seen)
+
+
+@dataclass
+class ResponsesEngine:
+    count: int = 300
+    usage_prompt: int = 300
+    seen: list[tuple[str, dict]] = field(default_factory=list)
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        body = json.loads(request.content or b"{}")
+        self.seen.append((request.url.path, body))
+        if request.url.path == "/tokenize":
+            return httpx.Response(200, json={"count": self.count, "max_model_len": 2048})
+        final = {"status": "completed", "output": [], "usage": {"input_tokens": self.usage_prompt, "output_tokens": 1}}
+        if body.get("stream"):
+            events = [{"type": "response.output_text.delta", "delta": "x"}, {"type": "response.completed", "response": final}]
+            sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+            return httpx.Response(200, content=sse.encode(), headers={"content-type": "text/event-stream"})
+        return httpx.Response(200, json=final)
+
+
+R_BODY = {"model": "tiny", "instructions": "be brief", "truncation": "auto", "max_output_tokens": 4000, "cache_salt": "s",
+          "input": [{"role": "user", "content": [{"type": "input_text", "text": "hel"}, {"type": "input_text", "text": "lo"}]},
+                    {"type": "function_call", "call_id": "c1", "name": "f", "arguments": "{}"},
+                    {"type": "function_call_output", "call_id": "c1", "output": "done"}],
+          "tools": [{"type": "function", "name": "f", "parameters": {"type": "object"}}]}  # fmt: skip
+
+
+def test_responses_admitted_counted_as_chat_and_clamped(tmp_path: Path) -> None:
+    engine = ResponsesEngine()
+    with _client(tmp_path, engine) as client:
+        r = client.post("/v1/responses", json=R_BODY)
+    assert r.status_code == 200 and r.headers["x-tiergate-max-tokens-clamped"] == "4000->1748"
+    (_, tok), (path, sent) = engine.seen
+    assert tok["messages"] == [
+        {"role": "system", "content": "be brief"}, {"role": "user", "content": "hello"},
+        {"role": "assistant", "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {"role": "tool", "content": "done", "tool_call_id": "c1"}]  # fmt: skip
+    assert tok["tools"] == [{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}]
+    assert path == "/v1/responses" and "truncation" not in sent and sent["max_output_tokens"] == 1748
+
+
+def test_responses_placeholder_answer_withheld_and_vendor_history_refused(tmp_path: Path) -> None:
+    with _client(tmp_path, ResponsesEngine(usage_prompt=1)) as client:
+        whole = client.post("/v1/responses", json=R_BODY)
+        streamed = client.post("/v1/responses", json={**R_BODY, "stream": True})
+        history = client.post("/v1/responses", json={**R_BODY, "previous_response_id": "resp_1"})
+    assert whole.status_code == 502 and whole.json()["error"]["code"] == "engine_integrity"
+    assert "event: error" in streamed.text and "response.completed" not in streamed.text
+    assert history.status_code == 400

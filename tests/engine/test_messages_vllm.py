@@ -71,3 +71,36 @@ def test_tier3_message_answered_by_the_engine_whole_and_streamed(
         ("messages", 3, "engine", "ok"), ("count_tokens", 3, "engine", "ok"), ("messages", 3, "engine", "ok")]
     assert len(vendor["vendor"].ledger) == 0
     assert SSN not in str(rows)
+
+
+def test_tier3_response_answered_by_the_engine_whole_and_streamed(
+    engine_server: EngineServer, tiny_model: Path, vendor: FakeUpstreams, sqlite_db: str, tmp_path: Path,
+    classifier: Any,
+) -> None:
+    """The Responses API too: instructions, a message, a tool call and its output, counted with
+    /tokenize over vLLM's own conversion to chat messages, within the front's band."""
+    config = {
+        "upstreams": [
+            {"name": "engine", "base_url": engine_server.url + "/v1", "kind": "onprem", "max_tier": 3,
+             "models": {"chat": "tiny"}, "context_window": MAX_MODEL_LEN, "protocols": ["openai", "responses"],
+             "tokenizer_file": str(tiny_model / "tokenizer.json"), "timeouts": {"read": 120}},
+        ],
+        "limits": {"auth_cache_s": 0},
+    }  # fmt: skip
+    items = [
+        {"role": "user", "content": [{"type": "input_text", "text": TIER3}]},
+        {"type": "function_call", "call_id": "call_1", "name": "lookup", "arguments": '{"q": "payroll"}'},
+        {"type": "function_call_output", "call_id": "call_1", "output": "three lines found"},
+    ]
+    tools = [{"type": "function", "name": "lookup", "description": "Looks a record up",
+              "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}]  # fmt: skip
+    with GatewayHarness(sqlite_db, tmp_path, config, classifier=classifier) as gw:
+        client = gw.openai(gw.create_key("acme")).with_options(timeout=120)
+        whole = client.responses.create(model="chat", instructions="Answer briefly.", input=items, tools=tools,
+                                        max_output_tokens=16)  # fmt: skip
+        assert whole.usage is not None and whole.usage.input_tokens > 128 and whole.model == "chat"
+        events = list(client.responses.create(model="chat", input=TIER3, max_output_tokens=16, stream=True))
+        assert events[-1].type in ("response.completed", "response.incomplete")
+        rows = gw.rows("SELECT r.endpoint, r.tier, o.status FROM audit_requests r JOIN audit_outcomes o "
+                       "USING (request_id) ORDER BY r.seq")  # fmt: skip
+    assert [(r["endpoint"], r["tier"], r["status"]) for r in rows] == [("responses", 3, "ok")] * 2
