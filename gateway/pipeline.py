@@ -422,6 +422,7 @@ class Pipeline:
             if result.status == "integrity_error":
                 self.metrics.integrity_failures.labels(name, result.error_class or "").inc()
             self._count(inbound, tier, name, status)
+            self.tracer.stream_reasons(rid, result.finish_reasons)
             self._outcome(rid, inbound, result.status, status, response.status_code, usage=result.usage,
                           error=result.error_class, integrity=result.status == "integrity_error")
 

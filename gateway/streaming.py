@@ -36,6 +36,7 @@ class StreamResult:
     error_class: str | None = None
     usage: dict[str, Any] | None = None
     first_byte: bool = False
+    finish_reasons: tuple[str, ...] = ()  # per choice, as the upstream sent them (for traces)
 
     @property
     def prompt_tokens(self) -> int | None:
@@ -198,7 +199,8 @@ async def relay_sse(
                 "upstream_integrity_error" if integrity else code,
             )
             return
-        await _finish(on_done, StreamResult("ok", None, usage, True))
+        reasons = tuple(str(state.finish[i]) for i in sorted(state.finish))
+        await _finish(on_done, StreamResult("ok", None, usage, True, reasons))
         result = None
         if restorers is not None:  # text still held for a choice that never sent finish_reason
             for index in restorers.pending_choices():

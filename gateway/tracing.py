@@ -70,6 +70,9 @@ class NullTracer:
     def answered(self, rid: str, data: dict[str, Any]) -> None:
         return None
 
+    def stream_reasons(self, rid: str, reasons: tuple[str, ...]) -> None:
+        return None
+
     def finished(self, rid: str, status: str, http_status: int, usage: Any, error: str | None,
                  integrity: bool) -> None:  # fmt: skip
         return None
@@ -94,6 +97,10 @@ def finish_reasons(data: dict[str, Any]) -> list[str]:
     elif data.get("object") == "response":
         details = data.get("incomplete_details")
         found = [details.get("reason") if isinstance(details, dict) else data.get("status")]
+    return _enums(found)
+
+
+def _enums(found: list[Any] | tuple[Any, ...]) -> list[str]:
     return [r for r in found if isinstance(r, str) and len(r) <= 40 and r.replace("_", "").isalnum()]
 
 
@@ -201,6 +208,11 @@ class OtelTracer:
         call = self._calls.get(rid)
         if call is not None:
             call[0].set_attribute("gen_ai.response.finish_reasons", finish_reasons(data))
+
+    def stream_reasons(self, rid: str, reasons: tuple[str, ...]) -> None:
+        call = self._calls.get(rid)
+        if call is not None and reasons:
+            call[0].set_attribute("gen_ai.response.finish_reasons", _enums(reasons))
 
     def finished(self, rid: str, status: str, http_status: int, usage: Any, error: str | None,
                  integrity: bool) -> None:  # fmt: skip

@@ -112,6 +112,7 @@ def test_stream_refusal_and_integrity_failure(otlp: OtlpReceiver, fakes: FakeUps
     (relay,) = _by_name(spans, "tiergate.stream")
     assert relay.parent_span_id == streamed.span_id and relay.trace_id == streamed.trace_id
     assert streamed.attributes["tiergate.integrity"] == "ok" and "gen_ai.usage.input_tokens" in streamed.attributes
+    assert streamed.attributes["gen_ai.response.finish_reasons"] == ["stop"]
     failed = next(c for c in calls if not c.attributes["tiergate.stream"])
     assert failed.attributes["tiergate.integrity"] == "prompt_tokens_high"
     assert failed.attributes["error.type"] == "prompt_tokens_high" and failed.status_code == 2
