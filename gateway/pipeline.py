@@ -52,7 +52,7 @@ from gateway.streaming import StreamResult
 from gateway.tokens import TokenCounter, counted_by_upstream
 from gateway.tracing import NULL_TRACER, NullTracer, OtelTracer
 from gateway.upstream import RetryableUpstreamError, UpstreamClient
-from tiers.errors import ContentError, TiersError
+from tiers.errors import ContentError, TiersError, VendorStateError
 from tiers.types import Tier
 
 __all__ = ["ENDPOINTS", "Pipeline", "Reply"]
@@ -65,6 +65,10 @@ _NOT_REFUSALS = (UpstreamError, UpstreamTimeout, AuditUnavailable)
 def _translate(exc: TiersError) -> GatewayError:
     if isinstance(exc, ContentError):
         return BadRequest("the request body's prompt fields cannot be read")
+    if isinstance(exc, VendorStateError):
+        return BadRequest("an earlier turn's thinking (or encrypted reasoning) holds an identifier this tier must "
+                          "strip, and the vendor refuses it edited: leave that turn's thinking out",
+                          code="vendor_state_holds_identifier")
     err = GatewayError("the prompt could not be processed safely; nothing was forwarded", code="strip_failed")
     return err
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote_to_bytes
 
-from .errors import ContentError, StripError
+from .errors import ContentError, StripError, VendorStateError
 from .types import Content, Opaque, Segment
 
 __all__ = ["MAX_DEPTH", "MAX_SEGMENTS", "TokenDecoder", "apply_content", "extract_content"]
@@ -810,8 +810,8 @@ def _encode_file(seg: Segment) -> str:
 
 def _written(seg: Segment) -> Any:
     if seg.kind == "state":
-        raise StripError("vendor state (thinking, signatures, encrypted reasoning) holds identifiers and "
-                         "cannot be rewritten: the vendor would refuse it")
+        raise VendorStateError("vendor state (thinking, signatures, encrypted reasoning) holds identifiers and "
+                               "cannot be rewritten: the vendor would refuse it")
     if seg.kind == "file":
         return _encode_file(seg)
     return seg.text  # text, tokens (sent as their decoded text), numbers (as a string)

@@ -7,13 +7,14 @@
     ├── PolicyError       (ValueError) a policy file with an unknown key or bad value  -> 500
     ├── RecognizerError   (ValueError) a recognizer definition that cannot be built   -> 500
     └── StripError        stripping could not be done safely                          -> 500
+        └── VendorStateError  an identifier inside signed vendor state (thinking)        -> 400
 
 Messages name keys, paths and recognizers; they never contain prompt text.
 """
 
 from __future__ import annotations
 
-__all__ = ["ContentError", "PolicyError", "RecognizerError", "StripError", "TiersError"]
+__all__ = ["ContentError", "PolicyError", "RecognizerError", "StripError", "TiersError", "VendorStateError"]
 
 
 class TiersError(Exception):
@@ -44,3 +45,11 @@ class StripError(TiersError):
     """Identifiers could not be replaced safely; nothing may be forwarded."""
 
     status_code = 500
+
+
+class VendorStateError(StripError):
+    """An identifier that must be stripped sits inside vendor state (a thinking block, its
+    signature, encrypted reasoning), which the vendor refuses edited. The client's request, not
+    the gateway, has to change (leave that turn's thinking out): a 400, never retried as a 5xx."""
+
+    status_code = 400

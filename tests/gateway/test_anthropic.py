@@ -322,3 +322,17 @@ def test_a_doubtful_length_is_counted_by_the_upstream(
                         "WHERE o.status = 'refused'")  # the first gateway's rows share the file
     assert row["http_status"] == 413 and row["error_class"] == "prompt_too_long" and row["usage_prompt_tokens"] > 300
     assert [i.path for i in fakes["vendor"].ledger.items()] == ["/v1/messages/count_tokens"]
+
+
+def test_an_identifier_inside_thinking_that_must_be_stripped_is_a_400(gw: GatewayHarness, fakes: FakeUpstreams) -> None:
+    """Thinking cannot be edited (its signature), so an identifier in it that Tier 2 must strip
+    for the shared vendor refuses the request with a 400 saying what to do — never a 5xx, which
+    Claude Code would retry without end — and nothing is forwarded."""
+    messages = [*ask("hi"), {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": f"maybe write to {EMAIL}", "signature": SIGNATURE},
+        {"type": "text", "text": "ok"}]}, *ask("go on")]  # fmt: skip
+    with pytest.raises(anthropic.BadRequestError) as err:
+        client(gw, gw.create_key()).messages.create(model="chat", max_tokens=5, messages=messages)
+    assert "thinking" in err.value.body["error"]["message"]
+    assert EMAIL not in str(err.value.body)
+    assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 0
