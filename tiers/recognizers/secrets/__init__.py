@@ -15,13 +15,14 @@ from __future__ import annotations
 from presidio_analyzer import EntityRecognizer
 
 from .assignments import AssignmentRecognizer, MarkupRecognizer
-from .commands import AuthorizationRecognizer, CommandLineRecognizer, DotfileRecognizer, KubernetesSecretDataRecognizer
+from .commands import AuthorizationRecognizer, BearerRecognizer, CommandLineRecognizer, DotfileRecognizer, KubernetesSecretDataRecognizer
 from .keys import CredentialUrlRecognizer, JwtRecognizer, PrivateKeyRecognizer
 from .providers import ProviderTokenRecognizer, provider_formats
 
 __all__ = [
     "AssignmentRecognizer",
     "AuthorizationRecognizer",
+    "BearerRecognizer",
     "CommandLineRecognizer",
     "CredentialUrlRecognizer",
     "DotfileRecognizer",
@@ -47,5 +48,6 @@ def secret_recognizers() -> list[EntityRecognizer]:
         CommandLineRecognizer(),
         DotfileRecognizer(),
         AuthorizationRecognizer(),
+        BearerRecognizer(),
         KubernetesSecretDataRecognizer(),
     ]

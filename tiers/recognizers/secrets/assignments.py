@@ -101,6 +101,8 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             _LEAD + r"(?P<value>" + _KEY + r"[ \t]*(?:=|:=|:)[ \t]*[^" + _UNQUOTED_STOP + r"]{4,})",
             0.8,
         ),
+        # ``;``-separated connection strings (ADO.NET, ODBC): the value runs to the next ``;``
+        Pattern("connection_string", r"(?:^|;)[ \t]*(?P<value>" + _KEY + r"[ \t]*=[ \t]*[^;\n\"'{}]{4,})", 0.8),
     ]
 
     def refine_span(self, text: str) -> tuple[int, int] | None:

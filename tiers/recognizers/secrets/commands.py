@@ -16,7 +16,7 @@ from presidio_analyzer import Pattern
 from .._base import TiersPatternRecognizer
 from ._values import is_placeholder, looks_random
 
-__all__ = ["AuthorizationRecognizer", "CommandLineRecognizer", "DotfileRecognizer", "KubernetesSecretDataRecognizer"]
+__all__ = ["AuthorizationRecognizer", "BearerRecognizer", "CommandLineRecognizer", "DotfileRecognizer", "KubernetesSecretDataRecognizer"]
 
 _ARG = r"(?:'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"
 
@@ -65,17 +65,35 @@ class DotfileRecognizer(TiersPatternRecognizer):
 
 
 class AuthorizationRecognizer(TiersPatternRecognizer):
-    """The credential of an ``Authorization`` / ``Proxy-Authorization`` header, and a bare
-    ``Bearer`` or ``Basic`` credential anywhere."""
+    """The credential of an ``Authorization`` / ``Proxy-Authorization`` header: whatever follows
+    the scheme is one (a ``Basic`` one decodes to ``user:password``)."""
 
     ENTITY = "SECRET"
     PATTERNS = [
         Pattern(
             "authorization_header",
             r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:(?:basic|bearer|token|bot|ssws|apikey|api-key|key|sharedkey|klaviyo-api-key|dsn|gitlab-token|flyv1)[ \t]+)?"
-            r"(?P<value>[A-Za-z0-9._~+/:=-]{8,})",
+            r"(?P<value>[^\s\"',]{8,})",
             0.9,
         ),
+    ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        if is_placeholder(pattern_text):
+            return True
+        decoded = _b64_text(pattern_text)
+        if decoded is not None and ":" in decoded:
+            password = decoded.partition(":")[2]
+            return not password or is_placeholder(password)
+        return False
+
+
+class BearerRecognizer(TiersPatternRecognizer):
+    """A bare ``Bearer <opaque>`` or ``Basic <base64 user:password>`` anywhere (curl lines,
+    logs, prose); an opaque bearer value must look machine-made."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
         Pattern("bearer", r"\b(?i:bearer)[ \t]+(?P<value>[A-Za-z0-9._~+/-]{16,}=*)", 0.9),
         Pattern("basic", r"\b(?i:basic)[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?:[^A-Za-z0-9+/=]|$)", 0.9),
     ]
@@ -85,7 +103,7 @@ class AuthorizationRecognizer(TiersPatternRecognizer):
             return True
         decoded = _b64_text(pattern_text)
         if decoded is not None and ":" in decoded:
-            user, _, password = decoded.partition(":")
+            password = decoded.partition(":")[2]
             return not password or is_placeholder(password)
         return not looks_random(pattern_text, 16)
 

@@ -1,0 +1,207 @@
+"""Secrets, table-driven: every provider format (a positive and two known negatives), a
+carriers x formats matrix, every credential syntax with the whole value stripped, placeholders
+and code that are not secrets, and property tests over generated assignments and placeholders."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tiers import Classifier
+from tiers.recognizers.secrets import provider_formats
+from tiers.recognizers.secrets._values import is_placeholder
+
+from .conftest import content
+from .secret_corpus import CARRIERS, CLEAN_CODE, PLACEHOLDERS, SYNTAXES
+
+FORMATS = provider_formats()
+IDS = [f"{f.provider}-{i}" for i, f in enumerate(FORMATS)]
+
+
+def secret_spans(clf: Classifier, text: str) -> list[tuple[int, int]]:
+    d = clf.classify(content(text))
+    assert not d.failed_closed, d.reasons
+    return sorted((f.start, f.end) for f in d.findings if f.entity_type == "SECRET")
+
+
+def covered(spans: list[tuple[int, int]], s: int, e: int) -> bool:
+    """Whether the union of ``spans`` covers ``[s, e)``."""
+    pos = s
+    for a, b in spans:
+        if a <= pos < b:
+            pos = b
+    return pos >= e
+
+
+def stripped_text(clf: Classifier, text: str) -> str:
+    c = content(text)
+    return clf.strip(c, clf.classify(c)).content.segments[0].text
+
+
+def test_at_least_150_providers() -> None:
+    """The table documents the formats of at least 150 providers."""
+    assert len({f.provider for f in FORMATS}) >= 150
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+def test_provider_token_found_whole(clf: Classifier, fmt) -> None:  # type: ignore[no-untyped-def]
+    """A token of the documented shape is one finding covering all of it."""
+    token = fmt.shape.sample(seed=7)
+    text = f"key: {token}"
+    assert covered(secret_spans(clf, text), 5, 5 + len(token)), (fmt.fmt, token)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+def test_provider_masked_token_is_no_secret(clf: Classifier, fmt) -> None:  # type: ignore[no-untyped-def]
+    """The same shape filled with a mask (documentation's ``xxxx``) is not a secret."""
+    sample = fmt.shape.sample(seed=7)
+    masked = "".join("x" if c.isalnum() and i >= len(sample) // 3 else c for i, c in enumerate(sample))
+    assert secret_spans(clf, f"key: {masked}") == [], (fmt.fmt, masked)
+
+
+@pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
+def test_provider_token_one_short_is_not_that_token(clf: Classifier, fmt) -> None:  # type: ignore[no-untyped-def]
+    """One character short of the documented length, the token is not reported whole by its
+    own format (a wider format may still take it: then not as this exact value)."""
+    import re2
+
+    short = fmt.shape.sample(seed=7, short=True)
+    rx = re2.compile(fmt.regex)
+    m = rx.search(f" {short} ")
+    assert m is None or m.group("value") != short, (fmt.fmt, short)
+
+
+@pytest.mark.parametrize(("carrier", "template"), CARRIERS, ids=[c for c, _ in CARRIERS])
+def test_carriers_by_formats(clf: Classifier, carrier: str, template: str) -> None:
+    """Every format's token is found whole in every carrier."""
+    missed = []
+    for i, fmt in enumerate(FORMATS):
+        token = fmt.shape.sample(seed=i)
+        text = template.format(t=token)
+        s = text.index(token)
+        if not covered(secret_spans(clf, text), s, s + len(token)):
+            missed.append(f"{fmt.provider}: {token}")
+    assert missed == []
+
+
+VALUES = ["Zx9!mQ2#vL7p", "correct horse battery staple", "hunter2hunter2", "q8Zr3LmN0pXv7Ty2"]
+
+
+@pytest.mark.parametrize(("syntax", "template", "forbidden"), SYNTAXES, ids=[s for s, _, _ in SYNTAXES])
+@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
+def test_credential_syntax_stripped_whole(clf: Classifier, syntax: str, template: str, forbidden: str, value: str) -> None:
+    """The whole value of a credential assignment is the finding; nothing of it is sent."""
+    if any(c in forbidden for c in value):
+        pytest.skip("value not expressible in this syntax")
+    text = template.format(v=value)
+    s = text.index(value)
+    assert covered(secret_spans(clf, text), s, s + len(value)), syntax
+    out = stripped_text(clf, text)
+    assert value not in out and all(w not in out for w in value.split() if len(w) >= 4), out
+
+
+@pytest.mark.parametrize(("syntax", "template", "forbidden"), SYNTAXES, ids=[s for s, _, _ in SYNTAXES])
+@pytest.mark.parametrize("placeholder", PLACEHOLDERS)
+def test_placeholder_is_no_secret(clf: Classifier, syntax: str, template: str, forbidden: str, placeholder: str) -> None:
+    """Templates, masks, references and examples in any syntax are not secrets."""
+    if any(c in forbidden for c in placeholder):
+        pytest.skip("not expressible in this syntax")
+    text = template.format(v=placeholder)
+    s = text.index(placeholder)
+    spans = secret_spans(clf, text)
+    assert not any(a < s + len(placeholder) and b > s for a, b in spans), (syntax, placeholder)
+
+
+@pytest.mark.parametrize("line", CLEAN_CODE)
+def test_code_about_credentials_is_clean(clf: Classifier, line: str) -> None:
+    """Code and config that name credentials without holding one yield no secret."""
+    assert secret_spans(clf, line) == []
+
+
+CASES = [
+    # the examples of issue 12
+    ('DB_PASSWORD="correct horse battery staple"', "correct horse battery staple"),
+    ("POSTGRES_PASSWORD=Zx9!mQ2#vL7p", "Zx9!mQ2#vL7p"),
+    ("  password: cGFzc3dvcmQxMjM=", "cGFzc3dvcmQxMjM="),
+    ("data:\n  DB_URL: cG9zdGdyZXM6Ly9hcHA6eEBkYi9hcHA=\n", "cG9zdGdyZXM6Ly9hcHA6eEBkYi9hcHA="),
+    ("Authorization: Basic YWRtaW46UGE1NXcwcmQh", "YWRtaW46UGE1NXcwcmQh"),
+    ("redis://:Hq7zPw2kQ@cache:6379/0", "redis://:Hq7zPw2kQ@cache:6379/0"),
+    ("sshpass -p 'Hq7z Pw2k' ssh host", "'Hq7z Pw2k'"),
+    ("docker login -u bot -p Hq7zPw2kQ registry.internal.test", "Hq7zPw2kQ"),
+    ('<entry key="password">Hq7zPw2kQ</entry>', "Hq7zPw2kQ"),
+    ("machine h\n  login bob\n  password Hq7zPw2kQ\n", "Hq7zPw2kQ"),
+    ("x = {\"type\": \"service_account\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----\\n\"}",
+     "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----"),
+    ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+     "Private-Lines: 1\nAAAAIBx9c2Vjcg==\nPrivate-MAC: 8f3a9b2c",
+     "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+     "Private-Lines: 1\nAAAAIBx9c2Vjcg==\nPrivate-MAC: 8f3a9b2c"),
+    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"),
+]
+
+
+@pytest.mark.parametrize(("text", "value"), CASES, ids=range(len(CASES)))
+def test_named_cases(clf: Classifier, text: str, value: str) -> None:
+    """Forms named in issue 12 are found whole."""
+    s = text.index(value)
+    assert covered(secret_spans(clf, text), s, s + len(value)), secret_spans(clf, text)
+
+
+# -- properties ---------------------------------------------------------------------------------
+
+_ALPHABET = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789!%^*_+.~=-@#&;:/"
+
+
+@st.composite
+def credentials(draw: st.DrawFn) -> tuple[str, str, str]:
+    syntax, template, forbidden = draw(st.sampled_from(SYNTAXES))
+    chars = [c for c in _ALPHABET if c not in forbidden]
+    value = draw(st.text(st.sampled_from(chars), min_size=8, max_size=40))
+    value = draw(st.sampled_from("abcdefghk")) + value + draw(st.sampled_from("23456789"))
+    # values starting or ending with punctuation read as code or comments in some syntaxes
+    assume(value[-1].isalnum() and not is_placeholder(value))
+    return syntax, template, value
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(credentials())
+def test_any_generated_assignment_is_stripped_whole(clf: Classifier, case: tuple[str, str, str]) -> None:
+    """In any syntax, a generated credential value is found, and no four characters of it in a
+    row survive stripping (beyond those the surrounding text has anyway)."""
+    syntax, template, value = case
+    text = template.format(v=value)
+    s = text.index(value)
+    assert covered(secret_spans(clf, text), s, s + len(value)), (syntax, value)
+    out = stripped_text(clf, text)
+    carrier = text[:s] + "\x00" + text[s + len(value):]
+    leaks = {value[i : i + 4] for i in range(len(value) - 3)} - {carrier[i : i + 4] for i in range(len(carrier))}
+    assert not [g for g in leaks if g in out], (syntax, value, out)
+
+
+_NAMES = st.from_regex(r"[A-Z][A-Z_]{2,12}", fullmatch=True)
+placeholders = st.one_of(
+    st.builds(lambda n: "${" + n + "}", _NAMES),
+    st.builds(lambda n: "{{ " + n.lower() + " }}", _NAMES),
+    st.builds(lambda n: "<your-" + n.lower().replace("_", "-") + ">", _NAMES),
+    st.builds(lambda n: "%" + n + "%", _NAMES),
+    st.builds(lambda n: "$" + n, _NAMES),
+    st.builds(lambda k: "x" * k, st.integers(4, 40)),
+    st.builds(lambda k: "X" * k, st.integers(4, 40)),
+    st.builds(lambda k: "*" * k, st.integers(4, 40)),
+    st.sampled_from(["changeme", "example", "dummy", "placeholder", "redacted", "your-token-here",
+                     "insert_api_key_here", "test", "none", "null"]),
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(SYNTAXES), placeholders)
+def test_generated_placeholders_are_no_secrets(clf: Classifier, syntax: tuple[str, str, str], placeholder: str) -> None:
+    """A generated template, mask or example word in any syntax is not a finding."""
+    name, template, forbidden = syntax
+    assume(not any(c in forbidden for c in placeholder))
+    text = template.format(v=placeholder)
+    s = text.index(placeholder)
+    spans = secret_spans(clf, text)
+    assert not any(a < s + len(placeholder) and b > s for a, b in spans), (name, placeholder, spans)
