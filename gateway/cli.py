@@ -13,6 +13,7 @@ from gateway.commands.engine import engine_group
 from gateway.commands.exposure import exposure_group
 from gateway.commands.keys import keys_group
 from gateway.commands.probe import probe_command
+from gateway.commands.scan import scan_command
 from gateway.commands.serve import serve_command
 from gateway.commands.upstream import upstream_group
 
@@ -34,6 +35,7 @@ main.add_command(admin_group)
 main.add_command(probe_command)
 main.add_command(upstream_group)
 main.add_command(alerts_group)
+main.add_command(scan_command)
 
 
 if __name__ == "__main__":
