@@ -117,7 +117,9 @@ def test_admin_routes_refuse_every_unauthenticated_way_in(env: tuple[GatewayHarn
                 for name, value in extra.get("cookies", {}).items():
                     client.cookies.set(name, value)
                 data = {"csrf_token": "guess"} if method != "GET" else None
-                r = client.request(method, target, data=data, headers=extra.get("headers"))
+                # Absolute, so that "//admin/…" reaches the server as a path (relative to the base
+                # URL, httpx reads it as a host named "admin" and asks for "/metrics" instead).
+                r = client.request(method, gw.url + target, data=data, headers=extra.get("headers"))
                 if not _refused(r):
                     served.append(f"{method} {target} {sorted(extra)} -> {r.status_code}")
     assert len(admin) >= 1
