@@ -59,15 +59,18 @@ def _alternatives(phrases: Iterable[list[str]]) -> str:
     return "|".join(out)
 
 
-def _with_inner(
-    key: str, ws: list[str], words: dict[str, list[str]], owners: dict[str, list[int]]
-) -> list[int]:
+def _with_inner(key: str, splits: list[list[str]], words: dict[str, list[list[str]]], owners: dict[str, list[int]]) -> list[int]:
     out = list(owners[key])
-    for other, ows in words.items():
-        if other == key or len(ows) >= len(ws):
+    for other, other_splits in words.items():
+        if other == key:
             continue
-        if any(ws[i : i + len(ows)] == ows for i in range(len(ws) - len(ows) + 1)):
-            out.extend(o for o in owners[other] if o not in out)
+        for ows in other_splits:
+            if any(
+                len(ows) < len(ws) and any(ws[i : i + len(ows)] == ows for i in range(len(ws) - len(ows) + 1))
+                for ws in splits
+            ):
+                out.extend(o for o in owners[other] if o not in out)
+                break
     return out
 
 
@@ -78,15 +81,21 @@ class ContextIndex:
         """``owners``: phrase key -> ids of the recognizers it is context for; ``phrases``: the
         phrases as written (their words decide the pattern)."""
         self.owners = owners
-        words = {phrase_key(p): phrase_words(p) for p in phrases}
-        words = {k: ws for k, ws in words.items() if k in owners and ws}
+        # a key may be written several ways ("steuer-id" and "steuerid"): every spelling is
+        # searched, all of them standing for the same key
+        words: dict[str, list[list[str]]] = {}
+        for p in sorted(phrases):
+            k, ws = phrase_key(p), phrase_words(p)
+            if k in owners and ws and ws not in words.setdefault(k, []):
+                words[k].append(ws)
+        words = {k: v for k, v in words.items() if v}
         # One pass reports the longest phrase at a place: "social security number" hides
         # "social security" and "security". A phrase also counts for the owners of every
         # phrase whose words it contains in a row.
         self.owners = {k: _with_inner(k, ws, words, owners) for k, ws in words.items()} | {
             k: v for k, v in owners.items() if k not in words
         }
-        self._rx = re2.compile(_alternatives(words.values()), options) if words else None
+        self._rx = re2.compile(_alternatives([ws for v in words.values() for ws in v]), options) if words else None
         self._groups = self._rx.groups if self._rx is not None else 0  # type: ignore[attr-defined]
 
     def find(self, subject: bytes) -> dict[int, list[int]]:

@@ -22,7 +22,7 @@ samedi dimanche easter christmas weihnachten ostern noel paques
 
 # given names in the gazetteer that are more often ordinary words, places or brands
 _NOT_GIVEN = """
-will mark bill may june april august grace hope joy rose faith art guy frank sunny chase page
+will mark bill may june april august hope joy rose faith art guy frank sunny chase page
 paris florence georgia victoria austin jordan lincoln ford carol holly ivy iris lily daisy
 summer autumn winter dawn eve crystal amber ruby pearl jade olive sky river ocean storm rain
 star angel king prince duke earl major sterling cash penny price hunter carter baker cooper
@@ -35,7 +35,7 @@ max per dean don jack job abe ben bo al el la le de van von dan ed rob sue pat v
 via nova alpha delta echo lima oscar sierra tango victor zulu apple amazon tesla oracle
 summit express premier royal general central global united standard
 elle une sans toute tout avant petit grand belle fleur claire claude
-lance gil else alle ende wolf hart kurt ernst frei gunther
+mac core travis one non line apollo lance gil else alle ende wolf hart kurt ernst frei gunther
 nick wade drew bob mack miles neil lee mo jean said job
 """
 
@@ -58,7 +58,7 @@ testing result results summary overview introduction conclusion appendix section
 table figure note notes action actions item items issue issues risk risks root cause
 deviation deviations capa change control document documents record records procedure sop
 specification requirement requirements standard manual guide policy training meeting minutes
-agenda status update draft final version revision page date time number name title subject
+agenda status update period deadline draft final version revision page date time number name title subject
 management manager director head lead owner department division unit office board committee
 engineering production manufacturing operations logistics purchasing procurement finance
 sales marketing research development regulatory affairs compliance safety health
@@ -79,7 +79,8 @@ verfahren anweisung spezifikation anforderung anforderungen norm handbuch schulu
 besprechung protokoll stand entwurf fassung seite datum zeit nummer betreff leitung
 abteilung bereich werk standort produktion fertigung einkauf vertrieb entwicklung
 sicherheit qualitatssicherung qualitatsmanagement geschaftsfuhrung herstellung prufplan
-strasse platz weg bahnhof flughafen stadt land kreis
+strasse platz weg bahnhof flughafen stadt land kreis bewertung bewertungen reklamation
+reklamationen zufriedenheit anfrage beschwerde beschwerden betreuung portal nummer stammdaten
 rapport revue qualite processus donnees equipe groupe projet produit fournisseur commande
 facture paiement livraison lot liberation ecart ecarts action actions cause racine
 document procedure specification exigence exigences norme formation reunion compte rendu
@@ -89,6 +90,14 @@ europe european america american asia asian africa african german english french
 spanish italian dutch swiss austrian polish chinese japanese indian global national
 monday microsoft google linux windows android python java javascript docker kubernetes
 github gitlab postgres postgresql redis excel word powerpoint teams slack zoom outlook
+filter filters cartridge sensor sensors pump pumps valve valves module modules platform unit units
+kit series line lines pro plus max mini ultra edition model models type class device devices
+tool tools machine machines engine controller board panel switch cable adapter housing housings
+seal seals assembly component part parts room cleanroom lab line reactor tank vessel
+must shall should would could might event events
+osx ios xml json yaml toml html css csv pdf ci cd aws gcp gpu cpu usb lan wan rest rpc
+ip id ids sdk url uri ui ux cli os db sql http https tcp udp dns ssl tls vpn
+dashboard portal console studio suite cloud hub gateway engine api
 chief officer executive president vice senior junior principal assistant associate
 """
 

@@ -49,7 +49,7 @@ class OrganizationRecognizer(TiersPatternRecognizer):
     PATTERNS = [
         Pattern(
             "legal_form",
-            r"\b(?P<value>" + _WORD + r"(?:" + _JOIN + _WORD + r"){0,5},?[ ]+(?:" + _LEGAL + r"))(?:$|[^A-Za-z0-9])",
+            r"\b(?P<value>" + _WORD + r"(?:" + _JOIN + _WORD + r"){0,5},?[ ]+(?:" + _LEGAL + r"))(?:$|[^A-Za-z0-9/-])",
             0.6,
         ),
         Pattern(

@@ -35,7 +35,9 @@ _UPPER = r"[A-Z]{2,}(?:-[A-Z]{2,})?"
 _PARTICLE = r"(?:(?:von|van|de|du|des|der|den|da|di|dos|del|della|le|la|zu|ten|ter|af|al|el|bin|ibn)[ ]+)"
 _INITIAL = r"[A-Z]\."
 _SURNAME = f"(?:{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
-_NAME = f"(?:{_CAP}(?:[ ]+(?:{_INITIAL}|{_CAP}))?[ ]+{_SURNAME})"
+# up to five words: a capitalised noun or two may come first ("Die Mitarbeiterin Leonie Hoffmann"),
+# and the check finds where the name starts
+_NAME = f"(?:{_CAP}(?:[ ]+(?:{_INITIAL}|{_CAP})){{0,3}}[ ]+{_SURNAME})"
 
 _TITLES = (
     r"Mr|Mrs|Ms|Mx|Miss|Mister|Dr|Prof|Sir|Dame|Herr|Herrn|Frau|Hr|Fr|Mme|Mlle|Monsieur|Madame|"
@@ -66,12 +68,20 @@ _SIGN_OFF = (
 _WORDS = re.compile(r"[A-Za-zß]+(?:['’-][A-Za-zß]+)*\.?")
 
 
+_PARTICLES = frozenset("von van de du des der den da di dos del della le la zu ten ter af al el bin ibn".split())
+
+
 def _until_common(text: str) -> int:
     """Where the name in ``text`` ends: before its first ordinary word ("Maria Gonzalez Review"
-    -> "Maria Gonzalez"); 0 when it starts with one."""
+    -> "Maria Gonzalez"); 0 when it starts with one. A lower-case particle before a capitalised
+    word is part of the name ("Anna von Berg")."""
     keep = 0
-    for m in _WORDS.finditer(text):
-        if is_common(m.group()):
+    words = list(_WORDS.finditer(text))
+    for i, m in enumerate(words):
+        w = m.group()
+        if keep and w in _PARTICLES and i + 1 < len(words) and words[i + 1].group()[:1].isupper():
+            continue
+        if is_common(w):
             break
         keep = m.end()
     return keep
@@ -87,7 +97,7 @@ class GivenNamePersonRecognizer(TiersPatternRecognizer):
         Pattern("surname_comma_given", r"\b(?P<value>" + _CAP + r",[ ]?" + _CAP + r")\b", 0.6),
     ]
 
-    def __init__(self, min_frequency: int = 3) -> None:
+    def __init__(self, min_frequency: int = 1) -> None:
         super().__init__()
         self._given = given_names(min_frequency) - NOT_GIVEN_NAMES
 
@@ -96,16 +106,21 @@ class GivenNamePersonRecognizer(TiersPatternRecognizer):
         return w in self._given or w.split("-")[0] in self._given
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
-        """The name in a candidate, or None when it does not start with a given name."""
+        """The name in a candidate: from its first given name that a surname follows, up to
+        an ordinary word; None when there is none."""
         words = _WORDS.findall(text)
         if "," in text:  # the list form: the given name comes last
             if len(words) == 2 and self._is_given(words[1]) and not any(map(is_common, words)):
                 return 0, len(text)
             return None
-        keep = _until_common(text)
-        if len(_WORDS.findall(text[:keep])) < 2 or not self._is_given(words[0]):
-            return None
-        return 0, keep
+        # the name may start after a capitalised noun the pattern took along ("Mitarbeiterin
+        # Leonie Hoffmann", "Kunde Jonas Brandt")
+        for m in _WORDS.finditer(text):
+            if self._is_given(m.group().rstrip(".")):
+                keep = m.start() + _until_common(text[m.start() :])
+                if len(_WORDS.findall(text[m.start() : keep])) >= 2:
+                    return m.start(), keep
+        return None
 
 
 class TitledPersonRecognizer(TiersPatternRecognizer):
