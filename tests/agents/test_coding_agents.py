@@ -127,14 +127,18 @@ def codex(gw: GatewayHarness, work: Path, prompt: str) -> subprocess.CompletedPr
 
 
 def _audited(gw: GatewayHarness, vendors: FakeUpstreams) -> list[dict[str, Any]]:
-    """Every request a vendor received has its own write-ahead row, for that upstream, and an ok
-    outcome; returns the rows in order."""
+    """Every request a vendor received has its write-ahead row, for that upstream, and an ok
+    outcome; returns the rows in order. A length the gateway's estimate could not settle was
+    counted at that upstream's count_tokens first, under the row of the message it measured."""
     rows = gw.rows("SELECT r.endpoint, r.upstream, r.tier, r.stripped, o.status FROM audit_requests r "
                    "JOIN audit_outcomes o USING (request_id) WHERE r.forwarded ORDER BY r.seq")  # fmt: skip
     for name in ("vendor", "local"):
-        paths = [i.path.removeprefix("/v1/").replace("messages/count_tokens", "count_tokens")
-                 for i in vendors[name].ledger.items()]  # fmt: skip
-        assert [r["endpoint"] for r in rows if r["upstream"] == name] == paths
+        paths = [i.path.removeprefix("/v1/") for i in vendors[name].ledger.items()]
+        mine = [r["endpoint"] for r in rows if r["upstream"] == name]
+        generation = [p for p in paths if p in ("messages", "responses")]
+        assert [e for e in mine if e != "count_tokens"] == generation
+        assert mine.count("count_tokens") <= paths.count("messages/count_tokens")
+        assert len(mine) >= len(generation) > 0 or not paths
     assert all(r["status"] == "ok" for r in rows)
     return rows
 
@@ -165,7 +169,7 @@ def test_claude_code_tier3_goes_on_prem_only(gw: GatewayHarness, vendors: FakeUp
     _clean(vendors["vendor"].ledger.raw_text())
     assert IBAN in vendors["local"].ledger.raw_text()
     rows = _audited(gw, vendors)
-    assert [r["upstream"] for r in rows if r["tier"] == 3] == ["local"]
+    assert {r["upstream"] for r in rows if r["tier"] == 3} == {"local"}  # (Claude Code counts tool results too)
 
 
 def test_codex_reads_the_files_identifiers_never_reach_the_vendor(
@@ -189,7 +193,7 @@ def test_codex_tier3_goes_on_prem_only(gw: GatewayHarness, vendors: FakeUpstream
     _clean(vendors["vendor"].ledger.raw_text())
     assert IBAN in vendors["local"].ledger.raw_text()
     rows = _audited(gw, vendors)
-    assert [r["upstream"] for r in rows if r["tier"] == 3] == ["local"]
+    assert {r["upstream"] for r in rows if r["tier"] == 3} == {"local"}  # (Claude Code counts tool results too)
 
 
 def test_over_long_prompts_get_each_agents_own_answer(
@@ -197,7 +201,7 @@ def test_over_long_prompts_get_each_agents_own_answer(
 ) -> None:
     """Both agents' first request (their system prompt and tools alone) is longer than a
     4k-token window: Claude Code is told 413 request_too_large, Codex context_length_exceeded;
-    nothing is forwarded and neither retries."""
+    nothing is generated and neither retries."""
     with GatewayHarness(sqlite_db, tmp_path, _config(vendors, 4000), classifier=agent_classifier) as g:
         result = claude(g, work, "Read customers.md.")
         assert result["is_error"] is True and result["api_error_status"] == 413
@@ -206,6 +210,9 @@ def test_over_long_prompts_get_each_agents_own_answer(
         assert done.returncode != 0 and "context window" in done.stderr
         rows = g.rows("SELECT r.endpoint, o.http_status, o.error_class FROM audit_requests r "
                       "JOIN audit_outcomes o USING (request_id) ORDER BY r.seq")  # fmt: skip
-    assert rows == [{"endpoint": "messages", "http_status": 413, "error_class": "request_too_large"},
-                    {"endpoint": "responses", "http_status": 400, "error_class": "context_length_exceeded"}]
-    assert len(vendors["vendor"].ledger) == 0 and len(vendors["local"].ledger) == 0
+    # Claude Code's estimate could not settle it (its tool schemas widen only the ceiling): each
+    # upstream counted it with count_tokens, under a row of its own, and said too long.
+    assert {(r["endpoint"], r["http_status"]) for r in rows} == {("messages", 413), ("responses", 400)}
+    assert rows[-1]["error_class"] == "context_length_exceeded"
+    sent = [i.path for name in ("vendor", "local") for i in vendors[name].ledger.items()]
+    assert set(sent) <= {"/v1/messages/count_tokens"}  # counted, never generated

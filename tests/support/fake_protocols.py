@@ -41,12 +41,16 @@ def _texts(value: Any) -> list[str]:
 
 
 def protocol_prompt_tokens(fake: FakeUpstream, path: str, body: dict[str, Any]) -> int:
+    """Like a vendor: the tool schemas are input tokens too (a coding agent's are most of them)."""
+    tools = json.dumps(body["tools"]) if body.get("tools") else ""
     if path.endswith("/responses"):
         items = body.get("input")
         n = len(items) if isinstance(items, list) else 1
-        return 3 * n + sum(fake.count_tokens(s) for s in _texts([body.get("instructions"), items]))
+        return 3 * n + fake.count_tokens(tools) + sum(
+            fake.count_tokens(s) for s in _texts([body.get("instructions"), items]))  # fmt: skip
     messages = body.get("messages") or []
-    return 3 + 3 * len(messages) + sum(fake.count_tokens(s) for s in _texts([body.get("system"), messages]))
+    return 3 + 3 * len(messages) + fake.count_tokens(tools) + sum(
+        fake.count_tokens(s) for s in _texts([body.get("system"), messages]))  # fmt: skip
 
 
 def _stop_reason(a: Scripted) -> str:
