@@ -426,7 +426,15 @@ def main() -> None:
     parser.add_argument("--no-pin", action="store_true", help="leave every process free to use every CPU")
     parser.add_argument("--python-load", action="store_true",
                         help="drive the non-streaming cells with the Python client even where wrk is installed")
+    parser.add_argument("--protocols", action="store_true",
+                        help="only the per-protocol cells: chat, messages, responses, whole and streamed (bench/protocols.py)")
     args = parser.parse_args()
+    if args.protocols:
+        from bench.protocols import run
+
+        print()
+        print(run(100 if args.quick else 800, rounds=10 if args.quick else 20, pinned=not args.no_pin))
+        return
     if args.split:
         receiver = None
         if args.tracing:

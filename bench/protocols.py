@@ -1,7 +1,7 @@
 """Gateway overhead per wire protocol: chat, Anthropic messages and OpenAI responses, whole and
 streamed, 1 KB prompt at concurrency 1, direct calls to the mock against one Tiergate serving all
-three (the `messages` and `responses` cells next to `bench/overhead.py`'s chat cells, with its
-helpers). Direct and Tiergate calls alternate in short rounds, so that drift in the machine's load
+three: the `messages` and `responses` cells of `bench/overhead.py --protocols`, next to a chat
+cell measured the same way. Direct and Tiergate calls alternate in short rounds, so that drift in the machine's load
 hits both sides alike.
 
     .venv/bin/python bench/protocols.py [--n 800] [--rounds 20]
