@@ -35,7 +35,7 @@ max per dean don jack job abe ben bo al el la le de van von dan ed rob sue pat v
 via nova alpha delta echo lima oscar sierra tango victor zulu apple amazon tesla oracle
 summit express premier royal general central global united standard
 elle une sans toute tout avant petit grand belle fleur claire claude
-mac core travis one non line apollo lance gil else alle ende wolf hart kurt ernst frei gunther
+meta newton shi mac core travis one non line apollo lance gil else alle ende wolf hart kurt ernst frei gunther
 nick wade drew bob mack miles neil lee mo jean said job
 """
 
@@ -94,6 +94,8 @@ filter filters cartridge sensor sensors pump pumps valve valves module modules p
 kit series line lines pro plus max mini ultra edition model models type class device devices
 tool tools machine machines engine controller board panel switch cable adapter housing housings
 seal seals assembly component part parts room cleanroom lab line reactor tank vessel
+none null nil true false world algorithm algorithms protocol protocols gradient method
+methods function functions platforms transfer file files copyright license licence
 must shall should would could might event events
 osx ios xml json yaml toml html css csv pdf ci cd aws gcp gpu cpu usb lan wan rest rpc
 ip id ids sdk url uri ui ux cli os db sql http https tcp udp dns ssl tls vpn

@@ -20,6 +20,7 @@ to make known people certain (``employee_lists``).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from presidio_analyzer import Pattern
 
@@ -100,14 +101,18 @@ class GivenNamePersonRecognizer(TiersPatternRecognizer):
     def __init__(self, min_frequency: int = 1) -> None:
         super().__init__()
         self._given = given_names(min_frequency) - NOT_GIVEN_NAMES
+        # capitalised runs recur (headings, the same people); a lookup is ≈ 10x a check
+        self.refine_span = lru_cache(maxsize=16384)(self._refine)  # type: ignore[method-assign]
 
     def _is_given(self, word: str) -> bool:
         w = word.lower()
         return w in self._given or w.split("-")[0] in self._given
 
-    def refine_span(self, text: str) -> tuple[int, int] | None:
+    def _refine(self, text: str) -> tuple[int, int] | None:
         """The name in a candidate: from its first given name that a surname follows, up to
         an ordinary word; None when there is none."""
+        if not any(self._is_given(w.rstrip(".,")) for w in text.split()):
+            return None  # most candidates: capitalised words without a given name
         words = _WORDS.findall(text)
         if "," in text:  # the list form: the given name comes last
             if len(words) == 2 and self._is_given(words[1]) and not any(map(is_common, words)):
@@ -140,7 +145,9 @@ class TitledPersonRecognizer(TiersPatternRecognizer):
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The name without trailing ordinary words; None when nothing else is left."""
         keep = _until_common(text)
-        return (0, keep) if keep else None
+        if keep == 0 or (keep <= 3 and text[:keep].isupper()):
+            return None  # nothing but ordinary words, or an acronym ("To: VE")
+        return 0, keep
 
 
 def person_recognizers() -> list[TiersPatternRecognizer]:
