@@ -52,8 +52,9 @@ from gateway.streaming import StreamResult
 from gateway.tokens import TokenCounter, counted_by_upstream
 from gateway.tracing import NULL_TRACER, NullTracer, OtelTracer
 from gateway.upstream import RetryableUpstreamError, UpstreamClient
+from gateway.vendor_state import VendorStateBook
 from tiers.errors import ContentError, TiersError, VendorStateError
-from tiers.types import Tier
+from tiers.types import Tier, UpstreamKind
 
 __all__ = ["ENDPOINTS", "Pipeline", "Reply"]
 
@@ -96,16 +97,21 @@ def _requested_tier(headers: Any) -> Tier:
     return Tier(max(int(e) for e in elements))
 
 
+# Where a vendor-state value the book can know sits (thinking signature, redacted thinking,
+# encrypted reasoning); the thinking text itself is not what the vendor checks.
+_STATE_KEYS = frozenset({"signature", "data", "encrypted_content"})
+
+
 def _carries_vendor_state(classified: Classified) -> bool:
     return any(s.kind == "state" for s in classified.content.segments)
 
 
 def _one_vendor(candidates: list[Candidate]) -> list[Candidate]:
-    """Vendor state (thinking and its signature, encrypted reasoning) goes back to the vendor that
-    produced it, never to another one: with it, fallback stays within the first candidate's
-    provider (an undeclared provider: that upstream alone). The vendor is inferred, not recorded:
-    while the tier allows it, the first candidate is where the conversation's earlier turns went;
-    a turn whose tier rose to on-prem only sends it to our own engine, which discloses nothing."""
+    """Vendor state the book does not know (see ``Pipeline._state_candidates``) goes back to the
+    vendor that must have produced it, never to another one: fallback stays within the first
+    candidate's provider (an undeclared provider: that upstream alone). While the tier allows it,
+    the first candidate is where the conversation's earlier turns went; a turn whose tier rose to
+    on-prem only sends it to our own engine, which discloses nothing."""
     first = candidates[0]
     if first.provider is None:
         return [first]
@@ -148,6 +154,7 @@ class Pipeline:
     metrics: Metrics
     hardened: Callable[[Any], bool]
     salt_key: bytes
+    vendor_states: VendorStateBook = field(default_factory=VendorStateBook)
     now: Callable[[], datetime] = lambda: datetime.now(UTC)
     monotonic: Callable[[], float] = time.monotonic
     # An upstream's effective safe length: the configured one, or lower after a failed ladder
@@ -234,7 +241,7 @@ class Pipeline:
         if not candidates:
             raise TierNotAllowed()
         if _carries_vendor_state(classified):
-            candidates = _one_vendor(candidates)
+            candidates = self._state_candidates(classified, candidates)
         too_long = 0
         attempts = 0
         opened_any = False
@@ -295,6 +302,14 @@ class Pipeline:
             self._count(inbound, decision.tier, "none", 502)
             raise UpstreamError("every eligible upstream failed before answering", code="upstream_unavailable")
         raise TierNotAllowed(recorded=attempts > 0)
+
+    def _state_candidates(self, classified: Classified, candidates: list[Candidate]) -> list[Candidate]:
+        """Vendor state goes back to the upstream the book says produced it (or to our own
+        engine, which discloses nothing); state the book does not know, by the provider rule."""
+        values = [s.text for s in classified.content.segments if s.kind == "state" and s.path[-1] in _STATE_KEYS]
+        known = self.vendor_states.producers(values)
+        pinned = [c for c in candidates if c.name in known or c.kind == UpstreamKind.ONPREM] if known else []
+        return pinned or _one_vendor(candidates)
 
     @staticmethod
     def _attempt_id(inbound: Inbound, attempts: int) -> str:
@@ -414,6 +429,7 @@ class Pipeline:
             raise UpstreamIntegrityError()
         self.tracer.answered(rid, data)
         protocol.restore(data, outbound.mapping, inbound.model)  # and the model name the client asked for
+        self.vendor_states.remember(name, protocol.vendor_state(data))
         self._outcome(rid, inbound, "ok", 200, response.status_code, usage=usage)
         self._count(inbound, tier, name, 200)
         return Reply(200, data, headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))})
@@ -439,6 +455,7 @@ class Pipeline:
             body=inbound.body,
             client_model=inbound.model,
             on_done=done,
+            on_state=lambda values: self.vendor_states.remember(name, values),
         )
         self.metrics.latency.labels(inbound.endpoint).observe(self.monotonic() - inbound.started)
         return Reply(200, stream=stream,

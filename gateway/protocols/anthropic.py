@@ -73,6 +73,14 @@ def _has_answer(blocks: Any) -> bool:
     return False
 
 
+def _state_of(blocks: Any) -> list[str]:
+    out = []
+    for b in blocks or ():
+        if isinstance(b, dict) and b.get("type") in ("thinking", "redacted_thinking"):
+            out += [b[k] for k in ("signature", "data") if isinstance(b.get(k), str) and b[k]]
+    return out
+
+
 def _restore_block(block: Any, restorer: Restorer) -> None:
     if not isinstance(block, dict) or block.get("type") in ("thinking", "redacted_thinking"):
         return  # vendor state: the client must hold it as the vendor sent it
@@ -146,9 +154,13 @@ class _Messages(_Anthropic):
             data["model"] = client_model
 
     def relay(self, response: Any, *, mapping: dict[str, str], count: Any, promised_usage: bool,
-              body: dict[str, Any], client_model: str, on_done: Any) -> AsyncIterator[bytes]:  # fmt: skip
+              body: dict[str, Any], client_model: str, on_done: Any,
+              on_state: Any = None) -> AsyncIterator[bytes]:  # fmt: skip
         return drive(response, _MessagesRelay(mapping, client_model), count=count, promised_usage=promised_usage,
-                     on_done=on_done)  # fmt: skip
+                     on_done=on_done, on_state=on_state)  # fmt: skip
+
+    def vendor_state(self, data: dict[str, Any]) -> list[str]:
+        return _state_of(data.get("content"))
 
 
 class _CountTokens(_Anthropic):
@@ -174,6 +186,7 @@ class _MessagesRelay(EventRelay):
         self.stop_reason: str | None = None
         self.held: list[bytes] = []
         self.open_blocks: set[int] = set()
+        self.signatures: dict[int, str] = {}  # per thinking block, as the client will hold it
 
     def _set_usage(self, raw: Any) -> None:
         if isinstance(raw, dict):
@@ -200,6 +213,7 @@ class _MessagesRelay(EventRelay):
             index = event.get("index", 0)
             self.open_blocks.add(index)
             block = event.get("content_block")
+            self.state += _state_of([block])
             if isinstance(block, dict):
                 if block.get("type") in ("tool_use", "server_tool_use") or block.get("text"):
                     self.answered = True
@@ -249,7 +263,9 @@ class _MessagesRelay(EventRelay):
             if self.streams is not None:  # inside JSON string literals: restored JSON-escaped
                 delta["partial_json"] = self.streams.feed((index, "tool"), delta["partial_json"])
         elif dtype in ("thinking_delta", "signature_delta"):
-            pass  # vendor state: byte-untouched
+            if dtype == "signature_delta" and isinstance(delta.get("signature"), str):
+                self.signatures[index] = self.signatures.get(index, "") + delta["signature"]
+            # vendor state: byte-untouched
         elif self.restorer is not None:  # citations_delta, and delta types still to come
             restore_strings(delta, self.restorer)
         return event
@@ -270,6 +286,7 @@ class _MessagesRelay(EventRelay):
         if self.streams is not None:
             for index in self.streams.pending_choices():
                 out.extend(self._flush(index))
+        self.state += [s for s in self.signatures.values() if s]
         return out + self.held
 
     def answer_check(self, count: PromptCount) -> str | None:

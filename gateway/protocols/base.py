@@ -96,8 +96,14 @@ class Protocol:
         body: dict[str, Any],
         client_model: str,
         on_done: Callable[[StreamResult], Awaitable[None] | None],
+        on_state: Callable[[list[str]], None] | None = None,
     ) -> AsyncIterator[bytes]:
+        """The client's stream; ``on_state`` hears the vendor state of a stream that ended well."""
         raise NotImplementedError
+
+    def vendor_state(self, data: dict[str, Any]) -> list[str]:
+        """The vendor state values of a whole answer (signatures, encrypted reasoning)."""
+        return []
 
     # ---- errors -----------------------------------------------------------------------------
 

@@ -87,6 +87,7 @@ class EventRelay:
         self.terminal = False  # the upstream's last event arrived
         self.usage: dict[str, Any] | None = None  # in OpenAI's names
         self.usage_early = False  # usage is known before any text (checked before relaying it)
+        self.state: list[str] = []  # vendor state values seen (gateway/vendor_state.py)
 
     def feed(self, name: str | None, event: dict[str, Any]) -> list[bytes]:
         """The client's bytes for one upstream event (possibly none, when held)."""
@@ -110,6 +111,7 @@ async def drive(
     count: PromptCount,
     promised_usage: bool,
     on_done: Callable[[StreamResult], Awaitable[None] | None],
+    on_state: Callable[[list[str]], None] | None = None,
 ) -> AsyncIterator[bytes]:
     result: StreamResult | None = StreamResult("client_closed", "client_closed")
     first = False
@@ -165,7 +167,10 @@ async def drive(
             return
         await _finish(on_done, StreamResult("ok", None, relay.usage, True))
         result = None
-        for chunk in relay.finish():
+        held = relay.finish()
+        if on_state is not None and relay.state:
+            on_state(relay.state)
+        for chunk in held:
             yield chunk
     finally:
         await response.aclose()

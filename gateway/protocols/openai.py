@@ -47,7 +47,8 @@ class _OpenAI(Protocol):
             data["model"] = client_model
 
     def relay(self, response: Any, *, mapping: dict[str, str], count: Any, promised_usage: bool,
-              body: dict[str, Any], client_model: str, on_done: Any) -> AsyncIterator[bytes]:  # fmt: skip
+              body: dict[str, Any], client_model: str, on_done: Any,
+              on_state: Any = None) -> AsyncIterator[bytes]:  # fmt: skip
         from gateway.streaming import relay_sse
 
         options = body.get("stream_options")

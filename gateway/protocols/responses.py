@@ -51,6 +51,12 @@ def restore_item(item: Any, restorer: Restorer) -> None:
             item[key] = restore_strings(value, restorer)
 
 
+def _state_of(items: Any) -> list[str]:
+    """Encrypted reasoning / compaction items: ciphertext only their producer reads."""
+    return [i["encrypted_content"] for i in items or ()
+            if isinstance(i, dict) and isinstance(i.get("encrypted_content"), str) and i["encrypted_content"]]
+
+
 def _usage(raw: Any) -> Usage | None:
     if not isinstance(raw, dict):
         return None
@@ -129,9 +135,13 @@ class _Responses(Protocol):
             data["model"] = client_model
 
     def relay(self, response: Any, *, mapping: dict[str, str], count: Any, promised_usage: bool,
-              body: dict[str, Any], client_model: str, on_done: Any) -> AsyncIterator[bytes]:  # fmt: skip
+              body: dict[str, Any], client_model: str, on_done: Any,
+              on_state: Any = None) -> AsyncIterator[bytes]:  # fmt: skip
         return drive(response, _ResponsesRelay(mapping, client_model), count=count, promised_usage=promised_usage,
-                     on_done=on_done)  # fmt: skip
+                     on_done=on_done, on_state=on_state)  # fmt: skip
+
+    def vendor_state(self, data: dict[str, Any]) -> list[str]:
+        return _state_of(data.get("output"))
 
 
 _TERMINAL = frozenset({"response.completed", "response.incomplete"})
@@ -176,6 +186,7 @@ class _ResponsesRelay(EventRelay):
             if isinstance(response, dict):
                 self.usage = _usage(response.get("usage"))
                 self.final = response
+                self.state += _state_of(response.get("output"))
             self.terminal = True
             self.terminal_event = (etype, event)  # held: released by finish, once checked
             return []

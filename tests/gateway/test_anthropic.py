@@ -13,7 +13,7 @@ import httpx
 import pytest
 
 from tests.gateway.conftest import upstream_config
-from tests.support import Scripted
+from tests.support import FakeUpstream, Scripted
 from tests.support.fake_protocols import SIGNATURE
 from tests.support.harness import FakeUpstreams, GatewayHarness
 
@@ -336,3 +336,38 @@ def test_an_identifier_inside_thinking_that_must_be_stripped_is_a_400(gw: Gatewa
     assert "thinking" in err.value.body["error"]["message"]
     assert EMAIL not in str(err.value.body)
     assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 0
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_thinking_goes_back_to_the_upstream_that_produced_it(
+    sqlite_db: str, tmp_path: Path, classifier: Any, stream: bool
+) -> None:
+    """Two upstreams of one provider: the first was down when turn 1 was answered by the second,
+    with thinking. Turn 2 resends that thinking: it goes to the second again (the gateway keeps a
+    digest of each signature it relayed, never the value), although the first is back."""
+    with FakeUpstreams(FakeUpstream(name="vendor", kind="shared"), FakeUpstream(name="vendor2", kind="shared"),
+                       FakeUpstream(name="local", kind="onprem")) as f:  # fmt: skip
+        ups = upstream_config(f, vendor={"protocols": ALL, "provider": "anthropic"},
+                              local={"protocols": ALL})  # fmt: skip
+        ups.insert(1, {**ups[0], "name": "vendor2", "base_url": f.base_url("vendor2")})
+        f["vendor"].script = lambda r: Scripted(status=500)
+        f["vendor2"].script = lambda r: Scripted(content="Done.", thinking="plan for <EMAIL_1>")
+        with GatewayHarness(sqlite_db, tmp_path, {"upstreams": ups, "limits": {"auth_cache_s": 0}},
+                            classifier=classifier) as g:  # fmt: skip
+            c = client(g, g.create_key())
+            if stream:
+                with c.messages.stream(model="chat", max_tokens=5, messages=ask(f"Mail {EMAIL}")) as s:
+                    first = s.get_final_message()
+            else:
+                first = c.messages.create(model="chat", max_tokens=5, messages=ask(f"Mail {EMAIL}"))
+            f["vendor"].script = lambda r: Scripted(content="from vendor")
+            history = [*ask(f"Mail {EMAIL}"),
+                       {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in first.content]},
+                       *ask("and again")]  # fmt: skip
+            again = c.messages.create(model="chat", max_tokens=5, messages=history)
+            fresh = c.messages.create(model="chat", max_tokens=5, messages=ask("no state here"))
+        assert first.content[0].signature == SIGNATURE
+        assert again.content[-1].text == "Done."  # vendor2's answer
+        assert fresh.content[-1].text == "from vendor"  # without state: the first upstream again
+        assert len(f["vendor2"].ledger) == 2 and f["vendor2"].ledger.bodies()[1]["messages"][1]["content"][0][
+            "signature"] == SIGNATURE  # fmt: skip
