@@ -39,7 +39,8 @@ POSITIVES = [
     ("PERSON", "Erstellt von {}\n", "Ifeoma Brandt"),
     ("PERSON", "Rédigé par {}\n", "Thibault Garnier"),
     ("PERSON", "Best regards,\n{}\n", "Rhys Pemberton"),
-    ("PERSON", "Mit freundlichen Grüßen\n{}\n", "Svenja Lindqvist"),
+    ("PERSON", "Mit freundlichen Grüßen\n{}\n", "Ifeoma Okafor"),  # no gazetteer name: the sign-off
+    ("PERSON", "Viele Grüße\n{}\n", "Kwame Asante"),
     ("PERSON", "reviewed by Prof. Dr. {} yesterday", "Kai Brandt"),
     # companies by legal form and by role word
     ("ORGANIZATION", "we ordered from {} last week", "Acme Widgets Ltd"),

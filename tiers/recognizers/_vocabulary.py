@@ -48,7 +48,7 @@ sir madam madame team all everyone colleagues kollegen collegues tous
 please dear hello hi thanks thank regards best kind sincerely cheers
 der die das den dem des ein eine einer eines einem und oder aber wenn weil fur mit ohne nach
 vor bei von zu zum zur im am an auf aus ist sind war waren wird werden hat haben bitte danke
-sehr geehrte geehrter liebe lieber hallo gruss grusse freundlichen
+sehr geehrte geehrter liebe lieber hallo gruss grusse gruß gruße grußen freundlichen
 le la les un une des du et ou mais si pour avec sans dans sur sous chez par est sont etait
 merci bonjour madame monsieur cher chere cordialement salutations bien
 report review plan quality process data team site group project program programme product
@@ -74,7 +74,7 @@ laboratories laboratory labs pharma pharmaceuticals medical devices chemicals ma
 steel metal metals plastics foods energy power motors motor airlines logistics
 bericht prufung plan qualitat prozess daten gruppe projekt produkt dienst kunde kunden
 lieferant lieferanten auftrag bestellung rechnung zahlung lieferung charge freigabe
-abweichung abweichungen massnahme massnahmen ursache korrektur vorbeugung dokument
+abweichung abweichungen massnahme massnahmen maßnahme maßnahmen ursache korrektur vorbeugung dokument
 verfahren anweisung spezifikation anforderung anforderungen norm handbuch schulung
 besprechung protokoll stand entwurf fassung seite datum zeit nummer betreff leitung
 abteilung bereich werk standort produktion fertigung einkauf vertrieb entwicklung

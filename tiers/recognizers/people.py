@@ -58,10 +58,10 @@ _ROLES = (
     r"(?i:dear|hello|hi|liebe|lieber|hallo|bonjour|cher|chere|sehr geehrte|sehr geehrter)|"
     r"(?im:^(?:from|to|cc|von|an|de|a)[ ]*:)"
 )
-# a sign-off, then the name on the next line
+# a sign-off, then the name on the next line (normalised text keeps ß: "Grüßen" is "Grußen")
 _SIGN_OFF = (
-    r"(?i:best regards|kind regards|regards|sincerely|cheers|thanks|mit freundlichen grussen|"
-    r"viele grusse|beste grusse|gruss|cordialement|bien cordialement|salutations|bien a vous)"
+    r"(?i:best regards|kind regards|regards|sincerely|cheers|thanks|mit freundlichen gru(?:ss|ß)en|"
+    r"viele gru(?:ss|ß)e|beste gru(?:ss|ß)e|gru(?:ss|ß)|cordialement|bien cordialement|salutations|bien a vous)"
     r"[ ]*,?[ ]*\r?\n[ \t]*"
 )
 
