@@ -81,6 +81,12 @@ ADVERSARIAL = {
     "markers": "strictly_confidential_",
     "marker-lines": "***\nConfidential stuff\n",
     "names": "maria gonzalezz, mariaa ",
+    "capitalised-runs": "Quality Review Board Werk Stuttgart ",  # given-name check on each run
+    "titles-without-names": "Herr Dr. der ",
+    "role-words-without-names": "approved by the Kunde Audit ",
+    "legal-form-runs": "Review Board GmbH-",
+    "street-words": "rue de la Hauptstraße Main Street ",
+    "birth-words": "born on the geboren am 12. ",
     "domain-ids": "lot batch no. capa- P/N ",
     "lookalikes": "\u0430\u0585\u200b\u13aa",
     "whitespace": " \t\n\r  ",
