@@ -51,6 +51,8 @@ POSITIVES = [
     ("IBAN_CODE", "Konto {} EUR", "DE89 3704 0044 0532 0130 00"),
     ("IBAN_CODE", "paid {} PLN", "PL61 1090 1014 0000 0712 1981 2874"),
     ("IBAN_CODE", "rib {} EUR", "FR76 3000 6000 0112 3456 7890 189"),
+    ("CA_SIN", "SIN {}", "130 692 544"),
+    ("CA_SIN", "numéro d'assurance sociale : {}", "130-692-544"),
 ]
 
 
@@ -77,6 +79,9 @@ NEAR_MISSES = [
     ("EU_VAT", "USt-IdNr. DE136695977"),
     ("IBAN_CODE", "IBAN PT50000201231234567890155"),
     ("IBAN_CODE", "IBAN PT50 0002 0123 1234 5678 9015"),  # one digit short of Portugal's 25
+    # a SIREN passes Luhn like a Canadian SIN: without a SIN word it is no SIN
+    ("CA_SIN", "SIREN 732 829 320"),
+    ("CA_SIN", "ref 130 692 544 total"),
 ]
 
 

@@ -106,7 +106,8 @@ class SinRecognizer(pr.CaSinRecognizer):
 
 
 # class, score cap (None: presidio's scores). Recognizers of bare digit runs with a one-digit
-# checksum (NHS mod 11, PESEL, personnummer) are capped below ``min_score``: a
+# checksum (NHS mod 11, PESEL, personnummer, and Luhn for the grouped SIN, which a French SIREN
+# "732 829 320" passes too) are capped below ``min_score``: a
 # check digit passes on 1 in 10 random numbers (timestamps, order ids, US phone numbers), too
 # often to count without a context word.
 _NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
@@ -128,7 +129,7 @@ _NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
     (pr.PlPeselRecognizer, 0.3),
     (pr.FiPersonalIdentityCodeRecognizer, None),
     (pr.SePersonnummerRecognizer, 0.3),
-    (SinRecognizer, None),
+    (SinRecognizer, 0.3),
     (pr.CryptoRecognizer, None),
 )
 
