@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 
 from tests.support import FakeUpstream
-from tests.support.agent_vendor import agent_script
+from tests.support.agent_vendor import PLACEHOLDER, SUMMARY_REQUEST, agent_script, compacting_script
 from tests.support.harness import FakeUpstreams, GatewayHarness
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -216,3 +216,63 @@ def test_over_long_prompts_get_each_agents_own_answer(
     assert rows[-1]["error_class"] == "context_length_exceeded"
     sent = [i.path for name in ("vendor", "local") for i in vendors[name].ledger.items()]
     assert set(sent) <= {"/v1/messages/count_tokens"}  # counted, never generated
+
+
+
+# ---- compaction --------------------------------------------------------------------------------
+# Claude Code 2.1 compacts reactively: a 413 whose message says "prompt is too long" is withheld,
+# the rounds before the last one are summarised by one more /v1/messages call (its own system
+# prompt and tools, the old rounds, and a user turn "Your task is to create a detailed summary…"),
+# and the turn is retried once on [summary, last round]. It does so in -p mode too, but only with
+# at least three rounds (a summarise set needs an assistant turn): a 413 on the first request is
+# final, as test_over_long_prompts_get_each_agents_own_answer shows. Proactive auto-compaction at a
+# token threshold is off unless a window is configured (CLAUDE_CODE_AUTO_COMPACT_WINDOW, >= 100k).
+
+# Each log is ~6.2k of the fake vendor's tokens over a ~18k first request: the third request (both
+# logs read) is ~30.5k, the summarising one (first log and the prompt) ~25.7k, the retry ~23.4k.
+COMPACT_WINDOW = 28_000
+LOGS = {
+    "build.log": (EMAILS[0], "The nightly build finished and the artefact cache stayed warm for every module.\n"),
+    "deploy.log": (EMAILS[1], "The canary deploy rolled out and each health check in the fleet stayed green.\n"),
+}
+
+
+def test_claude_code_compacts_through_the_gateway_after_a_413(
+    sqlite_db: str, tmp_path: Path, agent_classifier: Any, work: Path
+) -> None:
+    """Claude Code reads two logs, one a turn; the third request no longer fits any upstream: the
+    gateway answers 413 request_too_large, Claude Code sends one summarising request (classified,
+    stripped, audited like any other) and retries once, shorter; every identifier is restored."""
+    for name, (owner, line) in LOGS.items():
+        (work / name).write_text(f"Owner: {owner}\n" + line * 260)
+    script = compacting_script(work, list(LOGS))
+    with FakeUpstreams(FakeUpstream(name="vendor", kind="shared", script=script),
+                       FakeUpstream(name="local", kind="onprem", script=script)) as vendors:  # fmt: skip
+        with GatewayHarness(sqlite_db, tmp_path, _config(vendors, COMPACT_WINDOW), classifier=agent_classifier) as g:
+            result = claude(g, work, "Read build.log, then deploy.log, and tell me who owns them.")
+            rows = g.rows("SELECT r.endpoint, r.upstream, r.tier, r.stripped, r.prompt_tokens, o.status, "
+                          "o.http_status, o.error_class FROM audit_requests r JOIN audit_outcomes o USING (request_id) "
+                          "WHERE r.endpoint = 'messages' ORDER BY r.seq")  # fmt: skip
+    assert result["is_error"] is False, result
+    for owner, _ in LOGS.values():
+        assert owner in result["result"]  # the first log's owner came back through the summary
+    _clean(vendors["vendor"].ledger.raw_text())
+    assert {i.path for i in vendors["local"].ledger.items()} <= {"/v1/messages/count_tokens"}
+
+    sent = [i for i in vendors["vendor"].ledger.items() if i.path == "/v1/messages"]
+    summarising = [n for n, i in enumerate(sent) if SUMMARY_REQUEST in i.text]
+    assert summarising == [2]  # once, right after the refused request
+    assert PLACEHOLDER.search(sent[2].text)  # the old rounds it carries were stripped like any turn
+    retry = sent[3].text
+    assert "[read:build.log]" in retry and LOGS["deploy.log"][1].strip() in retry
+    assert LOGS["build.log"][1].strip() not in retry  # the first round is gone, its summary stays
+    assert len(sent) == 4  # the refused prompt was never sent again
+
+    # One client request was refused (a row per upstream that measured it), nothing after it.
+    ok = [r for r in rows if r["status"] == "ok"]
+    refused = [r for r in rows if r["status"] != "ok"]
+    assert [r["http_status"] for r in rows] == [200, 200] + [413] * len(refused) + [200, 200]
+    assert {(r["http_status"], r["error_class"]) for r in refused} == {(413, "prompt_too_long")}
+    assert all(r["prompt_tokens"] > COMPACT_WINDOW for r in refused)
+    assert [(r["upstream"], r["tier"], r["stripped"]) for r in ok] == [("vendor", 2, True)] * 4
+    assert ok[3]["prompt_tokens"] < min(r["prompt_tokens"] for r in refused)
