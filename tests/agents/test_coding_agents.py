@@ -12,7 +12,9 @@ answers by listing the placeholders it was shown (tests/support/agent_vendor.py)
 * every request the vendors received must have its audit row and outcome;
 * a prompt too long for every upstream: Claude Code gets 413 request_too_large ("Prompt is too
   long"), Codex context_length_exceeded ("ran out of room in the model's context window"), and
-  neither retries.
+  neither retries;
+* Claude Code's compaction (after the gateway's 413, at its own threshold, or by /compact) is one
+  more request, stripped and audited like any other, and the session goes on shorter.
 """
 
 from __future__ import annotations
@@ -103,13 +105,15 @@ def _home(tmp_path: Path) -> Path:
     return home
 
 
-def claude(gw: GatewayHarness, work: Path, prompt: str) -> dict[str, Any]:
+def claude(
+    gw: GatewayHarness, work: Path, prompt: str, *args: str, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     env = {"PATH": os.environ["PATH"], "HOME": str(_home(work.parent)), "ANTHROPIC_BASE_URL": gw.url,
            "ANTHROPIC_API_KEY": gw.create_key(), "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-           "ANTHROPIC_DEFAULT_HAIKU_MODEL": "agent-model", "DISABLE_AUTOUPDATER": "1"}  # fmt: skip
+           "ANTHROPIC_DEFAULT_HAIKU_MODEL": "agent-model", "DISABLE_AUTOUPDATER": "1", **(env or {})}  # fmt: skip
     done = subprocess.run([str(_binary("claude")), "-p", prompt, "--output-format", "json", "--model", "agent-model",
-                           "--allowedTools", "Read"], cwd=work, env=env, capture_output=True, text=True, timeout=180,
-                          stdin=subprocess.DEVNULL)  # fmt: skip
+                           "--allowedTools", "Read", *args], cwd=work, env=env, capture_output=True, text=True,
+                          timeout=180, stdin=subprocess.DEVNULL)  # fmt: skip
     return json.loads(done.stdout)
 
 
@@ -220,49 +224,68 @@ def test_over_long_prompts_get_each_agents_own_answer(
 
 
 # ---- compaction --------------------------------------------------------------------------------
-# Claude Code 2.1 compacts reactively: a 413 whose message says "prompt is too long" is withheld,
-# the rounds before the last one are summarised by one more /v1/messages call (its own system
-# prompt and tools, the old rounds, and a user turn "Your task is to create a detailed summary…"),
-# and the turn is retried once on [summary, last round]. It does so in -p mode too, but only with
-# at least three rounds (a summarise set needs an assistant turn): a 413 on the first request is
-# final, as test_over_long_prompts_get_each_agents_own_answer shows. Proactive auto-compaction at a
-# token threshold is off unless a window is configured (CLAUDE_CODE_AUTO_COMPACT_WINDOW, >= 100k).
+# Claude Code 2.1 compacts in -p mode too, three ways, each one more /v1/messages call: its own
+# system prompt and tools, the rounds to summarise, and a user turn "Your task is to create a
+# detailed summary…"; the session then goes on from [summary, rounds kept].
+# * Reactively: a 413 whose message says "prompt is too long" is withheld, every round but the last
+#   is summarised and the turn retried once. It needs three rounds (a summarise set must hold an
+#   assistant turn): a 413 on the first request is final (test_over_long_prompts_get_each_agents_…).
+# * At a threshold, before a call: only where a window is configured (CLAUDE_CODE_AUTO_COMPACT_WINDOW,
+#   at least 100k, CLAUDE_AUTOCOMPACT_PCT_OVERRIDE of it), else it relies on the 413; estimated from
+#   the last usage the vendor reported plus the turns since (which the gateway checks, so a fake
+#   vendor cannot simply report more).
+# * By hand: `claude -p /compact --continue` summarises the whole saved session.
+# DISABLE_AUTO_COMPACT=1 turns off the first two: the 413 then reaches the user.
 
-# Each log is ~6.2k of the fake vendor's tokens over a ~18k first request: the third request (both
-# logs read) is ~30.5k, the summarising one (first log and the prompt) ~25.7k, the retry ~23.4k.
-COMPACT_WINDOW = 28_000
+# Each log is ~6.9k of the fake vendor's tokens over a ~18k first request: the third request (both
+# logs read) is ~31.7k, the summarising one (first log and the prompt) ~26.4k, the retry ~23.8k.
+COMPACT_WINDOW = 29_000
 LOGS = {
     "build.log": (EMAILS[0], "The nightly build finished and the artefact cache stayed warm for every module.\n"),
     "deploy.log": (EMAILS[1], "The canary deploy rolled out and each health check in the fleet stayed green.\n"),
 }
+ASK_LOGS = "Read build.log, then deploy.log, and tell me who owns them."
+
+
+@pytest.fixture
+def compacting(work: Path) -> Iterator[FakeUpstreams]:
+    for name, (owner, line) in LOGS.items():
+        (work / name).write_text(f"Owner: {owner}\n" + line * 330)
+    script = compacting_script(work, list(LOGS))
+    with FakeUpstreams(FakeUpstream(name="vendor", kind="shared", script=script),
+                       FakeUpstream(name="local", kind="onprem", script=script)) as f:  # fmt: skip
+        yield f
+
+
+def _summarised_once(vendors: FakeUpstreams) -> list[Any]:
+    """The vendor's generation requests, of which exactly one is Claude Code's summarising one,
+    stripped like any turn; the vendor holds no identifier in the clear."""
+    _clean(vendors["vendor"].ledger.raw_text())
+    assert {i.path for i in vendors["local"].ledger.items()} <= {"/v1/messages/count_tokens"}
+    sent = [i for i in vendors["vendor"].ledger.items() if i.path == "/v1/messages"]
+    summarising = [i for i in sent if SUMMARY_REQUEST in i.text]
+    assert len(summarising) == 1
+    assert PLACEHOLDER.search(summarising[0].text)  # the rounds it carries were stripped
+    return sent
 
 
 def test_claude_code_compacts_through_the_gateway_after_a_413(
-    sqlite_db: str, tmp_path: Path, agent_classifier: Any, work: Path
+    compacting: FakeUpstreams, sqlite_db: str, tmp_path: Path, agent_classifier: Any, work: Path
 ) -> None:
     """Claude Code reads two logs, one a turn; the third request no longer fits any upstream: the
     gateway answers 413 request_too_large, Claude Code sends one summarising request (classified,
     stripped, audited like any other) and retries once, shorter; every identifier is restored."""
-    for name, (owner, line) in LOGS.items():
-        (work / name).write_text(f"Owner: {owner}\n" + line * 260)
-    script = compacting_script(work, list(LOGS))
-    with FakeUpstreams(FakeUpstream(name="vendor", kind="shared", script=script),
-                       FakeUpstream(name="local", kind="onprem", script=script)) as vendors:  # fmt: skip
-        with GatewayHarness(sqlite_db, tmp_path, _config(vendors, COMPACT_WINDOW), classifier=agent_classifier) as g:
-            result = claude(g, work, "Read build.log, then deploy.log, and tell me who owns them.")
-            rows = g.rows("SELECT r.endpoint, r.upstream, r.tier, r.stripped, r.prompt_tokens, o.status, "
-                          "o.http_status, o.error_class FROM audit_requests r JOIN audit_outcomes o USING (request_id) "
-                          "WHERE r.endpoint = 'messages' ORDER BY r.seq")  # fmt: skip
+    vendors = compacting
+    with GatewayHarness(sqlite_db, tmp_path, _config(vendors, COMPACT_WINDOW), classifier=agent_classifier) as g:
+        result = claude(g, work, ASK_LOGS)
+        rows = g.rows("SELECT r.endpoint, r.upstream, r.tier, r.stripped, r.prompt_tokens, o.status, "
+                      "o.http_status, o.error_class FROM audit_requests r JOIN audit_outcomes o USING (request_id) "
+                      "WHERE r.endpoint = 'messages' ORDER BY r.seq")  # fmt: skip
     assert result["is_error"] is False, result
     for owner, _ in LOGS.values():
         assert owner in result["result"]  # the first log's owner came back through the summary
-    _clean(vendors["vendor"].ledger.raw_text())
-    assert {i.path for i in vendors["local"].ledger.items()} <= {"/v1/messages/count_tokens"}
-
-    sent = [i for i in vendors["vendor"].ledger.items() if i.path == "/v1/messages"]
-    summarising = [n for n, i in enumerate(sent) if SUMMARY_REQUEST in i.text]
-    assert summarising == [2]  # once, right after the refused request
-    assert PLACEHOLDER.search(sent[2].text)  # the old rounds it carries were stripped like any turn
+    sent = _summarised_once(vendors)
+    assert SUMMARY_REQUEST in sent[2].text  # right after the refused request
     retry = sent[3].text
     assert "[read:build.log]" in retry and LOGS["deploy.log"][1].strip() in retry
     assert LOGS["build.log"][1].strip() not in retry  # the first round is gone, its summary stays
@@ -276,3 +299,33 @@ def test_claude_code_compacts_through_the_gateway_after_a_413(
     assert all(r["prompt_tokens"] > COMPACT_WINDOW for r in refused)
     assert [(r["upstream"], r["tier"], r["stripped"]) for r in ok] == [("vendor", 2, True)] * 4
     assert ok[3]["prompt_tokens"] < min(r["prompt_tokens"] for r in refused)
+
+
+@pytest.mark.parametrize("trigger", ["threshold", "by-hand"])
+def test_claude_codes_own_compaction_goes_through_the_gateway(
+    trigger: str, compacting: FakeUpstreams, sqlite_db: str, tmp_path: Path, agent_classifier: Any, work: Path
+) -> None:
+    """No 413: Claude Code compacts at its own threshold (a 100k auto-compact window, 28k of it)
+    before the third request, or when told /compact in a --continue session; the summarising
+    request is stripped and audited, and the session goes on shorter with every identifier."""
+    vendors = compacting
+    with GatewayHarness(sqlite_db, tmp_path, _config(vendors, 1_000_000), classifier=agent_classifier) as g:
+        if trigger == "threshold":
+            auto = {"CLAUDE_CODE_AUTO_COMPACT_WINDOW": "100000", "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE": "35"}
+            result = claude(g, work, ASK_LOGS, env=auto)
+        else:
+            assert claude(g, work, ASK_LOGS)["is_error"] is False
+            assert claude(g, work, "/compact", "--continue")["is_error"] is False
+            result = claude(g, work, "Who owns build.log and deploy.log?", "--continue")
+        rows = g.rows("SELECT r.upstream, r.tier, r.stripped, r.prompt_tokens, o.status FROM audit_requests r JOIN "
+                      "audit_outcomes o USING (request_id) WHERE r.endpoint = 'messages' ORDER BY r.seq")  # fmt: skip
+    assert result["is_error"] is False, result
+    for owner, _ in LOGS.values():
+        assert owner in result["result"]
+    sent = _summarised_once(vendors)
+    n = next(n for n, i in enumerate(sent) if SUMMARY_REQUEST in i.text)
+    assert n == 2 if trigger == "threshold" else n == 3  # before the third call / after the session
+    audited = [(r["upstream"], r["tier"], r["stripped"], r["status"]) for r in rows]
+    assert audited == [("vendor", 2, True, "ok")] * len(sent)  # one row per call, the summarising one too
+    after = rows[n + 1]["prompt_tokens"]
+    assert after < max(r["prompt_tokens"] for r in rows[:n + 1]) and "[read:build.log]" in sent[n + 1].text
