@@ -25,8 +25,10 @@ class Strength(IntEnum):
 
 
 _SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_STRONG = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "passcode", "secret", "secrets",
-                     "credential", "credentials", "creds", "pw", "psw", "pswd"})
+_STRONG = frozenset({"password", "passwd", "pwd", "passphrase", "passcode", "secret", "secrets",
+                     "credential", "credentials", "creds", "pswd"})
+# short words that name a password only as the key's last word (``DB_PASS``, not ``pass_context``)
+_STRONG_LAST = frozenset({"pass", "pw", "psw"})
 _STRONG_ENDINGS = ("password", "passwd", "secret", "passphrase")
 _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "signing", "encryption", "master",
                              "account", "shared", "client", "license", "app", "service", "auth",
@@ -34,8 +36,8 @@ _KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "signing", "e
                              "ingest", "write", "deploy", "session", "root", "primary", "secondary"})
 _MEDIUM = frozenset({"token", "apikey", "accesskey", "secretkey", "privatekey", "authtoken",
                      "accesstoken", "refreshtoken", "bearer", "jwt", "pat", "sessionkey", "appkey"})
-_WEAK = frozenset({"auth", "sig", "signature", "sas", "dsn", "connectionstring", "connstr",
-                   "credential_blob"})
+# (a DSN or connection string without a password is an address: URLs with one are found as URLs)
+_WEAK = frozenset({"auth", "sig", "signature", "sas"})
 # The key names something about a credential, not the credential itself.
 _ABOUT = frozenset(
     """type types url uri urls endpoint endpoints host name names file files filename path paths length
@@ -54,6 +56,11 @@ _ABOUT = frozenset(
 )
 
 
+# a quantity about credentials (``MAX_TOKENS``, ``SECRETS_DIR_MAX_ENTRIES``, ``token_count``)
+_QUANTITY = frozenset({"max", "min", "num", "count", "limit", "size", "length", "len", "timeout", "ttl",
+                       "maximum", "minimum", "total", "number"})
+
+
 def _words(key: str) -> list[str]:
     out: list[str] = []
     for part in re.split(r"[^A-Za-z0-9]+", key):
@@ -64,16 +71,18 @@ def _words(key: str) -> list[str]:
 def key_strength(key: str) -> Strength:
     """How strongly ``key`` says its value is a credential."""
     words = _words(key)
-    if not words or words[-1] in _ABOUT:
+    if not words or words[-1] in _ABOUT or not _QUANTITY.isdisjoint(words):
         return Strength.NONE
     best = Strength.NONE
     for i, w in enumerate(words):
         if w in _STRONG or (w.endswith(_STRONG_ENDINGS) and w not in {"secretary"}):
             return Strength.STRONG
+        if w in _STRONG_LAST and i == len(words) - 1:
+            return Strength.STRONG
         if w in _MEDIUM or w.endswith(("token", "apikey")):
             best = max(best, Strength.MEDIUM)
         elif w == "key" and i > 0 and words[i - 1] in _KEY_QUALIFIERS:
             best = max(best, Strength.STRONG if words[i - 1] in {"secret", "private"} else Strength.MEDIUM)
-        elif w in _WEAK or (w == "string" and i > 0 and words[i - 1] in {"connection", "conn"}):
+        elif w in _WEAK:
             best = max(best, Strength.WEAK)
     return best

@@ -15,7 +15,7 @@ __all__ = ["entropy", "is_placeholder", "looks_random", "mixed_classes"]
 # Words that make up template values ("your-api-key-here", "example_password", "dummy-token").
 _PLACEHOLDER_WORDS = frozenset(
     """your my the a an api key keys token tokens secret secrets password passwd pwd pass here
-    example examples sample samples dummy fake test testing changeme change me placeholder insert
+    example examples sample samples dummy fake test testing changeme change me placeholder insert passphrase
     replace put enter redacted hidden removed masked value default foo bar baz qux abc xyz todo tbd
     fixme none null nil undefined empty string str unset required optional generate generated
     access private public client app application service account user username admin root
@@ -26,15 +26,18 @@ _EXACT = frozenset(
     {"changeme", "change_me", "password", "secret", "example", "none", "null", "nil", "true",
      "false", "yes", "no", "on", "off", "redacted", "undefined", "placeholder", "dummy", "test",
      "str", "string", "bytes", "int", "bool", "secretstr", "optional", "required", "any",
-     "object", "unknown", "default", "empty", "hidden", "masked", "todo", "tbd", "env", "prompt"}
+     "object", "unknown", "default", "empty", "hidden", "masked", "todo", "tbd", "env", "prompt",
+     # the documentation's own example passwords (SQLAlchemy's scott:tiger …)
+     "tiger", "foobar", "s3cr3t", "mysecret", "mypassword", "mysecretpassword", "secretpassword",
+     "supersecret"}
 )
 # A template or reference instead of a value: ${VAR}, {{ var }}, %(name)s, $(cmd), <your-key>,
 # [SECRET], %VAR%, #{var}, @VAR@, $VAR, os.environ[...], process.env.X …
 _TEMPLATE = re.compile(
     r"^(?:\$\{|\{\{|\{%|%\(|\$\(|<[^>]*>$|\[[^\]]*\]$|%[A-Za-z_][A-Za-z0-9_]*%$|#\{|@[A-Za-z_]+@$"
-    r"|\$[A-Za-z_][A-Za-z0-9_]*$|\{[A-Za-z_][A-Za-z0-9_.]*\}$|:[a-z_]+$)"
+    r"|\$[A-Za-z_][A-Za-z0-9_]*$|\{.*\}$|:[a-z_]+$)"
     r"|(?:os\.environ|os\.getenv|getenv\(|process\.env|System\.getenv|ENV\[|env\(|secrets\.|vault:"
-    r"|keyring\.|\$\{\{)"
+    r"|keyring\.|\$\{\{|%[sdr](?![A-Za-z])|\{\d*\}|\{[A-Za-z_][A-Za-z0-9_.]*\})"
 )
 _MASK_RUN = re.compile(r"[xX*•.#?_-]{4,}|0{10,}|(.)\1{7,}")
 _WORD = re.compile(r"[A-Za-z]+")
@@ -74,4 +77,7 @@ def is_placeholder(value: str) -> bool:
 
 def looks_random(value: str, min_len: int = 12) -> bool:
     """Long enough, several character classes and enough entropy to be machine-made."""
-    return len(value) >= min_len and mixed_classes(value) >= 2 and entropy(value) >= 3.0
+    return (
+        len(value) >= min_len and mixed_classes(value) >= 2 and entropy(value) >= 3.0
+        and not any(c.isspace() for c in value)
+    )

@@ -30,20 +30,37 @@ _KW = (
 )
 _KEY = r"[A-Za-z0-9_.-]{0,60}" + _KW + r"[A-Za-z0-9_.-]{0,60}"
 _LEAD = r"(?:^|[^A-Za-z0-9_$.-])"
-_SEP = r"[ \t]*(?:=|:=|:|=>|\+=|\?=|,)[ \t]*"
+_SEP = r"[ \t]*(?:=|:=|:|=>|\+=|\?=)[ \t]*"
 _QUOTED = r"(?:[rbuf]|@)?(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`)"
 _UNQUOTED_STOP = r"\s\"'`(){}\[\]<>,;&|"
 
 # key, separator and the start of the value, as refine_span re-reads them (bounded text)
 _PARSE = re.compile(
-    r"(?P<kq>[\"'\[]?)(?P<key>[A-Za-z0-9_.-]+)[\"'\]]?[ \t]*(?P<sep>:=|=>|\+=|\?=|=|:|,)[ \t]*"
+    r"(?P<kq>[\"'\[]?)(?P<key>[A-Za-z0-9_.-]+)[\"'\]]?(?P<pre>[ \t]*)(?P<sep>:=|=>|\+=|\?=|=|:|,)[ \t]*"
 )
 _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
-_CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)*[;,]?$")
+_CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
+_DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
+_REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|\.[*+]|\[[a-zA-Z0-9]-[a-zA-Z0-9]")
+_LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*$")
+_CAMEL_NAME = re.compile(r"^(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+$")
+# function words, a capitalised sentence start, a full stop: a description, not a passphrase
+_PROSE = re.compile(
+    r"(?i:\b(?:the|a|an|to|of|for|with|is|are|be|by|use|used|if|when|which|this|that|from|or|and|in"
+    r"|on|as|it|not|will|can|must|should|your|you)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
+)
+_NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
 _CODE_SHAPE = re.compile(
     r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\b"
-    r"|\s(?:=|==|\|\||&&|\?\?|if|else|or|and)\s|^[!&*|>{\[(]|=>|\)\s*$"
+    r"|\s(?:=|==|\||\|\||&&|\?\?|if|else|or|and)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
 )
+
+
+def _code_path(value: str) -> bool:
+    """``settings.DB_PASSWORD``, ``jinja2.pass_context``: a dotted name with a word in it."""
+    return bool(_DOTTED_REF.match(value)) and any(
+        re.fullmatch(r"_*(?:[a-z]{3,}|[A-Z]{3,}|[A-Z][a-z]{2,})(?:_*(?:[a-z]+|[A-Z]+|[A-Z][a-z]+))*_*", part) for part in re.split(r"\.|::|->", value.rstrip(";,"))
+    )
 
 
 def _unquote(body: str) -> tuple[int, int] | None:
@@ -67,18 +84,36 @@ def _unquote(body: str) -> tuple[int, int] | None:
     return None
 
 
-def accept_value(value: str, strength: Strength, quoted: bool) -> bool:
-    """Whether ``value`` assigned to a key of ``strength`` is a credential."""
+def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = False) -> bool:
+    """Whether ``value`` assigned to a key of ``strength`` is a credential. ``tight``: written
+    ``KEY=value`` without spaces (dotenv, properties, shell), where a dotted value with digits
+    is a value, not an attribute path."""
     if strength is Strength.NONE or is_placeholder(value):
         return False
     if not quoted and (_CODE_REF.match(value) and not any(c.isdigit() for c in value)):
         return False
-    if not quoted and _CODE_SHAPE.search(value):
+    # an attribute path has no digits (``settings.DB_PASSWORD``); ``aaa.A23452`` is a value
+    path = _code_path(value) and not any(c.isdigit() for c in value)
+    if not quoted and (_CODE_SHAPE.search(value) or path):
         return False
+    if strength is not Strength.STRONG and path:
+        return False  # ``"package.module.name"``
+    if len(_REGEX_SHAPE.findall(value)) >= 2:
+        return False  # a pattern describing tokens, not one
+    if strength is not Strength.STRONG and _LOWER_NAME.match(value):
+        return False  # ``"csrf_token"``: a name
+    if not quoted and strength is not Strength.STRONG and any(c.isspace() for c in value):
+        return False  # a token has no spaces: unquoted, that is code or prose
+    if any(c.isspace() for c in value) and _PROSE.search(value):
+        return False  # docstrings' ``password: Redis password to use``, messages
+    if _NUMBER.match(value) and (strength is not Strength.STRONG or not value.isdigit()):
+        return False  # ``10_000``, ``3.5``: a quantity
+    if strength is not Strength.STRONG and _CAMEL_NAME.match(value):
+        return False  # ``"JWTCookieAuth"``: an identifier
     if strength is Strength.STRONG:
         return len(value) >= 4
     if strength is Strength.MEDIUM:
-        return len(value) >= 8 and (mixed_classes(value) >= 2 or entropy(value) >= 3.0)
+        return len(value) >= 8 and (mixed_classes(value) >= 2 or not value.isalnum()) and entropy(value) >= 2.5
     return looks_random(value)
 
 
@@ -98,11 +133,14 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         # anywhere else (command lines, query strings, connection strings): up to a delimiter
         Pattern(
             "inline",
-            _LEAD + r"(?P<value>" + _KEY + r"[ \t]*(?:=|:=|:)[ \t]*[^" + _UNQUOTED_STOP + r"]{4,})",
+            _LEAD + r"(?P<value>" + _KEY + r"[ \t]*(?:=|:=|:)[ \t]*[^" + _UNQUOTED_STOP + r"]{4,}[(\[]?)",
             0.8,
         ),
+        # ``put("password", "…")``, ``("password", "…")``: a pair in a call or tuple
+        Pattern("pair", r"\([ \t]*(?P<value>[\"']" + _KEY + r"[\"'][ \t]*,[ \t]*" + _QUOTED + ")", 0.8),
         # ``;``-separated connection strings (ADO.NET, ODBC): the value runs to the next ``;``
-        Pattern("connection_string", r"(?:^|;)[ \t]*(?P<value>" + _KEY + r"[ \t]*=[ \t]*[^;\n\"'{}]{4,})", 0.8),
+        Pattern("connection_string", r";[ \t]*(?P<value>" + _KEY + r"[ \t]*=[ \t]*[^;\n\"'{}]{4,})(?:;|$)", 0.8),
+        Pattern("connection_string_first", r"^[ \t]*(?P<value>" + _KEY + r"[ \t]*=[ \t]*[^;\n\"'{}]{4,});", 0.8),
     ]
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
@@ -110,7 +148,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         if m is None:
             return None
         strength = key_strength(m.group("key"))
-        if strength is Strength.NONE:
+        if strength is Strength.NONE or m.group("key")[0].isdigit():
             return None
         if m.group("sep") == "," and not m.group("kq"):
             return None  # ``f(password, x)``: an argument list, not a pair
@@ -121,14 +159,21 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             if span is None:
                 return None
             s, e = start + span[0], start + span[1]
-            return (s, e) if accept_value(text[s:e], strength, True) else None
-        if m.group("sep") == ",":
-            return None
+            value = text[s:e]
+            if m.group("sep") == "," and (_CAMEL_NAME.match(value) or _LOWER_NAME.match(value) or value.isalpha()):
+                return None  # ``("password", "clientCredentials")``: a tuple of names
+            return (s, e) if accept_value(value, strength, True) else None
+        if m.group("sep") == "," or (m.group("sep") == ":" and m.group("pre")):
+            return None  # ``pass :ref:`` in prose; ``key : value`` is no config syntax
         value = rest.split("\n", 1)[0]
+        if value.endswith(("(", "[")):
+            return None  # a call or an index: code
         value = _INLINE_COMMENT.sub("", value).rstrip()
         if value.endswith((";", ",")) and not value.startswith(("'", '"')):
             value = value[:-1]
-        if not accept_value(value, strength, False):
+        # ``x = a.b1`` and ``x := a.b1`` read as code; ``X=a.b1`` and ``x: a.b1`` as values
+        tight = m.group("sep") == ":" or (m.group("sep") == "=" and not m.group("pre") and start == m.end("sep"))
+        if not accept_value(value, strength, False, tight):
             return None
         return start, start + len(value)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import re
 
 from presidio_analyzer import Pattern
 
@@ -55,8 +56,13 @@ class DotfileRecognizer(TiersPatternRecognizer):
 
     ENTITY = "SECRET"
     PATTERNS = [
-        Pattern("netrc_line", r"\b(?:machine|default)\b[^\n]{0,300}?[ \t]password[ \t]+(?P<value>\S{1,256})", 0.9),
-        Pattern("netrc_password_line", r"^[ \t]*password[ \t]+(?P<value>\S{1,256})[ \t]*$", 0.9),
+        Pattern("netrc_line", r"(?:^[ \t]*default|(?:^|[ \t])machine[ \t]+\S+)[^\n]{0,300}?[ \t]password[ \t]+(?P<value>\S{1,256})", 0.9),
+        # an entry spread over lines: ``machine`` / ``login`` lines, then ``password``
+        Pattern(
+            "netrc_lines",
+            r"^[ \t]*(?:machine|login)[ \t]+\S+[ \t]*\n(?:[ \t]*(?:login|account|port)[ \t]+\S+[ \t]*\n){0,3}[ \t]*password[ \t]+(?P<value>\S{1,256})[ \t]*$",
+            0.9,
+        ),
         Pattern("pgpass", r"^[A-Za-z0-9.*_\[\]:-]{1,253}?:(?:\d{2,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:(?P<value>\S{1,256})[ \t]*$", 0.9),
     ]
 
@@ -73,19 +79,22 @@ class AuthorizationRecognizer(TiersPatternRecognizer):
         Pattern(
             "authorization_header",
             r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:(?:basic|bearer|token|bot|ssws|apikey|api-key|key|sharedkey|klaviyo-api-key|dsn|gitlab-token|flyv1)[ \t]+)?"
-            r"(?P<value>[^\s\"',]{8,})",
+            r"(?P<value>[^\s\"',`<>()\[\]{}]{8,})",
             0.9,
         ),
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
-        if is_placeholder(pattern_text):
+        if is_placeholder(pattern_text) or all(p.lower() in _SCHEMES for p in re.split(r"[/|,]", pattern_text) if p):
             return True
         decoded = _b64_text(pattern_text)
         if decoded is not None and ":" in decoded:
             password = decoded.partition(":")[2]
             return not password or is_placeholder(password)
         return False
+
+
+_SCHEMES = frozenset({"basic", "bearer", "digest", "negotiate", "token", "ntlm", "hoba", "mutual"})
 
 
 class BearerRecognizer(TiersPatternRecognizer):
@@ -117,7 +126,8 @@ def _b64_text(value: str) -> str | None:
         text = raw.decode("utf-8")
     except (binascii.Error, ValueError):
         return None
-    return text if text and all(c.isprintable() or c in "\r\n\t" for c in text) else None
+    # ASCII only: random letters decode to valid UTF-8 now and then ("Question" -> "B笶*'")
+    return text if text and all(" " <= c <= "~" or c in "\r\n\t" for c in text) else None
 
 
 class KubernetesSecretDataRecognizer(TiersPatternRecognizer):

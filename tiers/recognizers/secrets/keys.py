@@ -20,13 +20,14 @@ class PrivateKeyRecognizer(TiersPatternRecognizer):
         Pattern(
             "private_key_block",
             r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----(?:(?s:.*?)-----END[A-Z0-9 ]{0,40}"
-            r" PRIVATE KEY(?: BLOCK)?-----|[A-Za-z0-9+/=\s:,\\-]*)",
+            r" PRIVATE KEY(?: BLOCK)?-----|(?:\s|\\n)+[A-Za-z0-9+/=]{16,}[A-Za-z0-9+/=\s:,\\-]*)",
             1.0,
         ),
         Pattern(
             "ssh2_private_key",
-            r"---- BEGIN SSH2 ENCRYPTED PRIVATE KEY ----(?:(?s:.*?)---- END SSH2 ENCRYPTED PRIVATE KEY ----"
-            r"|[A-Za-z0-9+/=\s:\"-]*)",
+            # ([ ] so that this source line is no key block itself)
+            r"----[ ]BEGIN SSH2 ENCRYPTED PRIVATE KEY[ ]----(?:(?s:.*?)----[ ]END SSH2 ENCRYPTED PRIVATE KEY[ ]----"
+            r"|\s+[A-Za-z0-9+/=:\" -]{16,}[A-Za-z0-9+/=\s:\"-]*)",
             1.0,
         ),
         # PuTTY .ppk: the header to the MAC line (the private lines sit between)

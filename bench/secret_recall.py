@@ -1,0 +1,114 @@
+"""Recall and precision of the secret recognizers per family, on this project's own corpora
+(``tests/tiers/secret_corpus.py``, tokens generated from the provider table; nothing copied).
+
+Families:
+- provider tokens in each carrier (``key:``, prose, ``Bearer``, quoted, unquoted, ``:=``, XML …);
+- provider tokens by shape alone (on a line of their own);
+- credential assignments in each syntax, with generated values (whole value stripped counts);
+- known negatives: placeholders in every syntax, code that names credentials, the clean corpus.
+
+Recall: planted values covered whole by SECRET findings. Precision: SECRET findings that overlap a
+planted value, over all SECRET findings (the known negatives only add to the denominator).
+
+    .venv/bin/python bench/secret_recall.py [--values N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.tiers.secret_corpus import CARRIERS, CLEAN_CODE, PLACEHOLDERS, SYNTAXES  # noqa: E402
+from tiers import Classifier, Content, Segment, TiersConfig  # noqa: E402
+from tiers.recognizers.secrets import provider_formats  # noqa: E402
+
+_ALPHABET = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789!%^*_+.~=-@#&;:/"
+
+
+def _spans(clf: Classifier, text: str) -> list[tuple[int, int]]:
+    d = clf.classify(Content((Segment(("m",), text),)))
+    return sorted((f.start, f.end) for f in d.findings if f.entity_type == "SECRET")
+
+
+def _covered(spans: list[tuple[int, int]], s: int, e: int) -> bool:
+    pos = s
+    for a, b in spans:
+        if a <= pos < b:
+            pos = b
+    return pos >= e
+
+
+class Tally:
+    def __init__(self) -> None:
+        self.planted = self.found = self.findings = self.true_findings = 0
+
+    def add(self, spans: list[tuple[int, int]], planted: tuple[int, int] | None) -> None:
+        self.findings += len(spans)
+        if planted is None:
+            return
+        s, e = planted
+        self.planted += 1
+        self.found += _covered(spans, s, e)
+        self.true_findings += sum(1 for a, b in spans if a < e and b > s)
+
+    def row(self, name: str) -> str:
+        recall = f"{self.found / self.planted:.3f} ({self.found}/{self.planted})" if self.planted else "–"
+        precision = f"{self.true_findings / self.findings:.3f}" if self.findings else "1.000 (no findings)"
+        false = self.findings - self.true_findings
+        return f"| {name} | {recall} | {precision} | {false} |"
+
+
+def _value(rnd: random.Random, forbidden: str) -> str:
+    chars = [c for c in _ALPHABET if c not in forbidden]
+    body = "".join(rnd.choice(chars) for _ in range(rnd.randint(8, 32)))
+    return rnd.choice("abcdefghk") + body + rnd.choice("23456789")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--values", type=int, default=20, help="generated values per syntax")
+    args = ap.parse_args()
+    clf = Classifier(TiersConfig())
+    rnd = random.Random(12)
+    fams: dict[str, Tally] = defaultdict(Tally)
+    formats = provider_formats()
+    for i, fmt in enumerate(formats):
+        token = fmt.shape.sample(seed=1000 + i)
+        for name, template in CARRIERS:
+            text = template.format(t=token)
+            s = text.index(token)
+            fams[f"provider tokens, carrier {name}"].add(_spans(clf, text), (s, s + len(token)))
+        fams["provider tokens, by shape alone"].add(_spans(clf, token), (0, len(token)))
+    for name, template, forbidden in SYNTAXES:
+        for _ in range(args.values):
+            v = _value(rnd, forbidden)
+            text = template.format(v=v)
+            s = text.index(v)
+            fams["credential assignments (all syntaxes)"].add(_spans(clf, text), (s, s + len(v)))
+            fams[f"syntax: {name}"].add(_spans(clf, text), (s, s + len(v)))
+        for p in PLACEHOLDERS:
+            if any(c in forbidden for c in p):
+                continue
+            text = template.format(v=p)
+            s = text.index(p)
+            fams["known negatives: placeholders x syntaxes"].add(
+                [sp for sp in _spans(clf, text) if sp[0] < s + len(p) and sp[1] > s], None
+            )
+    for line in CLEAN_CODE:
+        fams["known negatives: code naming credentials"].add(_spans(clf, line), None)
+    for path in sorted((Path(__file__).resolve().parents[1] / "tests/tiers/corpus/clean").glob("*.txt")):
+        fams["known negatives: clean corpus files"].add(_spans(clf, path.read_text("utf-8")), None)
+    print(f"{len({f.provider for f in formats})} providers, {len(formats)} formats, {len(SYNTAXES)} syntaxes\n")
+    print("| family | recall | precision | false findings |")
+    print("|---|---|---|---:|")
+    for name in sorted(fams, key=lambda n: (n.startswith("syntax:"), n)):
+        print(fams[name].row(name))
+
+
+if __name__ == "__main__":
+    main()
