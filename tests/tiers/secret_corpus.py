@@ -129,4 +129,6 @@ CLEAN_CODE: list[str] = [
     "see ``Authorization: Basic/Bearer/token`` above",
     'dsn="localhost:1521/freepdb1",',
     'engine = create_engine("postgresql+psycopg2://scott:tiger@localhost/test")',
+    "            passwd = passwd + 'anonymous@'",
+    "            pw = pw + c",
 ]

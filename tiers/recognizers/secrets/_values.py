@@ -37,8 +37,10 @@ _TEMPLATE = re.compile(
     r"^(?:\$\{|\{\{|\{%|%\(|\$\(|<[^>]*>$|\[[^\]]*\]$|%[A-Za-z_][A-Za-z0-9_]*%$|#\{|@[A-Za-z_]+@$"
     r"|\$[A-Za-z_][A-Za-z0-9_]*$|\{.*\}$|:[a-z_]+$)"
     r"|(?:os\.environ|os\.getenv|getenv\(|process\.env|System\.getenv|ENV\[|env\(|secrets\.|vault:"
-    r"|keyring\.|\$\{\{|%[sdr](?![A-Za-z])|\{\d*\}|\{[A-Za-z_][A-Za-z0-9_.]*\})"
+    r"|keyring\.|\$\{\{|\{\d*\}|\{[A-Za-z_][A-Za-z0-9_.]*\})"
 )
+# a printf template of plain text (``"%s_upgrades"``), not a random value that holds ``%r``
+_PRINTF = re.compile(r"^[\w.:/ -]*%[sdr][\w.:/ -]*$")
 _MASK_RUN = re.compile(r"[xX*•.#?_-]{4,}|0{10,}|(.)\1{7,}")
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -62,7 +64,7 @@ def is_placeholder(value: str) -> bool:
     """A template, mask, reference or example rather than a credential."""
     v = value.strip()
     low = v.lower()
-    if len(v) < 4 or low in _EXACT or _TEMPLATE.search(v):
+    if len(v) < 4 or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v):
         return True
     if _MASK_RUN.search(v) or len(set(low)) <= 2:
         return True

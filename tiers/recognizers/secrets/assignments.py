@@ -51,8 +51,8 @@ _PROSE = re.compile(
 )
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
 _CODE_SHAPE = re.compile(
-    r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\b"
-    r"|\s(?:=|==|\||\|\||&&|\?\?|if|else|or|and)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
+    r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\s"
+    r"|\s(?:=|==|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
 )
 
 
