@@ -85,7 +85,9 @@ class AuthorizationRecognizer(TiersPatternRecognizer):
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
-        if is_placeholder(pattern_text) or all(p.lower() in _SCHEMES for p in re.split(r"[/|,]", pattern_text) if p):
+        if is_placeholder(pattern_text) or pattern_text.endswith(":"):
+            return True  # ``Authorization: Bearer Authorization: …``: a header name, no value
+        if all(p.lower() in _SCHEMES for p in re.split(r"[/|,]", pattern_text) if p):
             return True
         decoded = _b64_text(pattern_text)
         if decoded is not None and ":" in decoded:

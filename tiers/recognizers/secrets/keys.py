@@ -3,6 +3,8 @@ PuTTY key files, JWTs, URLs that carry a password."""
 
 from __future__ import annotations
 
+import re
+
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
@@ -11,33 +13,47 @@ from ._values import is_placeholder
 __all__ = ["CredentialUrlRecognizer", "JwtRecognizer", "PrivateKeyRecognizer"]
 
 
+# The inside of a key block, line by line: base64 runs, white space, JSON-escaped line breaks and
+# ``Header: value`` lines. Written without a lazy ``.*?`` to the END line: from every BEGIN without
+# one, that would rescan the rest of the text (quadratic on a text of truncated blocks).
+_BODY = r"(?:[ \t\r\n]|\\[nr]|[A-Za-z0-9+/=]+|[A-Za-z-]+: ?[^\n\\]*)*"
+_KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/=]{12,}")
+
+
 class PrivateKeyRecognizer(TiersPatternRecognizer):
     """Private-key blocks, whole (also with JSON-escaped line breaks, as in a GCP service-account
-    file); a truncated block up to the end of its base64."""
+    file); a truncated block up to the end of its base64. A header without key material after it
+    (a string constant in code) is none."""
 
     ENTITY = "SECRET"
     PATTERNS = [
         Pattern(
             "private_key_block",
-            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----(?:(?s:.*?)-----END[A-Z0-9 ]{0,40}"
-            r" PRIVATE KEY(?: BLOCK)?-----|(?:\s|\\n)+[A-Za-z0-9+/=]{16,}[A-Za-z0-9+/=\s:,\\-]*)",
+            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----" + _BODY
+            + r"(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?",
             1.0,
         ),
         Pattern(
             "ssh2_private_key",
             # ([ ] so that this source line is no key block itself)
-            r"----[ ]BEGIN SSH2 ENCRYPTED PRIVATE KEY[ ]----(?:(?s:.*?)----[ ]END SSH2 ENCRYPTED PRIVATE KEY[ ]----"
-            r"|\s+[A-Za-z0-9+/=:\" -]{16,}[A-Za-z0-9+/=\s:\"-]*)",
+            r"----[ ]BEGIN SSH2 ENCRYPTED PRIVATE KEY[ ]----" + _BODY
+            + r"(?:----[ ]END SSH2 ENCRYPTED PRIVATE KEY[ ]----)?",
             1.0,
         ),
-        # PuTTY .ppk: the header to the MAC line (the private lines sit between)
+        # PuTTY .ppk: the header and every ``Key: value`` or base64 line after it, the
+        # Private-MAC line included
         Pattern(
             "putty_key",
-            r"PuTTY-User-Key-File-[1-3]: [^\n]*(?:(?s:.*?)\nPrivate-(?:MAC|Hash): *[0-9a-fA-F]+"
-            r"|(?:\n[A-Za-z-]+: [^\n]*|\n[A-Za-z0-9+/=]+)*)",
+            r"PuTTY-User-Key-File-[1-3]: [^\n]*(?:\r?\n(?:[A-Za-z-]+: [^\n]*|[A-Za-z0-9+/=]+))*",
             1.0,
         ),
     ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        body = pattern_text.split("-----", 2)[-1] if pattern_text.startswith("-----") else pattern_text
+        return pattern_text.startswith(("-----", "----")) and not _KEY_MATERIAL.search(
+            body.split("\n", 1)[-1] if pattern_text.startswith("---- ") else body
+        )
 
 
 class JwtRecognizer(TiersPatternRecognizer):
