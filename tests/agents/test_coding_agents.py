@@ -282,6 +282,9 @@ def test_claude_code_compacts_through_the_gateway_after_a_413(
                       "o.http_status, o.error_class FROM audit_requests r JOIN audit_outcomes o USING (request_id) "
                       "WHERE r.endpoint = 'messages' ORDER BY r.seq")  # fmt: skip
     assert result["is_error"] is False, result
+    ok = [r for r in rows if r["status"] == "ok"]
+    refused = [r for r in rows if r["status"] != "ok"]
+    assert [(r["upstream"], r["tier"], r["stripped"]) for r in ok] == [("vendor", 2, True)] * 4, rows
     for owner, _ in LOGS.values():
         assert owner in result["result"]  # the first log's owner came back through the summary
     sent = _summarised_once(vendors)
@@ -292,12 +295,9 @@ def test_claude_code_compacts_through_the_gateway_after_a_413(
     assert len(sent) == 4  # the refused prompt was never sent again
 
     # One client request was refused (a row per upstream that measured it), nothing after it.
-    ok = [r for r in rows if r["status"] == "ok"]
-    refused = [r for r in rows if r["status"] != "ok"]
     assert [r["http_status"] for r in rows] == [200, 200] + [413] * len(refused) + [200, 200]
     assert {(r["http_status"], r["error_class"]) for r in refused} == {(413, "prompt_too_long")}
     assert all(r["prompt_tokens"] > COMPACT_WINDOW for r in refused)
-    assert [(r["upstream"], r["tier"], r["stripped"]) for r in ok] == [("vendor", 2, True)] * 4
     assert ok[3]["prompt_tokens"] < min(r["prompt_tokens"] for r in refused)
 
 
@@ -320,12 +320,13 @@ def test_claude_codes_own_compaction_goes_through_the_gateway(
         rows = g.rows("SELECT r.upstream, r.tier, r.stripped, r.prompt_tokens, o.status FROM audit_requests r JOIN "
                       "audit_outcomes o USING (request_id) WHERE r.endpoint = 'messages' ORDER BY r.seq")  # fmt: skip
     assert result["is_error"] is False, result
+    audited = [(r["upstream"], r["tier"], r["stripped"], r["status"]) for r in rows]
+    assert set(audited) == {("vendor", 2, True, "ok")}, rows
     for owner, _ in LOGS.values():
         assert owner in result["result"]
     sent = _summarised_once(vendors)
+    assert len(audited) == len(sent)  # one row per call, the summarising one too
     n = next(n for n, i in enumerate(sent) if SUMMARY_REQUEST in i.text)
     assert n == 2 if trigger == "threshold" else n == 3  # before the third call / after the session
-    audited = [(r["upstream"], r["tier"], r["stripped"], r["status"]) for r in rows]
-    assert audited == [("vendor", 2, True, "ok")] * len(sent)  # one row per call, the summarising one too
     after = rows[n + 1]["prompt_tokens"]
     assert after < max(r["prompt_tokens"] for r in rows[:n + 1]) and "[read:build.log]" in sent[n + 1].text
