@@ -88,12 +88,16 @@ def test_carriers_by_formats(clf: Classifier, carrier: str, template: str) -> No
 VALUES = ["Zx9!mQ2#vL7p", "correct horse battery staple", "hunter2hunter2", "q8Zr3LmN0pXv7Ty2"]
 
 
-@pytest.mark.parametrize(("syntax", "template", "forbidden"), SYNTAXES, ids=[s for s, _, _ in SYNTAXES])
-@pytest.mark.parametrize("value", VALUES, ids=range(len(VALUES)))
-def test_credential_syntax_stripped_whole(clf: Classifier, syntax: str, template: str, forbidden: str, value: str) -> None:
+def _expressible(values: list[str]) -> list[tuple[str, str, str]]:
+    """(syntax, template, value) for every value a syntax can hold (a shell word cannot hold a space)."""
+    return [(syntax, template, v) for syntax, template, forbidden in SYNTAXES for v in values
+            if not any(c in forbidden for c in v)]  # fmt: skip
+
+
+@pytest.mark.parametrize(("syntax", "template", "value"), _expressible(VALUES),
+                         ids=[f"{s}-{VALUES.index(v)}" for s, _, v in _expressible(VALUES)])  # fmt: skip
+def test_credential_syntax_stripped_whole(clf: Classifier, syntax: str, template: str, value: str) -> None:
     """The whole value of a credential assignment is the finding; nothing of it is sent."""
-    if any(c in forbidden for c in value):
-        pytest.skip("value not expressible in this syntax")
     text = template.format(v=value)
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), syntax
@@ -101,12 +105,10 @@ def test_credential_syntax_stripped_whole(clf: Classifier, syntax: str, template
     assert value not in out and all(w not in out for w in value.split() if len(w) >= 4), out
 
 
-@pytest.mark.parametrize(("syntax", "template", "forbidden"), SYNTAXES, ids=[s for s, _, _ in SYNTAXES])
-@pytest.mark.parametrize("placeholder", PLACEHOLDERS)
-def test_placeholder_is_no_secret(clf: Classifier, syntax: str, template: str, forbidden: str, placeholder: str) -> None:
+@pytest.mark.parametrize(("syntax", "template", "placeholder"), _expressible(PLACEHOLDERS),
+                         ids=[f"{s}-{PLACEHOLDERS.index(v)}" for s, _, v in _expressible(PLACEHOLDERS)])  # fmt: skip
+def test_placeholder_is_no_secret(clf: Classifier, syntax: str, template: str, placeholder: str) -> None:
     """Templates, masks, references and examples in any syntax are not secrets."""
-    if any(c in forbidden for c in placeholder):
-        pytest.skip("not expressible in this syntax")
     text = template.format(v=placeholder)
     s = text.index(placeholder)
     spans = secret_spans(clf, text)
