@@ -92,8 +92,9 @@ def test_synthetic_prompts_hit_their_length_with_the_upstreams_tokenizer(bpe: To
     markers in order, and nothing else marker-shaped."""
     frame = ladder_prompt(bpe, 0, words=0)[0].count.tokens
     prompt, words = ladder_prompt(bpe, target)
-    if target <= frame:
-        assert words == 0 and prompt.count.tokens == pytest.approx(frame, abs=12)
+    if target <= frame + 12:  # at about the frame's own length, which varies with its fresh markers
+        assert prompt.count.tokens == pytest.approx(max(frame, target), abs=12)
+        assert target > frame - 12 or words == 0
     else:
         assert abs(target - prompt.count.tokens) <= 8
     text = prompt.user
