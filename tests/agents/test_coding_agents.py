@@ -317,11 +317,11 @@ def test_claude_codes_own_compaction_goes_through_the_gateway(
             assert claude(g, work, ASK_LOGS)["is_error"] is False
             assert claude(g, work, "/compact", "--continue")["is_error"] is False
             result = claude(g, work, "Who owns build.log and deploy.log?", "--continue")
-        rows = g.rows("SELECT r.upstream, r.tier, r.stripped, r.prompt_tokens, o.status FROM audit_requests r JOIN "
+        rows = g.rows("SELECT r.upstream, r.tier, r.findings, r.stripped, r.prompt_tokens, o.status FROM audit_requests r JOIN "
                       "audit_outcomes o USING (request_id) WHERE r.endpoint = 'messages' ORDER BY r.seq")  # fmt: skip
     assert result["is_error"] is False, result
     audited = [(r["upstream"], r["tier"], r["stripped"], r["status"]) for r in rows]
-    assert set(audited) == {("vendor", 2, True, "ok")}, rows
+    assert set(audited) == {("vendor", 2, True, "ok")}, [r["findings"] for r in rows]
     for owner, _ in LOGS.values():
         assert owner in result["result"]
     sent = _summarised_once(vendors)
