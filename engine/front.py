@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -45,6 +45,7 @@ from engine.admission import (
     tokenize_request,
 )
 from engine.launcher import EngineStartError
+from formats.sse import Event, SSEDecoder, SSELineTooLong, encode_event
 from engine.manifest import MANIFEST_PATH
 from engine.salt import derive_cache_salt
 from engine.supervisor import EngineSupervisor
@@ -335,31 +336,56 @@ async def _forward_stream(
             media_type=upstream.headers.get("content-type", "application/json"),
         )
 
-    async def relay() -> AsyncIterator[bytes]:
-        pending = b""
+    def check(event: Event) -> bytes | None:
+        if '"prompt_tokens"' not in event.data:
+            return None
         try:
-            async for chunk in upstream.aiter_bytes():
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                out = bytearray()
-                for line in lines:
-                    if b'"prompt_tokens"' in line and line.startswith(b"data: "):
-                        usage = json.loads(line[6:]).get("usage") or {}
-                        if usage.get("prompt_tokens", counted) != counted:
-                            metrics.integrity.inc()
-                            yield bytes(out) + _sse_error()
-                            return
-                    out += line + b"\n"
-                if out:
-                    yield bytes(out)
-            if pending:
-                yield pending
-        finally:
-            await upstream_cm.__aexit__(None, None, None)
+            usage = json.loads(event.data).get("usage") or {}
+        except (ValueError, AttributeError):  # it mentions prompt_tokens and cannot be read
+            usage = None
+        if isinstance(usage, dict) and usage.get("prompt_tokens", counted) == counted:
+            return None
+        metrics.integrity.inc()
+        return _sse_error()
 
     return Stream(
-        relay(), status_code=200, media_type="text/event-stream", headers=headers
+        _checked_relay(upstream_cm, upstream, check), status_code=200, media_type="text/event-stream", headers=headers
     )
+
+
+# The longest line relayed from vLLM (one event): far above any real event, it bounds memory.
+_MAX_LINE_BYTES = 16 * 1024 * 1024
+
+
+async def _checked_relay(
+    upstream_cm: Any, upstream: httpx.Response, check: Callable[[Event], bytes | None]
+) -> AsyncIterator[bytes]:
+    """vLLM's stream event by event, read by :mod:`formats.sse` (the reader the gateway uses on
+    what we send): an event ``check`` refuses is withheld and the stream ends with the error
+    bytes it returned. Events are written again from what was read, so what goes out is exactly
+    what was checked, whatever line ends or comments vLLM used."""
+    decoder = SSEDecoder(max_line=_MAX_LINE_BYTES)
+
+    async def batches() -> AsyncIterator[list[Event]]:
+        async for chunk in upstream.aiter_bytes():
+            yield decoder.feed(chunk)
+        yield decoder.close()
+
+    try:
+        async for events in batches():
+            out = bytearray()
+            for event in events:
+                refused = check(event)
+                if refused is not None:
+                    yield bytes(out) + refused
+                    return
+                out += encode_event(event)
+            if out:
+                yield bytes(out)
+    except SSELineTooLong:  # ended without its end event: the gateway calls it incomplete
+        log.error("engine stream ended: a line of vLLM's stream was over %d bytes", _MAX_LINE_BYTES)
+    finally:
+        await upstream_cm.__aexit__(None, None, None)
 
 
 def _sse_error() -> bytes:
@@ -405,19 +431,12 @@ def _a_usage(usage: Any) -> int | None:
                if type(v := usage.get(k)) is int)  # fmt: skip
 
 
-def _without_event_line(out: bytearray) -> bytes:
-    """What was read before a withheld event, less that event's own ``event:`` line."""
-    head = bytes(out)
-    last = head.rfind(b"\n", 0, len(head) - 1) + 1
-    return head[:last] if head[last:].startswith(b"event:") else head
-
-
-def _a_reported(line: bytes) -> int | None:
-    """The prompt tokens a stream line reports: Anthropic says it in ``message_start``; vLLM says 0
+def _a_reported(data: str) -> int | None:
+    """The prompt tokens an event reports: Anthropic says it in ``message_start``; vLLM says 0
     there and the real figure in the final ``message_delta`` (0 is never a real prompt)."""
-    if not line.startswith(b"data: ") or not (b'"message_start"' in line or b'"message_delta"' in line):
+    if '"message_start"' not in data and '"message_delta"' not in data:
         return None
-    event = json.loads(line[6:])
+    event = json.loads(data)
     usage = (event.get("message") or {}).get("usage") if event.get("type") == "message_start" else event.get("usage")
     reported = _a_usage(usage)
     return reported if reported else None
@@ -499,33 +518,22 @@ async def _a_stream(state: State, body: dict[str, Any], counted: int, headers: d
         return Response(content, status_code=upstream.status_code, headers=headers,
                         media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
 
-    async def relay() -> AsyncIterator[bytes]:
-        pending = b""
-        checked = False
-        try:
-            async for chunk in upstream.aiter_bytes():
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                out = bytearray()
-                for line in lines:
-                    reported = _a_reported(line) if not checked else None
-                    if reported is not None:
-                        checked = True
-                        if reported != counted:
-                            metrics.integrity.inc()
-                            err = {"type": "error", "error": {"type": "api_error",
-                                                              "message": "engine answer failed the integrity check"}}
-                            yield _without_event_line(out) + b"event: error\ndata: " + json.dumps(err).encode() + b"\n\n"
-                            return
-                    out += line + b"\n"
-                if out:
-                    yield bytes(out)
-            if pending:
-                yield pending
-        finally:
-            await upstream_cm.__aexit__(None, None, None)
+    checked = False
 
-    return Stream(relay(), status_code=200, media_type="text/event-stream", headers=headers)
+    def check(event: Event) -> bytes | None:
+        nonlocal checked
+        reported = _a_reported(event.data) if not checked else None
+        if reported is None:
+            return None
+        checked = True
+        if reported == counted:
+            return None
+        metrics.integrity.inc()
+        err = {"type": "error", "error": {"type": "api_error", "message": "engine answer failed the integrity check"}}
+        return encode_event(Event(json.dumps(err), "error"))
+
+    return Stream(_checked_relay(upstream_cm, upstream, check), status_code=200, media_type="text/event-stream",
+                  headers=headers)  # fmt: skip
 
 
 # ---- OpenAI Responses -----------------------------------------------------------------------
@@ -592,32 +600,20 @@ async def _r_stream(state: State, body: dict[str, Any], counted: int, headers: d
         return Response(content, status_code=upstream.status_code, headers=headers,
                         media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
 
-    async def relay() -> AsyncIterator[bytes]:
-        pending = b""
-        try:
-            async for chunk in upstream.aiter_bytes():
-                pending += chunk
-                *lines, pending = pending.split(b"\n")
-                out = bytearray()
-                for line in lines:
-                    if line.startswith(b"data: ") and b'"usage"' in line and (
-                            b'"response.completed"' in line or b'"response.incomplete"' in line):  # fmt: skip
-                        usage = (json.loads(line[6:]).get("response") or {}).get("usage") or {}
-                        if not _r_honest(usage.get("input_tokens"), counted):
-                            metrics.integrity.inc()
-                            err = {"type": "error", "code": "engine_integrity", "param": None,
-                                   "message": "engine answer failed the integrity check"}
-                            yield _without_event_line(out) + b"event: error\ndata: " + json.dumps(err).encode() + b"\n\n"
-                            return
-                    out += line + b"\n"
-                if out:
-                    yield bytes(out)
-            if pending:
-                yield pending
-        finally:
-            await upstream_cm.__aexit__(None, None, None)
+    def check(event: Event) -> bytes | None:
+        data = event.data
+        if '"usage"' not in data or ('"response.completed"' not in data and '"response.incomplete"' not in data):
+            return None
+        usage = (json.loads(data).get("response") or {}).get("usage") or {}
+        if _r_honest(usage.get("input_tokens"), counted):
+            return None
+        metrics.integrity.inc()
+        err = {"type": "error", "code": "engine_integrity", "param": None,
+               "message": "engine answer failed the integrity check"}  # fmt: skip
+        return encode_event(Event(json.dumps(err), "error"))
 
-    return Stream(relay(), status_code=200, media_type="text/event-stream", headers=headers)
+    return Stream(_checked_relay(upstream_cm, upstream, check), status_code=200, media_type="text/event-stream",
+                  headers=headers)  # fmt: skip
 
 
 @post("/v1/responses")

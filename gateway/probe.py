@@ -17,8 +17,8 @@ A probe passes only with no crossing, at most ``max_missing`` missing markers an
 The report carries counts and request indices only; markers never reach the audit log or metrics.
 
 With ``stream`` (``probes.stream``, ``tiergate probe --stream``) the requests ask for SSE answers,
-which engines serve on a path of their own (incremental detokenisation, chunked relays). Every
-``data:`` payload is scanned as sent, and each choice's text is also joined across deltas, since
+which engines serve on a path of their own (incremental detokenisation, chunked relays). Each
+event's data is scanned as sent, and each choice's text is also joined across deltas, since
 a marker is usually split between chunks. A stream that ends without ``[DONE]``, carries an error
 event or an unreadable event is a failed request: a stream that merely looks complete proves
 nothing. Markers found before such a failure still count as crossings.
@@ -222,12 +222,8 @@ class _StreamedAnswer:
         self.error_event = False
         self.malformed = False
 
-    def feed(self, line: str) -> None:
-        # One event per data line, as OpenAI-compatible servers send them (and as the gateway's
-        # own relay reads them); comments, other fields and the blank separators carry nothing.
-        if not line.startswith("data:"):
-            return
-        payload = line[5:].lstrip(" ")
+    def feed(self, payload: str) -> None:
+        """One event's data (:mod:`formats.sse`, as the gateway's own relay reads it)."""
         # Scan the payload as sent too: a leak may surface in any field, not only in the text.
         self._found.update(MARKER_RE.findall(payload))
         if self.done:
@@ -290,9 +286,9 @@ async def _read_stream(index: int, response: UpstreamResponse) -> _Answer:
     error: str | None = None
     read = 0
     try:
-        async for line in response.aiter_lines():
-            answer.feed(line)
-            read += len(line) + 1
+        async for event in response.aiter_events():
+            answer.feed(event.data)
+            read += len(event.data) + 1
             if read > _MAX_STREAM_CHARS:
                 error = "StreamTooLong"
                 break

@@ -56,11 +56,10 @@ def error_event(message: str, type_: str, code: str) -> bytes:
     return _event({"error": {"message": message, "type": type_, "param": None, "code": code}})
 
 
-async def _data_lines(response: UpstreamResponse) -> AsyncIterator[str]:
-    """The ``data:`` payloads of an SSE stream (comments and other fields ignored)."""
-    async for line in response.aiter_lines():
-        if line.startswith("data:"):
-            yield line[5:].lstrip(" ")
+async def _event_data(response: UpstreamResponse) -> AsyncIterator[str]:
+    """The data of each event of an SSE stream, as :mod:`formats.sse` reads it."""
+    async for event in response.aiter_events():
+        yield event.data
 
 
 class _Choices:
@@ -141,7 +140,7 @@ async def relay_sse(
         failure: tuple[str, str] | None = None
         done = False
         try:
-            async for data in _data_lines(response):
+            async for data in _event_data(response):
                 if data.strip() == "[DONE]":
                     done = True
                     break

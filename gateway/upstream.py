@@ -23,6 +23,7 @@ import httpx
 from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
+from formats.sse import Event, SSEDecoder, SSELineTooLong
 from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.settings import UpstreamSettings
 
@@ -85,38 +86,28 @@ class UpstreamResponse:
         with _translated():
             return await self._response.read()
 
-    async def aiter_lines(self) -> AsyncIterator[str]:
-        """Lines as they arrive, split on CR, LF or CRLF (the SSE rule), up to MAX_LINE_BYTES each.
-        Past the stream's deadline, :class:`StreamTooLong` (the connection is closed by then)."""
+    async def aiter_events(self) -> AsyncIterator[Event]:
+        """The body's server-sent events as they arrive (:mod:`formats.sse`, the one reader), no
+        line over MAX_LINE_BYTES. Past the stream's deadline, :class:`StreamTooLong` (the
+        connection is closed by then)."""
         timer = None
         if self._deadline is not None:
             timer = asyncio.get_running_loop().call_at(self._deadline, self._cut_off)
-        pending: list[bytes] = []  # the unfinished line, in pieces (joined once it ends)
-        size = 0
-        after_cr = False
+        decoder = SSEDecoder(max_line=MAX_LINE_BYTES)
         try:
             with _translated():
                 async for piece in self._response.content.iter_any():
-                    if after_cr and piece.startswith(b"\n"):  # the LF of a CRLF cut between reads
-                        piece = piece[1:]
-                    after_cr = piece.endswith(b"\r")
-                    if b"\n" not in piece and b"\r" not in piece:
-                        pending.append(piece)
-                        size += len(piece)
-                        if size > MAX_LINE_BYTES:  # an upstream that never ends its line
-                            raise UpstreamError(code="upstream_transport_error",
-                                                message="a line of the upstream's stream was too long")  # fmt: skip
-                        continue
-                    text = b"".join(pending) + piece
-                    lines = text.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
-                    tail = lines.pop()
-                    pending, size = ([tail], len(tail)) if tail else ([], 0)
-                    for line in lines:
-                        yield line.decode("utf-8", "replace")
+                    try:
+                        events = decoder.feed(piece)
+                    except SSELineTooLong:  # an upstream that never ends its line
+                        raise UpstreamError(code="upstream_transport_error",
+                                            message="a line of the upstream's stream was too long") from None  # fmt: skip
+                    for event in events:
+                        yield event
             if self._cut:  # the close may also read as a clean end of the body
                 raise StreamTooLong()
-            if pending:
-                yield b"".join(pending).decode("utf-8", "replace")
+            for event in decoder.close():
+                yield event
         except UpstreamError:
             if self._cut:  # the read the deadline's close broke
                 raise StreamTooLong() from None

@@ -197,16 +197,14 @@ async def _from_stream(response: Any) -> _Answer:
     done = False
     read = 0
     try:
-        async for line in response.aiter_lines():
-            read += len(line) + 1
+        async for sse_event in response.aiter_events():
+            payload = sse_event.data
+            read += len(payload) + 1
             if read > _MAX_STREAM_CHARS:
                 error = "StreamTooLong"
                 break
-            if not line.startswith("data:"):
-                continue
-            payload = line[5:].strip()
             found.update(MARKER_RE.findall(payload))
-            if payload == "[DONE]":
+            if payload.strip() == "[DONE]":
                 done = True
                 break
             try:

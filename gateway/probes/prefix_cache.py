@@ -144,11 +144,9 @@ async def _timed(client: UpstreamClient, body: bytes, rnd: int, role: str,
     try:
         opened = await client.open("/chat/completions", body)
         try:
-            async for line in opened.response.aiter_lines():
-                if not line.startswith("data:"):
-                    continue
-                payload = line[5:].strip()
-                if payload == "[DONE]":
+            async for sse_event in opened.response.aiter_events():
+                payload = sse_event.data
+                if payload.strip() == "[DONE]":
                     done = True
                     break
                 event = _decode(payload)

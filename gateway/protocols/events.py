@@ -39,20 +39,9 @@ class StreamFailure(Exception):
 
 
 async def sse_events(response: UpstreamResponse) -> AsyncIterator[tuple[str | None, str]]:
-    """(event name, data) per event; comments and other fields ignored."""
-    name: str | None = None
-    data: list[str] = []
-    async for line in response.aiter_lines():
-        if not line:
-            if data:
-                yield name, "\n".join(data)
-            name, data = None, []
-        elif line.startswith("data:"):
-            data.append(line[5:].lstrip(" "))
-        elif line.startswith("event:"):
-            name = line[6:].strip()
-    if data:
-        yield name, "\n".join(data)
+    """(event name, data) per event, as :mod:`formats.sse` reads them."""
+    async for event in response.aiter_events():
+        yield event.event, event.data
 
 
 def sse(name: str, payload: dict[str, Any]) -> bytes:

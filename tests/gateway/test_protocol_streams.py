@@ -11,6 +11,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from formats.sse import SSEDecoder
 from gateway.protocols import MESSAGES, RESPONSES
 from gateway.streaming import StreamResult
 from gateway.tokens import PromptCount
@@ -27,15 +28,13 @@ class _Lines:
         self.pieces = [data[a:b] for a, b in zip([0, *points], [*points, len(data)], strict=True)]
         self.status_code = 200
 
-    async def aiter_lines(self) -> Any:
-        buf = ""
+    async def aiter_events(self) -> Any:
+        decoder = SSEDecoder()
         for piece in self.pieces:
-            buf += piece.decode("utf-8", "replace")
-            *lines, buf = buf.split("\n")
-            for line in lines:
-                yield line
-        if buf:
-            yield buf
+            for event in decoder.feed(piece):
+                yield event
+        for event in decoder.close():
+            yield event
 
     async def aclose(self) -> None:
         pass

@@ -1,5 +1,6 @@
-"""The request-path upstream client against a real HTTP server on 127.0.0.1: SSE line splitting
-whatever the chunking, lines longer than any read buffer, and failures translated at the edge."""
+"""The request-path upstream client against a real HTTP server on 127.0.0.1: SSE events read by
+the shared reader whatever the chunking, lines longer than any read buffer, and failures
+translated at the edge."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from formats.sse import Event
 from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.settings import UpstreamSettings
 from gateway.upstream import RetryableUpstreamError, UpstreamClient, UpstreamRejected
@@ -34,31 +36,32 @@ def _client(url: str, **timeouts: float) -> UpstreamClient:
                                            timeouts=timeouts or {}))  # fmt: skip
 
 
-async def _lines(url: str) -> list[str]:
+async def _events(url: str) -> list[Event]:
     client = _client(url)
     try:
         opened = await client.open("/chat/completions", b"{}")
-        lines = [line async for line in opened.response.aiter_lines()]
+        events = [event async for event in opened.response.aiter_events()]
         await opened.response.aclose()
-        return lines
+        return events
     finally:
         await client.aclose()
 
 
-def test_sse_lines_split_on_cr_lf_and_crlf_across_chunk_boundaries() -> None:
-    """CRLF cut between two reads is one line end, not two; bare CR and LF end lines too."""
-    chunks = [b"data: a\r", b"\ndata: b\r\n\r", b"\ndata: c\rdata: d\n", b"\ndata: [DO", b"NE]"]
+def test_sse_events_split_on_cr_lf_and_crlf_across_chunk_boundaries() -> None:
+    """CRLF cut between two reads is one line end, not two; bare CR and LF end lines too; the
+    data lines of one event are joined (the shared reader, formats.sse)."""
+    chunks = [b"data: a\r", b"\ndata: b\r\n\r", b"\ndata: c\rdata: d\n", b"\n: note\r\ndata: [DO", b"NE]"]
     with serve(_chunked(chunks), lifespan="off") as server:
-        lines = asyncio.run(_lines(server.url))
-    assert lines == ["data: a", "data: b", "", "data: c", "data: d", "", "data: [DONE]"]
+        events = asyncio.run(_events(server.url))
+    assert events == [Event("a\nb"), Event("c\nd"), Event("[DONE]")]
 
 
 def test_a_line_longer_than_any_read_buffer_arrives_whole() -> None:
     """A 600 KB SSE event (one line) is yielded whole, not refused as 'too long'."""
     payload = b"data: " + b"x" * 600_000
     with serve(_chunked([payload[:250_000], payload[250_000:], b"\n\n"]), lifespan="off") as server:
-        lines = asyncio.run(_lines(server.url))
-    assert lines[0] == payload.decode() and lines[1:] == [""]
+        events = asyncio.run(_events(server.url))
+    assert events == [Event(payload[6:].decode())]
 
 
 def test_a_line_that_never_ends_is_cut_off_as_an_upstream_error() -> None:
@@ -69,7 +72,7 @@ def test_a_line_that_never_ends_is_cut_off_as_an_upstream_error() -> None:
     chunks = [b"data: "] + [block] * (MAX_LINE_BYTES // len(block) + 2)
     with serve(_chunked(chunks, delay_s=0.001), lifespan="off") as server:
         with pytest.raises(UpstreamError, match="too long"):
-            asyncio.run(_lines(server.url))
+            asyncio.run(_events(server.url))
 
 
 def test_errors_are_translated_where_they_enter() -> None:
