@@ -288,7 +288,7 @@ async def _read_stream(index: int, response: UpstreamResponse) -> _Answer:
     try:
         async for event in response.aiter_events():
             answer.feed(event.data)
-            read += len(event.data) + 1
+            read += len(event.data) + 8  # as sent: "data: ", the data, the blank line
             if read > _MAX_STREAM_CHARS:
                 error = "StreamTooLong"
                 break

@@ -199,7 +199,7 @@ async def _from_stream(response: Any) -> _Answer:
     try:
         async for sse_event in response.aiter_events():
             payload = sse_event.data
-            read += len(payload) + 1
+            read += len(payload) + 8  # as sent: "data: ", the data, the blank line
             if read > _MAX_STREAM_CHARS:
                 error = "StreamTooLong"
                 break
