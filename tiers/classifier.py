@@ -11,6 +11,7 @@ from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
 
+from . import _presidio  # noqa: F401  # first: presidio without PyTorch (tiers/_presidio.py)
 from presidio_analyzer import EntityRecognizer
 
 from .config import TiersConfig

@@ -1,0 +1,76 @@
+"""What a default-config server loads: the stacks a laptop run does not use stay out of the process.
+
+Start-up time and idle memory are measured in ``bench/startup.py``; this guards the cause. A fresh
+interpreter imports the CLI (as ``tiergate serve`` does), builds the app from the default config
+(no file, an empty working directory: embedded SQLite) and runs its lifespan; then no module of
+the packages below may be in ``sys.modules``. PyTorch and transformers are installed beside the
+vLLM engine in this environment, so the check is meaningful here: presidio and spaCy's thinc
+reach for them whenever they are importable (``tiers/_presidio.py``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Package -> why a default-config server must not import it.
+LAZY = {
+    "torch": "presidio's device detection and thinc's shims; the gateway never runs a model",
+    "transformers": "presidio's Hugging Face NLP engine, never configured",
+    "vllm": "the engine runs in its own process",
+    "playwright": "tests only",
+    "opentelemetry.sdk": "tracing is off by default",
+    "opentelemetry.exporter": "tracing is off by default",
+    "asyncpg": "the default audit log is SQLite",
+    "redis": "no redis_url by default: in-process limits",
+}
+
+_PROBE = """
+import asyncio, json, sys
+import gateway.cli  # everything `tiergate serve` imports before uvicorn starts
+from gateway.app import create_app
+from gateway.settings import load_settings
+
+app = create_app(load_settings())
+
+async def main():
+    async with app.lifespan():
+        pass
+
+asyncio.run(main())
+print(json.dumps(sorted(sys.modules)))
+"""
+
+
+def _loaded_after_default_start(tmp_path: Path) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIERGATE_")}
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    out = subprocess.run([sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=240)  # fmt: skip
+    assert out.returncode == 0, out.stderr[-3000:]
+    return set(json.loads(out.stdout.splitlines()[-1]))
+
+
+def test_default_start_imports_none_of_the_unused_stacks(tmp_path: Path) -> None:
+    loaded = _loaded_after_default_start(tmp_path)
+    assert "tiers.classifier" in loaded and "presidio_analyzer" in loaded  # the probe did start a server
+    offenders = {
+        name: why for name, why in LAZY.items() if any(m == name or m.startswith(name + ".") for m in loaded)
+    }
+    assert not offenders, f"imported by a default-config start: {offenders}"
+
+
+@pytest.mark.skipif(find_spec("torch") is None, reason="PyTorch is not installed: nothing to hide")
+def test_torch_still_imports_normally_after_presidio() -> None:
+    # Hiding it from presidio's first import must not break a later, deliberate import.
+    code = "import tiers.classifier, sys; assert 'torch' not in sys.modules; import torch; print(torch.__name__)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert out.returncode == 0 and out.stdout.strip() == "torch", out.stderr[-2000:]
