@@ -381,7 +381,7 @@ class Scanner:
             if span is None:
                 return None
             s, e = s + span[0], s + span[1]
-            if rec.invalidate_result(text[s:e]):
+            if rec.invalidate_result(text[s:e]) or _rejected_at(rec, text, s, e):
                 return None
             return Hit(comp.entity, s, e, rec.name, 1.0)
         value = text[s:e]
@@ -390,9 +390,17 @@ class Scanner:
             return None
         if verdict:
             score = 1.0
-        if rec.invalidate_result(value):
+        if rec.invalidate_result(value) or _rejected_at(rec, text, s, e):
             return None
         return Hit(comp.entity, s, e, rec.name, score)
+
+
+def _rejected_at(rec: PatternRecognizer, text: str, s: int, e: int) -> bool:
+    """A recognizer's look at what surrounds a value (``reject_at``): presidio's validators see
+    the value alone, but whether ``Router`` is a name depends on the ``owner: `` before it and the
+    `` | None`` after it."""
+    reject = getattr(rec, "reject_at", None)
+    return reject is not None and bool(reject(text, s, e))
 
 
 _UNANCHORED = re2._Anchor.UNANCHORED

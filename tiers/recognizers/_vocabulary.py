@@ -37,6 +37,7 @@ summit express premier royal general central global united standard
 elle une sans toute tout avant petit grand belle fleur claire claude
 meta newton shi mac core travis one non line apollo lance gil else alle ende wolf hart kurt ernst frei gunther
 nick wade drew bob mack miles neil lee mo jean said job
+key run ge gt lt thai philippine genel
 """
 
 _COMMON = """
@@ -101,6 +102,8 @@ osx ios xml json yaml toml html css csv pdf ci cd aws gcp gpu cpu usb lan wan re
 ip id ids sdk url uri ui ux cli os db sql http https tcp udp dns ssl tls vpn
 dashboard portal console studio suite cloud hub gateway engine api
 chief officer executive president vice senior junior principal assistant associate
+organization organisation organizations person persons people location locations entity entities
+cased
 """
 
 COMMON_WORDS: frozenset[str] = frozenset((_MONTHS_DAYS + _COMMON).split())

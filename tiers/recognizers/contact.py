@@ -63,13 +63,22 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True  # file names such as logo@2x.png
         if any(domain == d or domain.endswith("." + d) for d in self._internal):
             return False
-        if domain.rsplit(".", 1)[-1] in _RESERVED_TLDS:
+        if not any(c.isalnum() for c in local):
+            return True  # "``@contextlib.contextmanager" in reST, "%@gmail.com" in a LIKE pattern
+        if domain.rsplit(".", 1)[-1] in _RESERVED_TLDS or domain in _PLACEHOLDER_DOMAINS:
             return True
         return domain in _DOCUMENTATION_DOMAINS and local.lower() in _PLACEHOLDER_MAILBOXES
 
 
 _RESERVED_TLDS = frozenset({"test", "example", "invalid", "localhost"})  # RFC 2606, RFC 6761
 _DOCUMENTATION_DOMAINS = frozenset({"example.com", "example.org", "example.net"})
+# metasyntactic domains of examples and docstrings ("ed@foo.com", "foo@bar.com"): registered by
+# somebody, but no one's mailbox in a text that writes them
+_PLACEHOLDER_DOMAINS = frozenset(
+    f"{label}.{tld}" for label in ("foo", "bar", "baz", "qux", "quux", "bat", "foobar", "domain",
+                                   "yourdomain", "mydomain", "somedomain", "yourcompany", "mycompany")
+    for tld in ("com", "org", "net")
+)
 _PLACEHOLDER_MAILBOXES = frozenset(
     """user username you your.name yourname your.email youremail name first.last firstname.lastname
     someone somebody anyone person me email mail address foo bar baz qux foo.bar test tester
@@ -122,6 +131,9 @@ class _RegionTable:
 _NOT_IN_TOKEN = r"(?:^|[^0-9A-Za-z_.~/-])"
 # "0123456789", "9876543210" written as one run: alphabets and test data, never dialled
 _SEQUENTIAL = ("01234567890123456789", "98765432109876543210")
+# a bare run with six of one digit in a row (017700000001, 1000000000): a quantity or an
+# address in another notation, not a subscriber number
+_MACHINE_NUMBER = re.compile(r"(\d)\1{5}")
 
 
 class PhoneNumberRecognizer(TiersPatternRecognizer):
@@ -183,8 +195,10 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
             return False
         if _DECIMAL.fullmatch(text):
             return False  # 1.7724538509 is a number, not a phone
-        if digits == text and any(digits in run for run in _SEQUENTIAL):
+        if digits == text and (any(digits in run for run in _SEQUENTIAL) or _MACHINE_NUMBER.search(digits)):
             return False
+        if digits == text and min(abs(int(digits) - (1 << 31)), abs(int(digits) - (1 << 32))) <= 16:
+            return False  # INT_MAX and friends (2147483647) in code and test suites
         stripped = text.lstrip()
         if stripped.startswith(("+", "00")):
             try:

@@ -95,11 +95,59 @@ class UsBankRecognizer(pr.UsBankRecognizer):
 
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
+        # presidio's "check" and "save" are in every checksum routine ("the check digit") and
+        # editor; a checking account is named as one
+        kwargs.setdefault("context", ["account", "account#", "acct", "bank", "debit", "checking", "chequing", "savings"])
         super().__init__(**kwargs)  # type: ignore[arg-type]
         self.patterns = [
             Pattern(p.name, r"(?:^|[^0-9A-Za-z_.~/-])(?P<value>[0-9]{8,17})(?:$|[^0-9A-Za-z_.~/-])", p.score)
             for p in self.patterns
         ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        # one repeated digit (a checksum routine's degenerate example) or a one-run sequence
+        return len(set(pattern_text)) == 1 or pattern_text in "0123456789012345678" or bool(
+            super().invalidate_result(pattern_text)
+        )
+
+
+class PassportNumberRecognizer(pr.UsPassportRecognizer):
+    """presidio's passport shapes, near a passport word: its "us", "united", "states", "document"
+    and "travel" are in any prose and any documentation next to some nine-digit number."""
+
+    def __init__(self, **kwargs: object) -> None:
+        kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
+        kwargs.setdefault("context", ["passport", "passport#", "passport number", "passport no", "travel document"])
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+
+
+# every licence header and SPDX line says "license"; a driver's licence is written with "driver"
+_DL_CONTEXT = ["driver", "drivers", "driving", "dl", "dls", "cdl", "cdls", "lic#", "dl#", "license number",
+               "licence number", "license no", "licence no", "permit"]
+_NOT_IN_TOKEN_L = r"(?:^|[^0-9A-Za-z_.~/#-])"
+_NOT_IN_TOKEN_R = r"(?:$|[^0-9A-Za-z_.~/-])"
+
+
+class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
+    """presidio's driver's-licence shapes, upper case as licences are printed, at least six
+    characters with four digits, not glued into a token, and only near a driver / DL word: with
+    presidio's context ("license", "lic", "identification") and case-insensitive letters, every
+    source file's licence header made ``pg8000``, ``E501`` (a lint code) or ``v2`` a licence."""
+
+    def __init__(self, **kwargs: object) -> None:
+        kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
+        kwargs.setdefault("context", _DL_CONTEXT)
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.global_regex_flags = re.MULTILINE
+        self.patterns = [
+            Pattern(p.name, _NOT_IN_TOKEN_L + r"(?P<value>" + p.regex.removeprefix(r"\b").removesuffix(r"\b") + r")" + _NOT_IN_TOKEN_R, p.score)
+            for p in self.patterns
+        ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+        if len(pattern_text) < 6 or sum(c.isdigit() for c in pattern_text) < 4:
+            return True
+        return bool(super().invalidate_result(pattern_text))
 
 
 class SinRecognizer(pr.CaSinRecognizer):
@@ -127,8 +175,8 @@ class SinRecognizer(pr.CaSinRecognizer):
 _NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
     (SsnRecognizer, None),
     (pr.UsItinRecognizer, None),
-    (pr.UsPassportRecognizer, None),
-    (pr.UsLicenseRecognizer, None),
+    (PassportNumberRecognizer, None),
+    (DriverLicenceRecognizer, None),
     (UsBankRecognizer, None),
     (pr.NhsRecognizer, 0.1),
     (NinoRecognizer, None),

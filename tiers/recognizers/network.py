@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from collections.abc import Iterable
 
 import re2
@@ -56,9 +57,21 @@ class IpAddressRecognizer(IpRecognizer):
             return super().invalidate_result(pattern_text) or False
         if ip.is_loopback or ip.is_unspecified or str(ip) == "255.255.255.255":
             return True
+        if ip.version == 6:
+            # "1::", "be::" (a reST "would be::"), "1::4" (a slice data[1::4]): one or two short
+            # groups spell an address nobody uses; "fe80::1" and longer ones stay
+            groups = [g for g in pattern_text.split("/", 1)[0].split(":") if g]
+            if len(groups) < 2 or (len(groups) == 2 and max(map(len, groups)) < 3):
+                return True
         return any(ip in net for net in _DOCUMENTATION if net.version == ip.version)
 
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """A dotted quad that numbers a section or a version ("rfc7692#section-7.2.3.1",
+        "version 1.2.3.4") addresses nothing."""
+        return _NUMBERING.search(text, max(0, start - 16), start) is not None
 
+
+_NUMBERING = re.compile(r"(?i:section|sect\.|sec\.|§|version|ver\.|release|chapter|clause|v)[ #:-]*\Z")
 _DOCUMENTATION = tuple(
     ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
 )

@@ -20,6 +20,7 @@ import re
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
+from ._code import in_code_position
 from ._vocabulary import is_common
 
 __all__ = ["OrganizationRecognizer"]
@@ -54,7 +55,8 @@ class OrganizationRecognizer(TiersPatternRecognizer):
         ),
         Pattern(
             "role_name",
-            r"(?:\b" + _ROLE + r"|\b" + _ROLE_DE + r"|(?i:\b" + _ROLE + r")[ ]*:)[ ]*:?[ ]*"
+            # the role word stands alone: "clientCredentials" is no client called Credentials
+            r"(?:\b(?:" + _ROLE + r"|" + _ROLE_DE + r")(?:[ ]*:[ ]*|[ ]+)|(?i:\b" + _ROLE + r")[ ]*:[ ]*)"
             r"(?P<value>" + _WORD + r"(?:" + _JOIN + _WORD + r"){0,3})",
             0.6,
         ),
@@ -73,9 +75,14 @@ class OrganizationRecognizer(TiersPatternRecognizer):
             return None
         legal = _LEGAL_END.search(text)
         if legal is not None:
-            # the name needs a word of its own before the legal form ("The GmbH" is none)
-            core = [m for m in words if start <= m.start() < legal.start()]
-            if not core or all(is_common(m.group()) for m in core):
+            # the name needs a word of its own before the legal form: "The GmbH" is none, nor a
+            # list of legal forms ("GmbH, AG") or a car plate's letters before Swedish "AB"
+            core = [
+                m.group() for m in words
+                if start <= m.start() < legal.start() and not is_common(m.group()) and not _LEGAL_WORD.fullmatch(m.group())
+            ]
+            short_form = len(legal.group().strip(" ,")) <= 2
+            if not core or (short_form and max(len(w) for w in core) < 3):
                 return None
             return start, len(text)
         end = start
@@ -85,8 +92,13 @@ class OrganizationRecognizer(TiersPatternRecognizer):
             if is_common(m.group()):
                 break
             end = m.end()
-        return (start, end) if end > start else None
+        return (start, end) if end - start >= 2 else None
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """A type or class name where code has one (:mod:`._code`): ``client: TestClient``."""
+        return in_code_position(text, start, end)
 
 
 _TOKENS = re.compile(r"[A-Za-zß0-9]+(?:['’.-][A-Za-zß0-9]+)*\.?")
 _LEGAL_END = re.compile(r"[ ,](?:" + _LEGAL + r")$")
+_LEGAL_WORD = re.compile(r"(?:" + _LEGAL + r")\.?")

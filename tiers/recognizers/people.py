@@ -25,6 +25,7 @@ from functools import lru_cache
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
+from ._code import in_code_position
 from ._given_names import given_names
 from ._vocabulary import NOT_GIVEN_NAMES, is_common
 
@@ -55,7 +56,8 @@ _ROLES = (
     r"(?i:contact|contact person|owner|assignee|author|auditor|inspector|reporter|requester|"
     r"ansprechpartner|ansprechpartnerin|verantwortlich|verantwortliche|pruferin|prufer|auditorin|"
     r"interlocuteur|interlocutrice|responsable|auditeur|auditrice|redacteur|redactrice)[ ]*:|"
-    r"(?i:dear|hello|hi|liebe|lieber|hallo|bonjour|cher|chere|sehr geehrte|sehr geehrter)|"
+    # a greeting is a word of its own: "HI" + "STORY" in "HISTORY" is none, nor "hi" + "de X" in "hide X"
+    r"(?i:dear|hello|hi|liebe|lieber|hallo|bonjour|cher|chere|sehr geehrte|sehr geehrter)\b|"
     r"(?im:^(?:from|to|cc|von|an|de|a)[ ]*:)"
 )
 # a sign-off, then the name on the next line (normalised text keeps ß: "Grüßen" is "Grußen")
@@ -88,7 +90,22 @@ def _until_common(text: str) -> int:
     return keep
 
 
-class GivenNamePersonRecognizer(TiersPatternRecognizer):
+# the names documentation and forms use for nobody in particular ("John Doe", "Max Mustermann")
+_PLACEHOLDER_NAMES = frozenset(
+    """john doe|jane doe|richard roe|jane roe|joe bloggs|fred bloggs|joe schmoe|john q. public|
+    max mustermann|erika mustermann|otto normalverbraucher|hans muster|jean dupont|marie dupont|
+    monsieur dupont|madame dupont|john smith doe""".replace("\n", "").split("|")
+)
+
+
+class _NameRecognizer(TiersPatternRecognizer):
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Code in the place of a name (:mod:`._code`), or a placeholder name."""
+        value = text[start:end]
+        return " ".join(value.lower().split()) in _PLACEHOLDER_NAMES or in_code_position(text, start, end)
+
+
+class GivenNamePersonRecognizer(_NameRecognizer):
     """A gazetteer given name and a surname ("Maria Gonzalez"), or the list form ("Gonzalez,
     Maria")."""
 
@@ -128,7 +145,7 @@ class GivenNamePersonRecognizer(TiersPatternRecognizer):
         return None
 
 
-class TitledPersonRecognizer(TiersPatternRecognizer):
+class TitledPersonRecognizer(_NameRecognizer):
     """A name after a title, a role word or a sign-off: any capitalised words count."""
 
     ENTITY = "PERSON"

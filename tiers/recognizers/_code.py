@@ -1,0 +1,71 @@
+"""Whether a capitalised value stands where source code puts type, class and module names.
+
+The list-free name recognizers (people, companies) look for capitalised words after a role word
+or a given name. Code is full of those shapes: ``owner: Mapped[User]``, ``inspector: Inspector``,
+``client: Optional[DeidentificationClient]``, ``raised by Queue.get()``, ``self.owner: Router |
+None``. What tells them apart is around the value, not in it: a type annotation's key is one
+lower-case identifier and its type one word, a class name is followed by ``[``, ``(``, ``.attr``
+or ``| None``, and identifiers are camel-cased in ways names are not ("AsyncResolver" against
+"McDonald", "FitzGerald", "DeVries").
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["code_identifier", "in_code_position"]
+
+# prefixes after which a name has an inner capital: McDonald, MacArthur, FitzGerald, DeVries …
+_NAME_PREFIXES = frozenset(
+    "mc mac fitz de le la di du da van von ten ter del della des st ap al el o d".split()
+)
+# legal forms written with inner capitals ("Müller GmbH", "Textor GmbH & Co. KGaA")
+_MIXED_CASE_WORDS = frozenset({"GmbH", "gGmbH", "KGaA", "GmbHs", "SpA", "ApS", "AmbH", "InvAG", "PartG", "PartGmbB"})
+_HUMPS = re.compile(r"[A-Z]?[a-z]+(?=[A-Z])|[A-Z]{2,}(?=[A-Z][a-z])")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+# right after the value: a call or a generic "(" "[", an attribute ".x", "| None", an assignment
+# "=", a path "::", a return annotation "->" (prose puts a space before "(", tables before "|")
+_CODE_AFTER = re.compile(r"[\[(]|\.[A-Za-z_(]|::|[ \t]*(?:\|[ \t]*None\b|=(?!=)|->)")
+# a key before the value: "owner: ", "self.owner: ", "client=" — one identifier and ":" or "="
+_KEY_BEFORE = re.compile(r"(?:^|[^A-Za-z0-9_.])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)[ \t]*[:=][ \t]*$")
+_CODE_LINE = re.compile(
+    r"^[ \t]*(?:(?:async[ \t]+)?def|class|import|return)\b|^[ \t]*from[ \t]+[\w.]+[ \t]+import\b|^[ \t]*@[a-z]"
+    r"|\bself\.|\bcls\."
+)
+
+
+def code_identifier(word: str) -> bool:
+    """A word spelt as identifiers are and names are not: camel humps after a prefix names do not
+    have ("AsyncResolver", "TestClient", "DNSResolver"), or an underscore."""
+    if "_" in word:
+        return True
+    if word in _MIXED_CASE_WORDS:
+        return False
+    hump = _HUMPS.match(word)
+    if hump is None:
+        return False
+    return hump.group().lower() not in _NAME_PREFIXES
+
+
+def in_code_position(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` (a capitalised name candidate) reads as code there."""
+    value = text[start:end]
+    if any(code_identifier(w) for w in _WORD.findall(value)):
+        return True
+    if _CODE_AFTER.match(text, end):
+        return True
+    before = text[max(0, start - 1) : start]
+    if before in (".", "_", "`") or text[end : end + 1] in ("_", "`"):
+        return True
+    line_start = text.rfind("\n", 0, start) + 1
+    prefix = text[line_start:start]
+    if _CODE_LINE.search(prefix):
+        return True
+    key = _KEY_BEFORE.search(prefix)
+    if key is not None and " " not in value.strip():
+        k = key.group(1)
+        # a one-word value after a lower-case key ("owner: Literal", "client: T"): an annotation;
+        # "Owner: Müller" in a document capitalises its label
+        if k[:1].islower() or "." in k or "_" in k:
+            return True
+    return False
