@@ -18,12 +18,12 @@ arbitrary vLLM flags (one ``--max-model-len auto`` would silently shrink the con
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-__all__ = ["CacheSaltConfig", "EngineConfig", "EngineConfigError", "load_engine_config"]
+__all__ = ["CacheSaltConfig", "DisaggregationConfig", "EngineConfig", "EngineConfigError", "load_engine_config"]
 
 
 class EngineConfigError(Exception):
@@ -40,6 +40,25 @@ class CacheSaltConfig(BaseModel):
     secret_file: Path | None = None
     """When set, the front derives the salt itself from the ``X-Tiergate-Tenant`` header with this
     key (same derivation as the gateway) and overwrites any salt in the body."""
+
+
+class DisaggregationConfig(BaseModel):
+    """This engine is one half of a prefill/decode split behind ``engine.pd.router``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    role: Literal["prefill", "decode"]
+    """Prefill instances produce KV (``kv_producer``), decode instances consume it."""
+    connector: dict[str, Any]
+    """The KV transport's own vLLM transfer config: ``kv_connector`` (e.g. ``NixlConnector``),
+    optional ``kv_connector_module_path`` and ``kv_connector_extra_config``."""
+    record_dir: Path
+    """A directory both halves share: the guard's transfer records and acknowledgements."""
+    guard: bool = True
+    """Wrap the transport in ``engine.pd.guard.TiergateKVGuard``. Off, the manifest reports no
+    split protections and the gateway keeps Tier 3 away from the deployment."""
+    release_timeout_s: float = Field(default=30.0, gt=0)
+    """How long blocks of a request finished mid-transfer wait for the peer before being zeroed."""
 
 
 class EngineConfig(BaseModel):
@@ -82,6 +101,8 @@ class EngineConfig(BaseModel):
     """How long vLLM may take to become healthy before the start is abandoned."""
     upstream_timeout_s: float = Field(default=600.0, gt=0)
     """The front's read timeout towards vLLM, per request."""
+    disaggregation: DisaggregationConfig | None = None
+    """Prefill/decode split: this instance's half and its KV transport; None = single node."""
     stop_grace_s: float = Field(default=15.0, gt=0)
     """How long vLLM gets to exit after SIGTERM before SIGKILL: on a normal stop, and when the
     orphan watchdog ends a vLLM whose supervisor died."""

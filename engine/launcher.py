@@ -18,14 +18,14 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Literal
 
 import httpx
 
 from engine.config import EngineConfig
 from engine.plugin import ENV_ALLOW_UNTESTED, ENV_STATE_DIR, PLUGIN_NAME
 
-__all__ = ["EngineStartError", "VllmProcess", "free_port", "vllm_command", "vllm_env"]
+__all__ = ["EngineStartError", "VllmProcess", "free_port", "kv_transfer_config", "vllm_command", "vllm_env"]
 
 
 class EngineStartError(Exception):
@@ -72,7 +72,25 @@ def vllm_command(config: EngineConfig, port: int) -> list[str]:
     ]
     if config.enforce_eager:
         cmd.append("--enforce-eager")
+    if config.disaggregation is not None:
+        cmd += ["--kv-transfer-config", kv_transfer_config(config)]
     return cmd
+
+
+def kv_transfer_config(config: EngineConfig) -> str:
+    """vLLM's ``--kv-transfer-config`` for a split half: the transport, guarded unless turned off."""
+    import json
+
+    from engine.pd.settings import GuardSettings, guard_transfer_config
+
+    split = config.disaggregation
+    assert split is not None
+    role: Literal["kv_producer", "kv_consumer"] = "kv_producer" if split.role == "prefill" else "kv_consumer"
+    if not split.guard:
+        return json.dumps({**split.connector, "kv_role": role})
+    settings = GuardSettings(inner=dict(split.connector), record_dir=str(split.record_dir),
+                             release_timeout_s=split.release_timeout_s)  # fmt: skip
+    return guard_transfer_config(role, settings)
 
 
 def vllm_env(

@@ -79,16 +79,22 @@ class EngineManifest:
         bool  # the front answers 400 to prompts that do not fit max_model_len
     )
     truncation_dropped: bool  # the front removes client truncation parameters
-    disaggregated: bool  # prefill/decode split; always False for this engine
+    disaggregated: bool  # prefill/decode split (served by engine.pd.router)
     preflight_ok: bool  # our pool check and the read-back both agreed with the config
     started_at: str  # ISO 8601 UTC, when the engine passed its read-back
+    # Split deployments only (engine.pd); absent from older manifests, which then read as False.
+    kv_boundary_check: bool = False  # decode refuses KV the prefill side did not vouch for
+    kv_deferred_release: bool = False  # blocks of requests finished mid-transfer held, then zeroed
+    kv_checksums: bool = False  # every transferred block checked against the sender's checksum
+    paired_aborts: bool = False  # the router aborts both halves when one must go
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
     @classmethod
     def from_json(cls, data: object) -> EngineManifest:
-        """Parse strictly: every field present with its exact type; unknown keys are ignored."""
+        """Parse strictly: every field present with its exact type (a field with a default may be
+        absent and then takes it); unknown keys are ignored."""
         if not isinstance(data, dict):
             raise ManifestMalformed("engine manifest is not a JSON object")
         schema = data.get("schema")
@@ -99,6 +105,8 @@ class EngineManifest:
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name not in data:
+                if f.default is not dataclasses.MISSING:
+                    continue
                 raise ManifestMalformed(f"engine manifest lacks {f.name!r}")
             value = data[f.name]
             if not _has_type(value, f.type):
@@ -147,6 +155,15 @@ async def fetch_manifest(client: httpx.AsyncClient, base_url: str) -> EngineMani
     return EngineManifest.from_json(data)
 
 
+# What a split deployment must prove before Tier 3 may go to it (the 2026 leak's split-path fixes).
+_SPLIT_PROTECTIONS = (
+    ("kv_boundary_check", "the KV boundary check (decode over blocks no sender vouched for)"),
+    ("kv_deferred_release", "deferred release of blocks in flight"),
+    ("kv_checksums", "per-block KV checksums"),
+    ("paired_aborts", "paired aborts of prefill and decode"),
+)
+
+
 def manifest_problems(m: EngineManifest, context_window: int) -> list[str]:
     """Why Tier 3 must not go to this engine; empty when it is hardened and consistent.
 
@@ -169,9 +186,9 @@ def manifest_problems(m: EngineManifest, context_window: int) -> list[str]:
     if not m.truncation_dropped:
         problems.append("client truncation parameters are not dropped")
     if m.disaggregated:
-        problems.append(
-            "prefill/decode disaggregation is on; only single-node engines are trusted"
-        )
+        for name, missing in _SPLIT_PROTECTIONS:
+            if not getattr(m, name):
+                problems.append(f"prefill/decode disaggregation without {missing}")
     if not m.preflight_ok:
         problems.append("engine preflight did not pass")
     if m.block_size <= 0 or m.pool_tokens != (m.num_blocks - 1) * m.block_size:

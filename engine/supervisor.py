@@ -111,7 +111,7 @@ class EngineSupervisor:
     def start(self) -> None:
         self.plan = plan_pool(self.config)
         log.info("preflight ok: %s", describe(self.plan))
-        for pattern in ("kvzero-*", "kvrefused-*"):
+        for pattern in ("kvzero-*", "kvrefused-*", "kvguard-*"):
             for stale in self.state_dir.glob(pattern):
                 stale.unlink()  # evidence of an earlier run must not speak for this one
         port = self.config.vllm_port or free_port()
@@ -228,6 +228,7 @@ class EngineSupervisor:
             raise EngineStartError("engine is not running")
         status = self.zeroing_status()
         rb = self.readback
+        guarded = self.guard_active()
         return EngineManifest(
             schema=MANIFEST_SCHEMA,
             vllm_version=status.vllm_version,
@@ -245,10 +246,24 @@ class EngineSupervisor:
             or self.config.cache_salt.secret_file is not None,
             over_long_rejected=True,
             truncation_dropped=True,
-            disaggregated=False,
+            disaggregated=self.config.disaggregation is not None,
             preflight_ok=not readback_problems(self.plan, self.config, rb),
             started_at=self.started_at,
+            kv_boundary_check=guarded,
+            kv_deferred_release=guarded,
+            kv_checksums=guarded,
+            paired_aborts=False,  # only engine.pd.router, which fronts both halves, can say so
         )
+
+    def guard_active(self) -> bool:
+        """The KV guard runs in the scheduler and a worker of this live vLLM (its own evidence)."""
+        if self.config.disaggregation is None or not self.config.disaggregation.guard:
+            return False
+        from engine.pd.counters import read_guard_processes
+
+        live = set(self.vllm_pids())
+        roles = {p.role.split(":")[0] for p in read_guard_processes(self.state_dir) if p.pid in live}
+        return {"scheduler", "worker"} <= roles
 
     def stop(self) -> None:
         if self.process is not None:
