@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,9 +39,36 @@ class RequestRecord:
     provider: str | None = None
 
 
-# The outcome of a write-ahead row whose request was then not forwarded after all (its commit was
-# not confirmed in time, so the client was told 503). Exposure queries do not count such rows.
-NOT_FORWARDED = "not_forwarded"
+class OutcomeKind(StrEnum):
+    """How a request ended: the value of :attr:`Outcome.status`, and the HTTP status its client
+    got for it. A refusal's status is its error's own (400, 403, 429 ...): ``REFUSED`` carries none."""
+
+    OK = "ok"
+    UPSTREAM_ERROR = "upstream_error"
+    INTEGRITY_ERROR = "integrity_error"
+    TIMEOUT = "timeout"
+    CLIENT_CLOSED = "client_closed"
+    REFUSED = "refused"
+    # A write-ahead row whose request was then not forwarded after all (its commit was not
+    # confirmed in time, so the client was told 503). Exposure queries do not count such rows.
+    NOT_FORWARDED = "not_forwarded"
+
+    @property
+    def http_status(self) -> int | None:
+        return _HTTP_STATUS[self]
+
+
+_HTTP_STATUS: dict[OutcomeKind, int | None] = {
+    OutcomeKind.OK: 200,
+    OutcomeKind.UPSTREAM_ERROR: 502,
+    OutcomeKind.INTEGRITY_ERROR: 502,
+    OutcomeKind.TIMEOUT: 504,
+    OutcomeKind.CLIENT_CLOSED: 499,  # nginx's code for a client that hung up: nobody got it
+    OutcomeKind.REFUSED: None,
+    OutcomeKind.NOT_FORWARDED: 503,
+}
+
+NOT_FORWARDED = OutcomeKind.NOT_FORWARDED
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +76,7 @@ class Outcome:
     """What happened after forwarding (or why nothing was forwarded)."""
 
     request_id: str
-    status: str  # "ok" | "upstream_error" | "integrity_error" | "refused" | "client_closed" | "timeout"
-    #               | NOT_FORWARDED
+    status: str  # an OutcomeKind's value
     http_status: int  # what the client got
     upstream_status: int | None = None
     usage_prompt_tokens: int | None = None

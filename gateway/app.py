@@ -14,7 +14,7 @@ import os
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from litestar import Litestar, Request, Response
@@ -40,9 +40,13 @@ from gateway.quarantine import QuarantineBoard, QuarantineMonitor
 from gateway.ratelimit import Limiter, MemoryLimiter, RedisLimiter
 from gateway.routes import ROUTES
 from gateway.routing import Router
+from gateway.seams import AuditStore
 from gateway.settings import Settings, load_settings
 from gateway.tokens import TokenCounter, counter_for, token_decoders
 from gateway.upstream import UpstreamClient
+
+if TYPE_CHECKING:
+    from tiers import Classifier
 
 __all__ = ["GatewayState", "app_from_env", "create_app"]
 
@@ -115,8 +119,8 @@ def _auto_migrate(settings: Settings) -> bool:
 def create_app(
     settings: Settings,
     *,
-    store: Any = None,
-    classifier: Any = None,
+    store: AuditStore | None = None,
+    classifier: Classifier | None = None,
     limiter: Limiter | None = None,
     clock: Callable[[], datetime] | None = None,
 ) -> Litestar:
@@ -131,24 +135,26 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
-        from audit.store import AuditStore
+        from audit import store as audit_store
         from tiers import Classifier
 
         secrets = settings.secrets
         fp_key = secrets.fingerprint_key.get_secret_value().encode()  # type: ignore[union-attr]
-        owns_store = store is None
-        the_store = store
-        if the_store is None:
-            the_store = await AuditStore.open(
+        owned: audit_store.AuditStore | None = None  # opened, migrated, maintained and closed here
+        the_store: AuditStore
+        if store is None:
+            the_store = owned = await audit_store.AuditStore.open(
                 settings.audit,
                 fingerprint_key=fp_key,
                 checkpoint_key=secrets.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]
             )
+        else:
+            the_store = store
         async with contextlib.AsyncExitStack() as stack:
-            if owns_store:
-                stack.push_async_callback(the_store.close)
+            if owned is not None:
+                stack.push_async_callback(owned.close)
                 if _auto_migrate(settings):
-                    await the_store.upgrade()
+                    await owned.upgrade()
             clients = {
                 u.name: UpstreamClient(u) for u in settings.upstreams
             }
@@ -238,8 +244,8 @@ def create_app(
                 from gateway.alerts import run_alerts
 
                 await stack.enter_async_context(run_alerts(settings, the_store, metrics.registry))
-            if owns_store:
-                maintenance = asyncio.create_task(the_store.run_maintenance())
+            if owned is not None:
+                maintenance = asyncio.create_task(owned.run_maintenance())
                 stack.callback(maintenance.cancel)
             app.state.gateway = GatewayState(settings, the_store, auth, router, metrics, pipeline,
                                              hardening, the_limiter, clients, quarantine, safe_lengths,

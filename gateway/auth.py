@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gateway.errors import Unauthorized, Unavailable
+from gateway.seams import KeyStore
 from tiers.types import Tier
 
 __all__ = ["Authenticator", "Principal", "bearer_token"]
@@ -60,7 +61,7 @@ def bearer_token(headers: Any) -> str | None:
 
 class Authenticator:
     def __init__(
-        self, store: Any, *, ttl_s: float = 2.0, clock: Callable[[], float] = time.monotonic,
+        self, store: KeyStore, *, ttl_s: float = 2.0, clock: Callable[[], float] = time.monotonic,
         timeout_s: float = 5.0,
     ) -> None:
         self._store = store

@@ -20,6 +20,9 @@
     │   └── Quarantined (503, code upstream_quarantined or quarantine_state_unknown)
     └── UpstreamTimeout (504 timeout)
 
+Each class also carries the outcome kind (``audit.types.OutcomeKind``) an attempt it ends is
+recorded with: the upstream's failures as what they are, everything else as a refusal.
+
 Messages are fixed strings chosen by the gateway: never prompt text, upstream bodies or exception
 text from a dependency (which may quote the prompt).
 """
@@ -27,6 +30,8 @@ text from a dependency (which may quote the prompt).
 from __future__ import annotations
 
 from typing import Any, ClassVar
+
+from audit.types import OutcomeKind
 
 __all__ = [
     "AuditUnavailable",
@@ -61,6 +66,7 @@ class GatewayError(Exception):
     error_type: ClassVar[str] = "server_error"
     default_code: ClassVar[str | None] = "internal_error"
     default_message: ClassVar[str] = "internal error"
+    outcome: ClassVar[OutcomeKind] = OutcomeKind.REFUSED
 
     def __init__(
         self,
@@ -69,14 +75,11 @@ class GatewayError(Exception):
         code: str | None = None,
         param: str | None = None,
         headers: dict[str, str] | None = None,
-        recorded: bool = False,
     ) -> None:
         self.message = message or self.default_message
         self.code = code or self.default_code
         self.param = param
         self.headers = headers or {}
-        # True when this request's audit rows already say how it ended (no refusal row needed).
-        self.recorded = recorded
         super().__init__(self.message)
 
     @property
@@ -164,11 +167,13 @@ class UpstreamError(GatewayError):
     error_type = "upstream_error"
     default_code = "upstream_error"
     default_message = "the upstream failed"
+    outcome = OutcomeKind.UPSTREAM_ERROR
 
 
 class UpstreamIntegrityError(UpstreamError):
     default_code = "upstream_integrity_error"
     default_message = "the upstream's answer failed the integrity check and was withheld"
+    outcome = OutcomeKind.INTEGRITY_ERROR
 
 
 class Unavailable(GatewayError):
@@ -193,3 +198,4 @@ class UpstreamTimeout(GatewayError):
     error_type = "timeout"
     default_code = "upstream_timeout"
     default_message = "the upstream timed out"
+    outcome = OutcomeKind.TIMEOUT

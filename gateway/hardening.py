@@ -31,7 +31,7 @@ class HardeningMonitor:
         clients: dict[str, httpx.AsyncClient],
         metrics: Metrics,
         *,
-        on_change: Callable[[str, dict[str, object]], Awaitable[None]] | None = None,
+        on_change: Callable[[str, dict[str, object]], Awaitable[object]] | None = None,
     ) -> None:
         self._upstreams = [u for u in upstreams if u.kind == UpstreamKind.ONPREM]
         self._clients = clients

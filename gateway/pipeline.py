@@ -6,8 +6,10 @@
         -> audit row COMMITTED -> forward -> [fallback only if nothing was relayed]
     -> integrity check -> outcome row -> restore -> respond
 
-Any failure before the audit commit forwards nothing. Refusals get audit rows where the database
-allows. Nothing here formats prompt text into a message or a log line.
+Any failure before the audit commit forwards nothing. How a request ends — refused, answered,
+failed, streamed or not — is recorded by ``Pipeline.finish`` alone, from what the request's
+write-ahead rows already say (``gateway/context.py``). Nothing here formats prompt text into a
+message or a log line.
 """
 
 from __future__ import annotations
@@ -23,9 +25,10 @@ from typing import Any
 
 import msgspec
 
-from audit.types import NOT_FORWARDED, Outcome, RequestRecord
+from audit.types import NOT_FORWARDED, Outcome, OutcomeKind, RequestRecord
 from gateway.auth import Authenticator, Principal, bearer_token
 from gateway.classify import Classified, ClassifyStep
+from gateway.context import Ending, RequestContext
 from gateway.errors import (
     AuditUnavailable,
     BadRequest,
@@ -46,6 +49,7 @@ from gateway.metrics import Metrics
 from gateway.outbound import Outbound, build_outbound
 from gateway.ratelimit import Limiter
 from gateway.routing import Candidate, Router
+from gateway.seams import WriteAheadLog
 from gateway.settings import Settings
 from gateway.protocols import PROTOCOLS, Protocol
 from gateway.streaming import StreamResult
@@ -58,9 +62,10 @@ from tiers.types import Tier, UpstreamKind
 
 __all__ = ["ENDPOINTS", "Pipeline", "Reply"]
 
-# Failures after the write-ahead row have an outcome row already; an audit failure cannot be
-# recorded in the audit log that just failed.
-_NOT_REFUSALS = (UpstreamError, UpstreamTimeout, AuditUnavailable)
+# Requests that ended at an upstream (or at the write-ahead) are counted in the request metric
+# where they ended; the others here, with upstream "none". (Metrics only: what the audit log
+# records is decided by the request's rows, in ``finish``.)
+_COUNTED_WHERE_THEY_ENDED = (UpstreamError, UpstreamTimeout, AuditUnavailable)
 
 
 def _translate(exc: TiersError) -> GatewayError:
@@ -144,7 +149,7 @@ class Reply:
 @dataclass
 class Pipeline:
     settings: Settings
-    store: Any
+    store: WriteAheadLog
     auth: Authenticator
     limiter: Limiter
     router: Router
@@ -161,43 +166,42 @@ class Pipeline:
     # probe (gateway.probes.safe_length); raises when that shared state is unknown.
     safe_tokens: Callable[[Any], int] = lambda up: up.safe_tokens
     tracer: NullTracer | OtelTracer = NULL_TRACER  # gateway.tracing: spans, or nothing at all
-    _background: set[asyncio.Task[None]] = field(default_factory=set)
+    _background: set[asyncio.Task[object]] = field(default_factory=set)
 
     # ---- the flow ---------------------------------------------------------------------------
 
     async def run(self, endpoint: str, headers: Any, raw: bytes | None) -> Reply:
         """``raw`` is None when the body was over the size limit (413 after authentication)."""
         request_id = "req_" + os.urandom(16).hex()  # uuid4's randomness without building a UUID
-        created, started = self.now(), self.monotonic()
-        seen: dict[str, Any] = {}
+        ctx = RequestContext(request_id, endpoint, self.now(), self.monotonic())
         try:
             try:
                 with self.tracer.request(endpoint):
-                    return await self._run(request_id, endpoint, headers, raw, created, started, seen)
+                    return await self._run(ctx, headers, raw)
             except TiersError as exc:  # unreadable body (400) or stripping failed: forward nothing
                 raise _translate(exc) from None
         except GatewayError as exc:
-            if exc.recorded or isinstance(exc, _NOT_REFUSALS):
-                pass
-            elif isinstance(exc, Unavailable):
-                # The database is what failed: its refusal row would only wait out the write
-                # timeout before the client hears 503. Written in the background (best effort).
-                self._later(self._refusal(request_id, endpoint, created, started, exc, **seen))
-            else:
-                await self._refusal(request_id, endpoint, created, started, exc, **seen)
-            if not isinstance(exc, _NOT_REFUSALS):
-                classified = seen.get("classified")
-                tier = str(int(classified.decision.tier)) if classified else "unknown"
+            await self.finish(ctx, exc=exc)
+            if not isinstance(exc, _COUNTED_WHERE_THEY_ENDED):
+                tier = str(int(ctx.classified.decision.tier)) if ctx.classified else "unknown"
                 self.metrics.requests.labels(endpoint, tier, "none", str(exc.status_code)).inc()
             if exc.status_code < 500 or isinstance(exc, AuditUnavailable):
                 self.metrics.refusals.labels(exc.error_class).inc()
             raise
+        except asyncio.CancelledError:
+            # Shutdown while the request waited (an upstream, the database): an attempt already
+            # handed the prompt still gets its outcome; the rest is not written from a dying task.
+            if ctx.open is not None:
+                self._later(self.finish(ctx, OutcomeKind.CLIENT_CLOSED, error="cancelled"))
+            raise
+        except Exception:
+            # A bug, not a refusal the gateway chose: it still ends the request (500), recorded.
+            await self.finish(ctx, exc=GatewayError())
+            raise
 
-    async def _run(
-        self, request_id: str, endpoint: str, headers: Any, raw: bytes | None, created: datetime,
-        started: float, seen: dict[str, Any],
-    ) -> Reply:
-        principal = seen["principal"] = await self.auth.authenticate(bearer_token(headers))
+    async def _run(self, ctx: RequestContext, headers: Any, raw: bytes | None) -> Reply:
+        endpoint = ctx.endpoint
+        principal = ctx.principal = await self.auth.authenticate(bearer_token(headers))
         if raw is None:
             raise PayloadTooLarge()
         floor = _requested_tier(headers)
@@ -206,19 +210,18 @@ class Pipeline:
         await self._rate(principal, "requests", 1, self.settings.limits.requests_per_minute)
         # Parsing is part of classification: a large body is decoded in a worker process too.
         with self.tracer.span("classify") as span:
-            classified = seen["classified"] = await self.classify.run(endpoint, raw, principal.tenant, floor)
+            classified = ctx.classified = await self.classify.run(endpoint, raw, principal.tenant, floor)
             span.classified(classified)
         parsed = classified.parsed
-        inbound = seen["inbound"] = Inbound(
-            request_id, endpoint, parsed.body, parsed.model, parsed.stream, created, started, protocol, forwarded
-        )
+        inbound = ctx.inbound = Inbound(ctx.request_id, endpoint, parsed.body, parsed.model, parsed.stream,
+                                        ctx.created, ctx.started, protocol, forwarded)  # fmt: skip
         if not principal.may_use(inbound.model):
             raise ModelNotAllowed()
         if not self.router.knows(inbound.model):
             raise NotFound()
         if classified.decision.tier > principal.max_tier:
             raise TierNotAllowed("the prompt's tier is above this API key's tier cap")
-        return await self._forward(inbound, principal, classified)
+        return await self._forward(ctx, inbound, principal, classified)
 
     async def _rate(self, principal: Principal, kind: str, amount: int, limit: int | None) -> None:
         verdict = await self.limiter.hit(principal.key_id, kind=kind, amount=amount, limit=limit)
@@ -228,7 +231,8 @@ class Pipeline:
                 headers={"retry-after": str(verdict.retry_after_s)},
             )
 
-    async def _forward(self, inbound: Inbound, principal: Principal, classified: Classified) -> Reply:
+    async def _forward(self, ctx: RequestContext, inbound: Inbound, principal: Principal,
+                       classified: Classified) -> Reply:  # fmt: skip
         decision = classified.decision
         rule = self.classify.rule(principal.tenant, decision.tier)
         protocol = inbound.protocol
@@ -243,7 +247,6 @@ class Pipeline:
         if _carries_vendor_state(classified):
             candidates = self._state_candidates(classified, candidates)
         too_long = 0
-        attempts = 0
         opened_any = False
         charged = False
         last: GatewayError | None = None
@@ -254,19 +257,17 @@ class Pipeline:
             if not outbound.count.settles(safe) and (candidate.upstream.tokenize_url or protocol.count_path):
                 # Counting at the upstream hands it the prompt: that is a forward, with its row first.
                 charged = charged or await self._charge(principal, outbound)
-                rid = self._attempt_id(inbound, attempts)
-                attempts += 1
-                await self._write_ahead(rid, inbound, principal, classified, outbound)
+                rid = await self._write_ahead(ctx, inbound, principal, classified, outbound)
                 try:
                     outbound = await self._count_at_upstream(inbound, outbound)
                 except UpstreamError as exc:  # length unknown: this upstream gets nothing more
                     self.metrics.fallbacks.labels(candidate.name, "prompt_not_counted").inc()
-                    self._outcome(rid, inbound, "upstream_error", 502, None, error="prompt_not_counted")
+                    await self.finish(ctx, exc=exc, error="prompt_not_counted")
                     last = exc
                     continue
                 if outbound.count.tokens > safe:  # the outcome keeps the upstream's own count
-                    self._outcome(rid, inbound, "refused", protocol.too_long(recorded=True).status_code, None,
-                                  error="prompt_too_long", usage={"prompt_tokens": outbound.count.tokens})
+                    await self.finish(ctx, exc=protocol.too_long(), error="prompt_too_long",
+                                      usage={"prompt_tokens": outbound.count.tokens})  # fmt: skip
                     too_long += 1
                     continue
             elif outbound.count.tokens > safe:
@@ -274,34 +275,30 @@ class Pipeline:
                 continue
             charged = charged or await self._charge(principal, outbound)
             if rid is None:
-                rid = self._attempt_id(inbound, attempts)
-                attempts += 1
-                await self._write_ahead(rid, inbound, principal, classified, outbound)
+                rid = await self._write_ahead(ctx, inbound, principal, classified, outbound)
             opened_any = True
             self.tracer.upstream(rid, inbound.endpoint, outbound, inbound.stream)
             try:
                 opened = await self.clients[candidate.name].open(protocol.path, outbound.body, inbound.headers)
             except RetryableUpstreamError as exc:
                 self.metrics.fallbacks.labels(candidate.name, exc.reason).inc()
-                self._outcome(rid, inbound, "upstream_error", 502, exc.upstream_status, error=exc.reason)
+                await self.finish(ctx, exc=exc, upstream_status=exc.upstream_status, error=exc.reason)
                 last = exc
                 continue
             except GatewayError as exc:
-                status = "timeout" if isinstance(exc, UpstreamTimeout) else "upstream_error"
-                self._outcome(rid, inbound, status, exc.status_code, getattr(exc, "upstream_status", None),
-                                    error=exc.error_class)
+                await self.finish(ctx, exc=exc, upstream_status=getattr(exc, "upstream_status", None))
                 self._count(inbound, decision.tier, candidate.name, exc.status_code)
                 raise
             if inbound.stream:
-                return self._stream(rid, inbound, decision.tier, outbound, opened.response)
-            return await self._complete(rid, inbound, decision.tier, outbound, opened.response)
+                return self._stream(ctx, rid, inbound, decision.tier, outbound, opened.response)
+            return await self._complete(ctx, rid, inbound, decision.tier, outbound, opened.response)
+        # Whatever is raised now, ``finish`` adds no row where the attempts' rows already say why.
         if not opened_any and too_long:
-            # Rows of counting attempts already say why; a refusal row would repeat the request id.
-            raise protocol.too_long(recorded=attempts > 0)
+            raise protocol.too_long()
         if last is not None:
             self._count(inbound, decision.tier, "none", 502)
             raise UpstreamError("every eligible upstream failed before answering", code="upstream_unavailable")
-        raise TierNotAllowed(recorded=attempts > 0)
+        raise TierNotAllowed()
 
     def _state_candidates(self, classified: Classified, candidates: list[Candidate]) -> list[Candidate]:
         """Vendor state goes back to the upstream the book says produced it (or to our own
@@ -310,10 +307,6 @@ class Pipeline:
         known = self.vendor_states.producers(values)
         pinned = [c for c in candidates if c.name in known or c.kind == UpstreamKind.ONPREM] if known else []
         return pinned or _one_vendor(candidates)
-
-    @staticmethod
-    def _attempt_id(inbound: Inbound, attempts: int) -> str:
-        return inbound.request_id if attempts == 0 else f"{inbound.request_id}-{attempts}"
 
     async def _charge(self, principal: Principal, outbound: Outbound) -> bool:
         await self._rate(principal, "tokens", outbound.count.tokens, self.settings.limits.tokens_per_minute)
@@ -354,8 +347,12 @@ class Pipeline:
         return replace(outbound, count=counted_by_upstream(tokens))
 
     async def _write_ahead(
-        self, rid: str, inbound: Inbound, principal: Principal, classified: Classified, outbound: Outbound
-    ) -> None:
+        self, ctx: RequestContext, inbound: Inbound, principal: Principal, classified: Classified,
+        outbound: Outbound,
+    ) -> str:
+        """Commit the next attempt's row; returns its id. Raises ``AuditUnavailable`` (nothing
+        may be forwarded) when the commit is not confirmed."""
+        rid = ctx.next_attempt()
         c = outbound.candidate
         record = RequestRecord(
             request_id=rid,
@@ -382,29 +379,30 @@ class Pipeline:
                 await self.store.record_request(record)
         except Exception:
             # Whatever the cause, the row is not known to be committed: forward nothing. It may
-            # still commit after we gave up (a slow database); the outcome row then says that
+            # still commit after we gave up (a slow database); ``finish`` then records that
             # nothing was forwarded, so the exposure log never shows a phantom exposure.
-            self._later(self._write_outcome(Outcome(
-                request_id=rid, status=NOT_FORWARDED, http_status=AuditUnavailable.status_code,
-                error_class=AuditUnavailable.default_code,
-            )))  # fmt: skip
-            raise AuditUnavailable(recorded=True) from None
+            ctx.unconfirmed_row(rid)
+            raise AuditUnavailable() from None
+        ctx.committed_row(rid)
         for entity, n in record.findings.items():
             if outbound.stripped:
                 self.metrics.stripped.labels(entity).inc(n)
+        return rid
 
     # ---- answers ----------------------------------------------------------------------------
 
-    async def _complete(self, rid: str, inbound: Inbound, tier: Tier, outbound: Outbound, response: Any) -> Reply:
+    async def _complete(self, ctx: RequestContext, rid: str, inbound: Inbound, tier: Tier, outbound: Outbound,
+                        response: Any) -> Reply:  # fmt: skip
         name = outbound.candidate.name
         try:
             raw = await response.aread()
         except (UpstreamError, UpstreamTimeout) as exc:
             timeout = isinstance(exc, UpstreamTimeout)
-            self._outcome(rid, inbound, "timeout" if timeout else "upstream_error", 504 if timeout else 502,
-                          response.status_code, error="upstream_timeout" if timeout else "upstream_reset")
-            self._count(inbound, tier, name, 504 if timeout else 502)
-            raise (UpstreamTimeout() if timeout else UpstreamError()) from None
+            failed = UpstreamTimeout() if timeout else UpstreamError()
+            await self.finish(ctx, exc=failed, upstream_status=response.status_code,
+                              error="upstream_timeout" if timeout else "upstream_reset")  # fmt: skip
+            self._count(inbound, tier, name, failed.status_code)
+            raise failed from None
         finally:
             await response.aclose()
         try:
@@ -412,9 +410,10 @@ class Pipeline:
             if not isinstance(data, dict):
                 raise ValueError
         except (msgspec.DecodeError, ValueError):
-            self._outcome(rid, inbound, "upstream_error", 502, response.status_code, error="malformed_body")
+            malformed = UpstreamError("the upstream's answer was not a JSON object")
+            await self.finish(ctx, exc=malformed, upstream_status=response.status_code, error="malformed_body")
             self._count(inbound, tier, name, 502)
-            raise UpstreamError("the upstream's answer was not a JSON object") from None
+            raise malformed from None
         protocol = inbound.protocol
         usage = protocol.usage(data)
         upstream = outbound.candidate.upstream
@@ -423,28 +422,30 @@ class Pipeline:
             reason = protocol.check_answer(outbound.count, data)
         if reason is not None:
             self.metrics.integrity_failures.labels(name, reason).inc()
-            self._outcome(rid, inbound, "integrity_error", 502, response.status_code, usage=usage,
-                                error=reason, integrity=True)
+            withheld = UpstreamIntegrityError()
+            await self.finish(ctx, exc=withheld, upstream_status=response.status_code, usage=usage, error=reason,
+                              integrity=True)  # fmt: skip
             self._count(inbound, tier, name, 502)
-            raise UpstreamIntegrityError()
+            raise withheld
         self.tracer.answered(rid, data)
         protocol.restore(data, outbound.mapping, inbound.model)  # and the model name the client asked for
         self.vendor_states.remember(name, protocol.vendor_state(data))
-        self._outcome(rid, inbound, "ok", 200, response.status_code, usage=usage)
+        await self.finish(ctx, OutcomeKind.OK, upstream_status=response.status_code, usage=usage)
         self._count(inbound, tier, name, 200)
         return Reply(200, data, headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))})
 
-    def _stream(self, rid: str, inbound: Inbound, tier: Tier, outbound: Outbound, response: Any) -> Reply:
+    def _stream(self, ctx: RequestContext, rid: str, inbound: Inbound, tier: Tier, outbound: Outbound,
+                response: Any) -> Reply:  # fmt: skip
         name = outbound.candidate.name
 
         async def done(result: StreamResult) -> None:
-            status = {"ok": 200, "timeout": 504, "client_closed": 499}.get(result.status, 502)
-            if result.status == "integrity_error":
+            integrity = result.status is OutcomeKind.INTEGRITY_ERROR
+            if integrity:
                 self.metrics.integrity_failures.labels(name, result.error_class or "").inc()
-            self._count(inbound, tier, name, status)
             self.tracer.stream_reasons(rid, result.finish_reasons)
-            self._outcome(rid, inbound, result.status, status, response.status_code, usage=result.usage,
-                          error=result.error_class, integrity=result.status == "integrity_error")
+            status = await self.finish(ctx, result.status, upstream_status=response.status_code, usage=result.usage,
+                                       error=result.error_class, integrity=integrity)  # fmt: skip
+            self._count(inbound, tier, name, status)
 
         self.tracer.stream(rid)
         stream = inbound.protocol.relay(
@@ -461,30 +462,70 @@ class Pipeline:
         return Reply(200, stream=stream,
                      headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))})
 
-    # ---- audit helpers ----------------------------------------------------------------------
+    # ---- how a request ends -------------------------------------------------------------------
+
+    async def finish(
+        self, ctx: RequestContext, kind: OutcomeKind | None = None, *, exc: GatewayError | None = None,
+        upstream_status: int | None = None, usage: Any = None, error: str | None = None,
+        integrity: bool = False,
+    ) -> int:
+        """Record how the request, or its open attempt, ended: every way, in this one place.
+
+        What is written follows from the request's write-ahead rows (``RequestContext.ending``),
+        not from what ended it: the open attempt's outcome (in the background), a
+        ``not_forwarded`` outcome for a write-ahead row that may commit late, a refusal row when
+        no row was committed, or nothing when the rows already say it. The kind is the error's
+        own unless given; the HTTP status is the error's, else the kind's. Returns that status."""
+        if kind is None:
+            if exc is None:
+                raise TypeError("finish needs an outcome kind or the error that ended the request")
+            kind = exc.outcome
+        http_status = exc.status_code if exc is not None else kind.http_status
+        if http_status is None:
+            raise TypeError("a refusal's HTTP status is its error's: pass the error")
+        if error is None and exc is not None:
+            error = exc.error_class
+        ending, rid = ctx.ending()
+        if ending is Ending.OUTCOME and rid is not None:
+            self._outcome(rid, ctx.started, kind, http_status, upstream_status, usage=usage, error=error,
+                          integrity=integrity)  # fmt: skip
+        elif ending is Ending.NOT_FORWARDED and rid is not None:
+            self._later(self._write_outcome(Outcome(
+                request_id=rid, status=NOT_FORWARDED.value, http_status=AuditUnavailable.status_code,
+                error_class=AuditUnavailable.default_code,
+            )))  # fmt: skip
+        elif ending is Ending.REFUSAL:
+            refusal = self._refusal(ctx, kind, http_status, error)
+            if isinstance(exc, Unavailable):
+                # A dependency is what failed (the database, say): its refusal row would only
+                # wait out the write timeout before the client hears 503. In the background.
+                self._later(refusal)
+            else:
+                await refusal
+        return http_status
 
     def _outcome(
-        self, rid: str, inbound: Inbound, status: str, http_status: int, upstream_status: int | None,
+        self, rid: str, started: float, kind: OutcomeKind, http_status: int, upstream_status: int | None,
         *, usage: Any = None, error: str | None = None, integrity: bool = False,
     ) -> None:
         """Record what happened after forwarding, in the background: the write-ahead row is
         already committed, so the client's answer does not wait for this one (``drain`` does)."""
-        self.tracer.finished(rid, status, http_status, usage, error, integrity)
+        self.tracer.finished(rid, kind, http_status, usage, error, integrity)
         completion = usage.get("completion_tokens") if isinstance(usage, dict) else None
         outcome = Outcome(
             request_id=rid,
-            status=status,
+            status=kind.value,
             http_status=http_status,
             upstream_status=upstream_status,
             usage_prompt_tokens=reported_prompt_tokens(usage),
             usage_completion_tokens=completion if isinstance(completion, int) and completion >= 0 else None,
-            latency_ms=(self.monotonic() - inbound.started) * 1000,
+            latency_ms=(self.monotonic() - started) * 1000,
             error_class=error,
             integrity_flag=integrity,
         )
         self._later(self._write_outcome(outcome))
 
-    def _later(self, work: Coroutine[Any, Any, None]) -> None:
+    def _later(self, work: Coroutine[Any, Any, object]) -> None:
         """Run an audit write after the answer; ``drain`` waits for what is left at shutdown."""
         task = asyncio.ensure_future(work)
         self._background.add(task)
@@ -497,19 +538,16 @@ class Pipeline:
             # The write-ahead row exists; a lost outcome shows as "no outcome" in the log.
             self.metrics.refusals.labels("outcome_write_failed").inc()
 
-    async def _refusal(
-        self, rid: str, endpoint: str, created: datetime, started: float, exc: GatewayError,
-        principal: Principal | None = None, inbound: Inbound | None = None,
-        classified: Classified | None = None,
-    ) -> None:
+    async def _refusal(self, ctx: RequestContext, kind: OutcomeKind, http_status: int, error: str | None) -> None:
         # Unclassified refusals are recorded as Tier 3: unknown content is treated as the most
         # sensitive. Nothing was forwarded either way (upstream is None).
+        principal, inbound, classified = ctx.principal, ctx.inbound, ctx.classified
         record = RequestRecord(
-            request_id=rid,
-            created_at=created,
+            request_id=ctx.request_id,
+            created_at=ctx.created,
             tenant=principal.tenant if principal else None,
             key_id=principal.key_id if principal else None,
-            endpoint=endpoint,
+            endpoint=ctx.endpoint,
             # A model name nobody configured is whatever the client typed (a card number, say):
             # never stored as sent.
             client_model=inbound.model if inbound and self.router.knows(inbound.model) else None,
@@ -525,11 +563,11 @@ class Pipeline:
             segment_fingerprints=classified.segment_fingerprints if classified else (),
         )
         outcome = Outcome(
-            request_id=rid,
-            status="refused",
-            http_status=exc.status_code,
-            latency_ms=(self.monotonic() - started) * 1000,
-            error_class=exc.error_class,
+            request_id=ctx.request_id,
+            status=kind.value,
+            http_status=http_status,
+            latency_ms=(self.monotonic() - ctx.started) * 1000,
+            error_class=error,
         )
         try:
             await self.store.record_refusal(record, outcome)

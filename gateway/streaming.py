@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from audit.types import OutcomeKind
 from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.integrity import check_answer, check_usage, reported_prompt_tokens
 from gateway.restore import Restorers
@@ -31,8 +32,8 @@ _decode = msgspec.json.Decoder()
 class StreamResult:
     """How the relay ended; the pipeline records it as the request's outcome."""
 
-    status: str  # "ok" | "integrity_error" | "upstream_error" | "timeout" | "client_closed"
-    # error_class "stream_max_duration" (status "timeout"): cut at the upstream's timeouts.stream
+    status: OutcomeKind  # OK, INTEGRITY_ERROR, UPSTREAM_ERROR, TIMEOUT or CLIENT_CLOSED
+    # error_class "stream_max_duration" (status TIMEOUT): cut at the upstream's timeouts.stream
     error_class: str | None = None
     usage: dict[str, Any] | None = None
     first_byte: bool = False
@@ -134,10 +135,10 @@ async def relay_sse(
     state = _Choices()
     held: list[dict[str, Any]] = []
     usage: dict[str, Any] | None = None
-    result: StreamResult | None = StreamResult("client_closed", "client_closed")
+    result: StreamResult | None = StreamResult(OutcomeKind.CLIENT_CLOSED, "client_closed")
     first = False
     try:
-        failure: tuple[str, str] | None = None
+        failure: tuple[OutcomeKind, str] | None = None
         done = False
         try:
             async for data in _event_data(response):
@@ -147,10 +148,10 @@ async def relay_sse(
                 try:
                     event = _decode.decode(data)
                 except msgspec.DecodeError:
-                    failure = ("upstream_error", "malformed_stream")
+                    failure = (OutcomeKind.UPSTREAM_ERROR, "malformed_stream")
                     break
                 if not isinstance(event, dict) or "error" in event:
-                    failure = ("upstream_error", "upstream_stream_error")
+                    failure = (OutcomeKind.UPSTREAM_ERROR, "upstream_stream_error")
                     break
                 if isinstance(event.get("usage"), dict):
                     usage = event["usage"]
@@ -169,22 +170,22 @@ async def relay_sse(
                 first = True
                 yield _event(event)
         except StreamTooLong:  # the upstream's timeouts.stream: closed already, ended like a timeout
-            failure = ("timeout", StreamTooLong.default_code)
+            failure = (OutcomeKind.TIMEOUT, StreamTooLong.default_code)
         except UpstreamTimeout:
-            failure = ("timeout", "upstream_timeout")
+            failure = (OutcomeKind.TIMEOUT, "upstream_timeout")
         except UpstreamError:
-            failure = ("upstream_error", "upstream_reset")
+            failure = (OutcomeKind.UPSTREAM_ERROR, "upstream_reset")
         if failure is None and not done:
-            failure = ("upstream_error", "upstream_incomplete")
+            failure = (OutcomeKind.UPSTREAM_ERROR, "upstream_incomplete")
         if failure is None:
             reason = check_usage(count, usage, promised=promised_usage) or check_answer(
                 count, state.as_choices()
             )
             if reason is not None:
-                failure = ("integrity_error", reason)
+                failure = (OutcomeKind.INTEGRITY_ERROR, reason)
         if failure is not None:
             status, code = failure
-            integrity = status == "integrity_error"
+            integrity = status is OutcomeKind.INTEGRITY_ERROR
             result = StreamResult(status, code, usage, first)
             # Handed to the audit log before the client sees the end of its stream.
             await _finish(on_done, result)
@@ -199,7 +200,7 @@ async def relay_sse(
             )
             return
         reasons = tuple(str(state.finish[i]) for i in sorted(state.finish))
-        await _finish(on_done, StreamResult("ok", None, usage, True, reasons))
+        await _finish(on_done, StreamResult(OutcomeKind.OK, None, usage, True, reasons))
         result = None
         if restorers is not None:  # text still held for a choice that never sent finish_reason
             for index in restorers.pending_choices():

@@ -22,6 +22,7 @@ import re
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from audit.types import OutcomeKind
 from gateway.errors import BadRequest, GatewayError, PayloadTooLarge, Unprocessable
 from gateway.integrity import TRIVIAL_TOKENS
 from gateway.protocols.base import Protocol, Usage
@@ -116,8 +117,8 @@ class _Anthropic(Protocol):
             out["anthropic-beta"] = ",".join(betas) if len(betas) > 1 else betas[0]
         return out
 
-    def too_long(self, *, recorded: bool) -> GatewayError:
-        return ContextWindowExceeded(recorded=recorded)
+    def too_long(self) -> GatewayError:
+        return ContextWindowExceeded()
 
     def usage(self, data: dict[str, Any]) -> Usage | None:
         return _usage(data.get("usage"))
@@ -294,12 +295,12 @@ class _MessagesRelay(EventRelay):
             return "empty_length"
         return None
 
-    def error_event(self, status: str, code: str, vendor_type: str | None) -> bytes:
+    def error_event(self, status: OutcomeKind, code: str, vendor_type: str | None) -> bytes:
         if vendor_type is not None and _VENDOR_TYPE.match(vendor_type):
             etype, message = vendor_type, f"the upstream reported an error ({vendor_type})"
-        elif status == "integrity_error":
+        elif status is OutcomeKind.INTEGRITY_ERROR:
             etype, message = "api_error", "the upstream's stream failed the gateway's checks and was ended"
-        elif status == "timeout":
+        elif status is OutcomeKind.TIMEOUT:
             etype, message = "api_error", f"the upstream's stream timed out ({code})"
         else:
             etype, message = "api_error", f"the upstream's stream failed ({code})"

@@ -68,9 +68,9 @@ class Protocol:
         ``count_path``); None: the estimate stands."""
         return None
 
-    def too_long(self, *, recorded: bool) -> GatewayError:
+    def too_long(self) -> GatewayError:
         """The refusal of a prompt no eligible upstream may take."""
-        return PromptTooLong(recorded=recorded)
+        return PromptTooLong()
 
     # ---- the answer -------------------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import msgspec
 
+from audit.types import OutcomeKind
 from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.integrity import check_usage
 from gateway.restore import Restorers
@@ -89,7 +90,7 @@ class EventRelay:
     def answer_check(self, count: PromptCount) -> str | None:
         return None
 
-    def error_event(self, status: str, code: str, vendor_type: str | None) -> bytes:
+    def error_event(self, status: OutcomeKind, code: str, vendor_type: str | None) -> bytes:
         raise NotImplementedError
 
 
@@ -102,33 +103,33 @@ async def drive(
     on_done: Callable[[StreamResult], Awaitable[None] | None],
     on_state: Callable[[list[str]], None] | None = None,
 ) -> AsyncIterator[bytes]:
-    result: StreamResult | None = StreamResult("client_closed", "client_closed")
+    result: StreamResult | None = StreamResult(OutcomeKind.CLIENT_CLOSED, "client_closed")
     first = False
     vendor_type: str | None = None
     try:
-        failure: tuple[str, str] | None = None
+        failure: tuple[OutcomeKind, str] | None = None
         checked_early = False
         try:
             async for name, data in sse_events(response):
                 try:
                     event = _decode.decode(data)
                 except msgspec.DecodeError:
-                    failure = ("upstream_error", "malformed_stream")
+                    failure = (OutcomeKind.UPSTREAM_ERROR, "malformed_stream")
                     break
                 if not isinstance(event, dict):
-                    failure = ("upstream_error", "malformed_stream")
+                    failure = (OutcomeKind.UPSTREAM_ERROR, "malformed_stream")
                     break
                 try:
                     out = relay.feed(name, event)
                 except StreamFailure as exc:
-                    failure, vendor_type = ("upstream_error", exc.code), exc.vendor_type
+                    failure, vendor_type = (OutcomeKind.UPSTREAM_ERROR, exc.code), exc.vendor_type
                     break
                 if relay.usage_early and not checked_early:
                     # A truncated or replaced prompt shows before any text: nothing of it goes out.
                     checked_early = True
                     reason = check_usage(count, relay.usage, promised=promised_usage)
                     if reason is not None:
-                        failure = ("integrity_error", reason)
+                        failure = (OutcomeKind.INTEGRITY_ERROR, reason)
                         break
                 for chunk in out:
                     first = True
@@ -136,17 +137,17 @@ async def drive(
                 if relay.terminal:
                     break
         except StreamTooLong:  # the upstream's timeouts.stream: closed already, ended like a timeout
-            failure = ("timeout", StreamTooLong.default_code)
+            failure = (OutcomeKind.TIMEOUT, StreamTooLong.default_code)
         except UpstreamTimeout:
-            failure = ("timeout", "upstream_timeout")
+            failure = (OutcomeKind.TIMEOUT, "upstream_timeout")
         except UpstreamError:
-            failure = ("upstream_error", "upstream_reset")
+            failure = (OutcomeKind.UPSTREAM_ERROR, "upstream_reset")
         if failure is None and not relay.terminal:
-            failure = ("upstream_error", "upstream_incomplete")
+            failure = (OutcomeKind.UPSTREAM_ERROR, "upstream_incomplete")
         if failure is None:
             reason = check_usage(count, relay.usage, promised=promised_usage) or relay.answer_check(count)
             if reason is not None:
-                failure = ("integrity_error", reason)
+                failure = (OutcomeKind.INTEGRITY_ERROR, reason)
         if failure is not None:
             status, code = failure
             result = StreamResult(status, code, relay.usage, first)
@@ -154,7 +155,7 @@ async def drive(
             result = None
             yield relay.error_event(status, code, vendor_type)
             return
-        await _finish(on_done, StreamResult("ok", None, relay.usage, True))
+        await _finish(on_done, StreamResult(OutcomeKind.OK, None, relay.usage, True))
         result = None
         held = relay.finish()
         if on_state is not None and relay.state:

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
+from audit.types import OutcomeKind
 from gateway.errors import BadRequest, GatewayError, Unprocessable
 from gateway.integrity import TRIVIAL_TOKENS
 from gateway.protocols.base import Protocol, Usage
@@ -249,8 +250,8 @@ class _ResponsesRelay(EventRelay):
     def answer_check(self, count: PromptCount) -> str | None:
         return _empty_cut(count, self.final)
 
-    def error_event(self, status: str, code: str, vendor_type: str | None) -> bytes:
-        if status == "integrity_error":
+    def error_event(self, status: OutcomeKind, code: str, vendor_type: str | None) -> bytes:
+        if status is OutcomeKind.INTEGRITY_ERROR:
             code, message = "upstream_integrity_error", "the upstream's stream failed the gateway's checks and was ended"
         else:
             message = f"the upstream's stream failed ({code})"

@@ -21,6 +21,7 @@ from tests.gateway.conftest import base_config
 from tests.support import Scripted
 from tests.support.harness import SECRETS, FakeUpstreams, GatewayHarness
 from tests.support.siem_receivers import WebhookReceiver, wait_for
+from tests.support.stores import FailingWrites
 
 PROMPT = "ALERT-PROMPT-e41b please summarise the board minutes"
 
@@ -114,17 +115,9 @@ def test_recorded_alarms_alert(fakes: FakeUpstreams, sqlite_db: str, tmp_path: P
                                                 "seq": by_rule["quarantine"]["details"]["seq"]}
 
 
-class _FailingWrites:
+def _FailingWrites(inner: Any) -> FailingWrites:
     """The real store, whose write-ahead commits fail: the audit log is unavailable."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    async def record_request(self, rec: Any) -> int:
-        raise OSError("disk gone")
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
+    return FailingWrites(inner, ping_fails=False)
 
 
 def test_audit_unavailable_and_ratelimit_fail_open(fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path,

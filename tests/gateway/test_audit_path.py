@@ -14,6 +14,7 @@ import pytest
 from tests.gateway.conftest import base_config
 from tests.support import Received, Scripted
 from tests.support.harness import FakeUpstreams, GatewayHarness, fetch_rows
+from tests.support.stores import FailingWrites
 
 MARKER = "zebra-orchid-5521"
 PROMPT = f"Summarise the meeting notes about {MARKER} for the weekly update."
@@ -49,22 +50,6 @@ def test_row_committed_before_upstream_receives(fakes: FakeUpstreams, db_url: st
     (out,) = outcomes
     assert out["status"] == "ok" and out["http_status"] == 200 and out["usage_prompt_tokens"] > 0
     assert MARKER not in json.dumps([row, out], default=str)
-
-
-class FailingWrites:
-    """Wraps the real store; every write-ahead record fails as if the database were gone."""
-
-    def __init__(self, inner: Any) -> None:
-        self._inner = inner
-
-    async def record_request(self, rec: Any) -> int:
-        raise RuntimeError("database is down")
-
-    async def ping(self, timeout_s: float = 5.0) -> None:
-        raise RuntimeError("database is down")
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._inner, name)
 
 
 def test_audit_failure_503_nothing_forwarded(fakes: FakeUpstreams, db_url: str, tmp_path: Path,

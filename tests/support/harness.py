@@ -16,11 +16,17 @@ import asyncio
 import contextlib
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import openai
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from audit.types import KeyInfo, Outcome, RequestRecord
+    from gateway.seams import AuditStore as SeamStore
 
 from tests.support.fake_upstream import FakeUpstream
 from tests.support.servers import ServerThread
@@ -196,29 +202,62 @@ _UNSETTLED = ("SELECT count(*) AS n FROM audit_requests r WHERE r.forwarded AND 
 
 
 class _LazyStore:
-    """Opens the real store inside the server's event loop on first use, then wraps it."""
+    """Opens the real store inside the server's event loop on first use, then wraps it: the
+    gateway's ``AuditStore`` seam (``gateway.seams``), member by member."""
 
     def __init__(self, opener: Callable[[], Any], wrapper: Callable[[Any], Any]) -> None:
         self._opener = opener
         self._wrapper = wrapper
-        self._inner: Any = None
+        self._inner: SeamStore | None = None
         self._lock: asyncio.Lock | None = None
 
-    async def _get(self) -> Any:
+    async def _get(self) -> SeamStore:
         if self._lock is None:
             self._lock = asyncio.Lock()
         async with self._lock:
             if self._inner is None:
                 self._inner = self._wrapper(await self._opener())
-        return self._inner
+            inner = self._inner
+        return inner
 
-    def __getattr__(self, name: str) -> Any:
+    @property
+    def engine(self) -> AsyncEngine:
+        if self._inner is None:
+            raise RuntimeError("the store opens on its first call in the server's loop")
+        return self._inner.engine
+
+    async def record_request(self, rec: RequestRecord) -> int:
+        return await (await self._get()).record_request(rec)
+
+    async def record_outcome(self, out: Outcome, *, lazy: bool = False) -> int:
+        return await (await self._get()).record_outcome(out, lazy=lazy)
+
+    async def record_refusal(self, rec: RequestRecord, out: Outcome) -> tuple[int, int]:
+        return await (await self._get()).record_refusal(rec, out)
+
+    async def authenticate(self, presented: str) -> KeyInfo | None:
+        return await (await self._get()).authenticate(presented)
+
+    async def ping(self, timeout_s: float = 5.0) -> None:
+        await (await self._get()).ping(timeout_s)
+
+    async def record_event(self, kind: str, detail: dict[str, Any]) -> int:
+        return await (await self._get()).record_event(kind, detail)
+
+    async def active_quarantines(self) -> tuple[Any, ...]:
+        return await (await self._get()).active_quarantines()
+
+    async def active_length_caps(self) -> tuple[Any, ...]:
+        return await (await self._get()).active_length_caps()
+
+    def __getattr__(self, name: str) -> Any:  # what the dashboard reads beyond the seam
         async def call(*args: Any, **kwargs: Any) -> Any:
             return await getattr(await self._get(), name)(*args, **kwargs)
 
         return call
 
     async def close(self) -> None:
-        if self._inner is not None:
+        wrapped: Any = self._inner  # the test's wrapper closes its real store; the seam has no close
+        if wrapped is not None:
             with contextlib.suppress(Exception):
-                await self._inner.close()
+                await wrapped.close()
