@@ -98,6 +98,12 @@ class _Metrics:
             "vLLM processes without the plugin",
             registry=r,
         )
+        # Split deployments (engine.pd.guard), summed over this instance's vLLM processes.
+        self.deferred = Gauge("tiergate_kv_deferred_release_total",
+                              "Blocks of requests finished mid-transfer, released by outcome", ["outcome"],
+                              registry=r)  # fmt: skip
+        self.kv_refused = Gauge("tiergate_kv_load_refused_total", "KV loads the guard refused, by check",
+                                ["check"], registry=r)  # fmt: skip
 
 
 def _error(
@@ -151,6 +157,14 @@ async def metrics_route(state: State) -> Response[Any]:
     metrics.zeroed.set(status.blocks_zeroed)
     metrics.plugin_procs.set(status.processes)
     metrics.plugin_missing.set(len(status.missing))
+    if _supervisor(state).config.disaggregation is not None:
+        from engine.pd.counters import read_guard_processes
+
+        counts = [p.counts for p in read_guard_processes(_supervisor(state).state_dir)]
+        for outcome in ("drained", "timeout"):
+            metrics.deferred.labels(outcome).set(sum(c[f"deferred_{outcome}"] for c in counts))
+        for check, key in (("boundary", "boundary_refused"), ("checksum", "checksum_mismatch")):
+            metrics.kv_refused.labels(check).set(sum(c[key] for c in counts))
     ours = generate_latest(metrics.registry).decode()
     try:
         theirs = (await _client(state).get("/metrics")).text

@@ -210,3 +210,31 @@ def test_engine_config_split_half_starts_vllm_with_the_guarded_transport(tmp_pat
     bare = vllm_command(EngineConfig.model_validate({**base, "disaggregation": {**split, "guard": False}}), 9000)
     assert json.loads(bare[bare.index("--kv-transfer-config") + 1])["kv_connector"] == "NixlConnector"
     assert "--kv-transfer-config" not in vllm_command(EngineConfig.model_validate(base), 9000)
+
+
+def test_the_front_exposes_the_guards_counters_as_metrics(tmp_path) -> None:
+    """Counters the guard keeps in its vLLM processes appear on the instance front's /metrics."""
+    import httpx
+    from litestar.testing import TestClient
+
+    from engine.config import EngineConfig
+    from engine.front import create_front
+    from engine.pd.counters import GuardCounters
+    from tests.engine.test_front import FakeSupervisor, ScriptedEngine
+
+    (tmp_path / "config.json").write_text("{}")
+    split = {"role": "decode", "connector": {"kv_connector": "NixlConnector"}, "record_dir": str(tmp_path / "r")}
+    cfg = EngineConfig(model=tmp_path, served_model_name="tiny", max_model_len=2048, kv_cache_memory_bytes=1 << 20,
+                       disaggregation=split)  # fmt: skip
+    supervisor = FakeSupervisor(cfg)
+    supervisor.state_dir = tmp_path / "state"  # type: ignore[attr-defined]
+    counters = GuardCounters(supervisor.state_dir, {"role": "worker:kv_consumer", "inner": "x", "protections": []})  # type: ignore[attr-defined]
+    counters.add("deferred_timeout", 2)
+    counters.add("deferred_drained")
+    counters.add("checksum_mismatch", 3)
+    app = create_front(supervisor, transport=httpx.MockTransport(ScriptedEngine()))  # type: ignore[arg-type]
+    with TestClient(app) as client:
+        text = client.get("/metrics").text
+    assert 'tiergate_kv_deferred_release_total{outcome="timeout"} 2.0' in text
+    assert 'tiergate_kv_deferred_release_total{outcome="drained"} 1.0' in text
+    assert 'tiergate_kv_load_refused_total{check="checksum"} 3.0' in text
