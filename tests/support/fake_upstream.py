@@ -153,6 +153,7 @@ class FakeUpstream:
         self.ledger = Ledger(keep=keep_ledger)
         self.tokenized = Ledger(keep=keep_ledger)  # POST /tokenize bodies (they carry prompts too)
         self.tokenize_status = 200
+        self.on_tokenize: Callable[[Received], None] | None = None  # sees each /tokenize as it arrives
         self.count_tokens = count_tokens or (lambda t: max(1, (len(t.encode()) + 3) // 4) if t else 0)
         self.script: Callable[[Received], Scripted] = script or (lambda r: Scripted())
         self.manifest = manifest if manifest is not None else (HARDENED_MANIFEST if kind == "onprem" else None)
@@ -215,7 +216,10 @@ class FakeUpstream:
         raw = b"".join(chunks)
         headers = {k.decode("latin-1"): v.decode("latin-1") for k, v in scope["headers"]}
         if path == "/tokenize":  # vLLM's counting route: no generation, so its own ledger
-            await self._tokenize(self.tokenized.add(path, headers, raw), send)
+            counted = self.tokenized.add(path, headers, raw)
+            if self.on_tokenize is not None:
+                self.on_tokenize(counted)
+            await self._tokenize(counted, send)
             return
         received = self.ledger.add(path, headers, raw)
         answer = self.script(received)
