@@ -42,14 +42,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from sqlalchemy import insert, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from audit.errors import DisclosureError
 from audit.models import Disclosure
 from audit.timeutil import from_us, to_us
+from formats.yaml_model import YamlModelError, read_yaml
 
 __all__ = ["Conditions", "DisclosureSpec", "StoredDisclosure", "Window", "list_disclosures",
            "load_disclosure", "parse_disclosure", "save_disclosure"]  # fmt: skip
@@ -137,59 +137,18 @@ class DisclosureSpec(BaseModel):
         return json.dumps(self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
 
 
-def _line_map(node: yaml.Node, path: tuple[Any, ...], out: dict[tuple[Any, ...], int]) -> None:
-    out[path] = node.start_mark.line + 1
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key = key_node.value
-            line = key_node.start_mark.line + 1
-            if key in seen:
-                raise DisclosureError(f"duplicate key {key!r} (first on line {seen[key]})", line)
-            seen[key] = line
-            out[path + (key,)] = line
-            _line_map(value_node, path + (key,), out)
-            out[path + (key,)] = line  # a key's errors point at the key's own line
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _line_map(item, path + (i,), out)
-
-
-def _line_for(loc: tuple[Any, ...], lines: dict[tuple[Any, ...], int]) -> int:
-    path = tuple(loc)
-    while path:
-        if path in lines:
-            return lines[path]
-        path = path[:-1]
-    return lines.get((), 1)
-
-
 def parse_disclosure(source: str) -> DisclosureSpec:
-    """Validate a disclosure document; ``DisclosureError`` names the line of the first mistake."""
+    """Validate a disclosure document (formats.yaml_model: duplicate keys refused);
+    ``DisclosureError`` names the line of the first mistake."""
     try:
-        node = yaml.compose(source, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(source)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line = mark.line + 1 if mark is not None else None
-        problem = str(exc.problem or exc.context)
-        if "'@'" in problem or "alias" in problem:  # @cf/... or *-patterns written bare
-            problem += " (quote a name that starts with @ or *)"
-        raise DisclosureError(f"not valid YAML: {problem}", line) from None
-    except yaml.YAMLError as exc:
-        raise DisclosureError(f"not valid YAML: {type(exc).__name__}") from None
-    if node is None or not isinstance(data, dict):
-        raise DisclosureError("a disclosure must be a YAML mapping", 1)
-    lines: dict[tuple[Any, ...], int] = {}
-    _line_map(node, (), lines)
-    try:
-        return DisclosureSpec.model_validate(data)
-    except ValidationError as exc:
-        err = exc.errors()[0]
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        where = ".".join(str(p) for p in loc) or "(document)"
-        msg = err["msg"].removeprefix("Value error, ")
-        raise DisclosureError(f"{where}: {msg}", _line_for(loc, lines)) from None
+        doc = read_yaml(source, source="<disclosure>")
+        if not isinstance(doc.data, dict):
+            raise DisclosureError("a disclosure must be a YAML mapping", 1)
+        return doc.validate(DisclosureSpec)
+    except YamlModelError as exc:
+        first = exc.problems[0]
+        message = f"{first.where}: {first.message}" if first.where else first.message
+        raise DisclosureError(message, first.line) from None
 
 
 def load_disclosure(path: str) -> tuple[DisclosureSpec, str]:
@@ -224,7 +183,10 @@ async def save_disclosure(engine: AsyncEngine, spec: DisclosureSpec, source_sha2
                 body=spec.canonical_json(),
             )
         )
-        return int(result.inserted_primary_key[0])
+        key = result.inserted_primary_key
+        if key is None:  # SQLAlchemy types it optional; a one-row INSERT always has it
+            raise DisclosureError("the database returned no id for the disclosure")
+        return int(key[0])
 
 
 @dataclass(frozen=True, slots=True)

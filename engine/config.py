@@ -20,8 +20,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from formats.yaml_model import YamlModelError, load_model_file
 
 __all__ = ["CacheSaltConfig", "DisaggregationConfig", "EngineConfig", "EngineConfigError", "load_engine_config"]
 
@@ -125,30 +126,19 @@ class EngineConfig(BaseModel):
 
 
 def load_engine_config(path: Path) -> EngineConfig:
-    """Read and validate ``path``; raise ``EngineConfigError`` naming the offending key."""
+    """Read and validate ``path`` (formats.yaml_model: duplicate keys refused); raise
+    ``EngineConfigError`` naming the file, the line and the offending key."""
+
+    def resolve(raw: Any) -> Any:
+        if not isinstance(raw, dict):
+            raise EngineConfigError(f"engine config {path} must be a mapping")
+        out = dict(raw)
+        for key in ("model", "state_dir"):  # relative to the file, not to the working directory
+            if isinstance(out.get(key), str) and not Path(out[key]).is_absolute():
+                out[key] = str((path.parent / out[key]).resolve())
+        return out
+
     try:
-        raw = yaml.safe_load(path.read_text())
-    except OSError as exc:
-        raise EngineConfigError(
-            f"cannot read engine config {path}: {exc.strerror}"
-        ) from exc
-    except yaml.YAMLError as exc:
-        raise EngineConfigError(f"engine config {path} is not valid YAML") from exc
-    if not isinstance(raw, dict):
-        raise EngineConfigError(f"engine config {path} must be a mapping")
-    base = path.parent
-    for key in ("model", "state_dir"):
-        if isinstance(raw.get(key), str):
-            raw[key] = (
-                str((base / raw[key]).resolve())
-                if not Path(raw[key]).is_absolute()
-                else raw[key]
-            )
-    try:
-        return EngineConfig.model_validate(raw)
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"]) or "(root)"
-        raise EngineConfigError(
-            f"engine config {path}: {where}: {first['msg']}"
-        ) from exc
+        return load_model_file(EngineConfig, path, prepare=resolve)
+    except YamlModelError as exc:
+        raise EngineConfigError("invalid engine config:\n  " + str(exc).replace("\n", "\n  ")) from None

@@ -15,16 +15,12 @@ from pathlib import Path
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
-from pydantic_settings import (
-    BaseSettings,
-    PydanticBaseSettingsSource,
-    SettingsConfigDict,
-    YamlConfigSettingsSource,
-)
+from pydantic_settings import BaseSettings, InitSettingsSource, PydanticBaseSettingsSource, SettingsConfigDict
 
 from audit.settings import AuditSettings
 from audit.playbook import PlaybookRegister
 from audit.vendors import VendorRegister
+from formats.yaml_model import YamlDocument, YamlModelError, read_yaml_file
 from gateway.probe import ProbeSettings
 from gateway.quarantine import QuarantineSettings
 from tiers.config import TiersConfig
@@ -48,7 +44,7 @@ __all__ = [
 ]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
-_yaml_path: ContextVar[Path | None] = ContextVar("tiergate_yaml_path", default=None)
+_yaml_doc: ContextVar[YamlDocument | None] = ContextVar("tiergate_yaml_doc", default=None)
 
 
 class ConfigError(Exception):
@@ -434,9 +430,9 @@ class Settings(BaseSettings):
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
-        path = _yaml_path.get()
-        if path is not None:
-            sources.append(YamlConfigSettingsSource(settings_cls, yaml_file=path))
+        doc = _yaml_doc.get()
+        if doc is not None:  # read by formats.yaml_model in load_settings: duplicate keys refused
+            sources.append(InitSettingsSource(settings_cls, doc.data or {}))
         return tuple(sources)
 
     @model_validator(mode="after")
@@ -474,11 +470,15 @@ class Settings(BaseSettings):
         raise KeyError(name)
 
 
-def _describe(exc: ValidationError) -> str:
+def _describe(exc: ValidationError, doc: YamlDocument | None) -> str:
+    """One line per error: the dotted key, and the file and line where the YAML file holds it
+    (a value set in the environment or in code has none)."""
     lines = []
-    for err in exc.errors():
+    for err in exc.errors(include_url=False, include_input=False):
         loc = ".".join(str(p) for p in err["loc"]) or "(root)"
-        lines.append(f"{loc}: {err['msg']}")
+        line = doc.line_of(err["loc"], root=False) if doc is not None else None
+        where = f"{doc.source}:{line}: " if doc is not None and line is not None else ""
+        lines.append(f"{where}{loc}: {err['msg']}")
     return "invalid configuration:\n  " + "\n  ".join(lines)
 
 
@@ -535,11 +535,19 @@ def load_settings(path: str | os.PathLike[str] | None = None, **overrides: Any) 
     yaml_path = Path(chosen) if chosen else None
     if yaml_path is not None and not yaml_path.is_file():
         raise ConfigError(f"config file not found: {yaml_path}")
-    token = _yaml_path.set(yaml_path)
+    doc = None
+    if yaml_path is not None:
+        try:
+            doc = read_yaml_file(yaml_path)
+        except YamlModelError as exc:
+            raise ConfigError(f"invalid configuration:\n  {exc}") from None
+        if doc.data is not None and not isinstance(doc.data, dict):
+            raise ConfigError(f"invalid configuration:\n  {yaml_path}:{doc.line_of(())}: the file must be a mapping")
+    token = _yaml_doc.set(doc)
     try:
         settings = Settings(**overrides)
     except ValidationError as exc:
-        raise ConfigError(_describe(exc)) from None
+        raise ConfigError(_describe(exc, doc)) from None
     finally:
-        _yaml_path.reset(token)
+        _yaml_doc.reset(token)
     return with_embedded_secrets(settings)

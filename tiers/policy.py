@@ -13,8 +13,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from formats.yaml_model import YamlDocument, YamlModelError, read_yaml, read_yaml_file
 
 from .errors import PolicyError
 from .types import Tier, UpstreamKind
@@ -93,36 +94,32 @@ class Policy:
     @classmethod
     def from_mapping(cls, data: Any, name: str = "<policy>") -> Policy:
         """Validate a parsed policy document; raises :class:`PolicyError` naming the bad key."""
-        if not isinstance(data, Mapping):
-            raise PolicyError(f"{name}: a policy must be a mapping")
+        return cls._from_document(YamlDocument(data, name))
+
+    @classmethod
+    def _from_document(cls, doc: YamlDocument) -> Policy:
+        if not isinstance(doc.data, Mapping):
+            raise PolicyError(f"{doc.source}: a policy must be a mapping")
         try:
-            model = _PolicyModel.model_validate(data)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            key = ".".join(str(p) for p in err["loc"]) or "<root>"
-            raise PolicyError(f"{name}: {key}: {err['msg']}") from None
+            model = doc.validate(_PolicyModel)
+        except YamlModelError as exc:
+            raise PolicyError(str(exc)) from None
         rules = {
             tier: TierRule(tier, frozenset(rule.allow), frozenset(rule.strip))
             for tier, rule in model.tiers.items()
         }
-        return cls(name, model.default_floor, dict(model.entities), rules)
+        return cls(doc.source, model.default_floor, dict(model.entities), rules)
 
 
 def load_policy(path: Path | str | None = None) -> Policy:
-    """Load and validate a policy file; ``None`` loads the shipped default policy."""
-    if path is None:
-        text = resources.files("tiers").joinpath("default_policy.yaml").read_text("utf-8")
-        name = "default_policy.yaml"
-    else:
-        name = str(path)
-        try:
-            text = Path(path).read_text("utf-8")
-        except OSError as exc:
-            raise PolicyError(f"{name}: cannot read policy file ({exc.strerror})") from None
+    """Load and validate a policy file (formats.yaml_model: duplicate keys refused, errors name
+    the file and line); ``None`` loads the shipped default policy."""
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}" if mark is not None else ""
-        raise PolicyError(f"{name}: not valid YAML{where}") from None
-    return Policy.from_mapping(data, name)
+        if path is None:
+            text = resources.files("tiers").joinpath("default_policy.yaml").read_text("utf-8")
+            doc = read_yaml(text, source="default_policy.yaml")
+        else:
+            doc = read_yaml_file(path)
+    except YamlModelError as exc:
+        raise PolicyError(str(exc)) from None
+    return Policy._from_document(doc)

@@ -7,9 +7,12 @@ through, so there is one place that decides what runs.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-import yaml
 from presidio_analyzer import RecognizerRegistry
+from pydantic import BaseModel, ConfigDict
+
+from formats.yaml_model import YamlModelError, read_yaml_file
 
 from ..config import TiersConfig
 from ..errors import RecognizerError
@@ -30,18 +33,26 @@ from .secrets import secret_recognizers
 __all__ = ["build_registry"]
 
 
+class _RecognizerFile(BaseModel):
+    """A user's recognizer file: presidio's own format (its other top-level keys left to it)."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    recognizers: list[dict[str, Any]]
+
+
 def _load_yaml(registry: RecognizerRegistry, path: Path) -> None:
     try:
-        data = yaml.safe_load(Path(path).read_text("utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise RecognizerError(f"{path}: cannot read recognizer file ({type(exc).__name__})") from None
-    if not isinstance(data, dict) or not isinstance(data.get("recognizers"), list):
-        raise RecognizerError(f"{path}: expected a mapping with a 'recognizers' list")
-    for i, item in enumerate(data["recognizers"]):
+        doc = read_yaml_file(path)
+        spec = doc.validate(_RecognizerFile)
+    except YamlModelError as exc:
+        raise RecognizerError(str(exc)) from None
+    for i, item in enumerate(spec.recognizers):
         try:
             registry.add_pattern_recognizer_from_dict(item)
-        except Exception as exc:  # presidio raises assorted types; name the entry, not its text
-            raise RecognizerError(f"{path}: recognizers[{i}]: {type(exc).__name__}: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 -- presidio raises assorted types; name the entry, not its text
+            line = doc.line_of(("recognizers", i))
+            raise RecognizerError(f"{path}:{line}: recognizers[{i}]: {type(exc).__name__}: {exc}") from None
 
 
 def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
