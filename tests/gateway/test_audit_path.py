@@ -11,6 +11,7 @@ import httpx
 import openai
 import pytest
 
+from gateway.ratelimit import MemoryLimiter, Verdict
 from tests.gateway.conftest import base_config
 from tests.support import Received, Scripted
 from tests.support.harness import FakeUpstreams, GatewayHarness, fetch_rows
@@ -113,3 +114,28 @@ def test_migrations_up_and_down(db_url: str, tmp_path: Path) -> None:
     assert {"audit_requests", "audit_outcomes", "api_keys"} <= up
     assert not (down & {"audit_requests", "audit_outcomes", "api_keys"})
     assert again == up
+
+
+class _BrokenTokenLimiter(MemoryLimiter):
+    """A limiter with a bug on the token budget (the check just before the write-ahead row)."""
+
+    async def hit(self, subject: str, *, kind: str, amount: int, limit: int | None) -> Verdict:
+        if kind == "tokens":
+            raise KeyError("a bug, not a refusal")
+        return await super().hit(subject, kind=kind, amount=amount, limit=limit)
+
+
+def test_a_bug_before_forwarding_is_a_recorded_500(fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path,
+                                                   classifier: Any) -> None:  # fmt: skip
+    """An unexpected error ends the request too: the client gets a bare 500, nothing was
+    forwarded, and the request has its row (not forwarded) with a 500 outcome."""
+    with GatewayHarness(sqlite_db, tmp_path, base_config(fakes), classifier=classifier,
+                        limiter=_BrokenTokenLimiter()) as gw:  # fmt: skip
+        r = httpx.post(gw.url + "/v1/chat/completions", json={"model": "chat", "messages": [
+            {"role": "user", "content": PROMPT}]}, headers={"authorization": f"Bearer {gw.create_key()}"}, timeout=30)
+        rows = gw.rows("SELECT r.forwarded, r.upstream, o.status, o.http_status, o.error_class FROM audit_requests r "
+                       "JOIN audit_outcomes o ON o.request_id = r.request_id")  # fmt: skip
+    assert r.status_code == 500 and MARKER not in r.text and "KeyError" not in r.text
+    assert [(bool(x["forwarded"]), x["upstream"], x["status"], x["http_status"], x["error_class"]) for x in rows] == [
+        (False, None, "refused", 500, "internal_error")]
+    assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 0
