@@ -26,7 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import Any
 
-from audit.fingerprint import fingerprint, normalize_for_fingerprint
+from audit.fingerprint import fingerprint_bytes, normalized_utf8
 from gateway.errors import GatewayError, Unavailable
 from gateway.parsing import ParsedBody, parse_body
 from tiers import Classifier, extract_content
@@ -88,16 +88,13 @@ class ClassifyStep:
     # -- the work, wherever it runs ------------------------------------------------------------
 
     def _fingerprints(self, content: Content) -> tuple[str | None, tuple[str, ...]]:
-        texts = [
-            n for n in (normalize_for_fingerprint(s.text) for s in content.segments if s.kind in _FINGERPRINTED)
-            if n
-        ]
+        texts = [n for n in (normalized_utf8(s.text) for s in content.segments if s.kind in _FINGERPRINTED) if n]
         # normalize("\n".join(texts)) == " ".join(non-empty normalized texts): whitespace runs
         # collapse across the join and NFKC never composes across a newline. One pass, not two.
-        segs = tuple(dict.fromkeys(fingerprint(self._key, n) for n in texts))
+        segs = tuple(dict.fromkeys(fingerprint_bytes(self._key, n) for n in texts))
         if not texts:
             return None, segs
-        return (segs[0] if len(texts) == 1 else fingerprint(self._key, " ".join(texts))), segs
+        return (segs[0] if len(texts) == 1 else fingerprint_bytes(self._key, b" ".join(texts))), segs
 
     def work(self, endpoint: str, raw: bytes, tenant: str, floor: Tier, *, strip: bool = False) -> Classified:
         """Parse, extract, classify, fingerprint (and strip, in a worker). Raises ``GatewayError``
