@@ -10,7 +10,7 @@ lower-case and accent-folded, as the scanner sees text.
 
 from __future__ import annotations
 
-__all__ = ["COMMON_WORDS", "NOT_GIVEN_NAMES", "is_common"]
+__all__ = ["AMBIGUOUS_GIVEN_NAMES", "COMMON_WORDS", "NOT_GIVEN_NAMES", "SURNAME_WORDS", "is_common"]
 
 _MONTHS_DAYS = """
 january february march april may june july august september october november december
@@ -37,7 +37,22 @@ summit express premier royal general central global united standard
 elle une sans toute tout avant petit grand belle fleur claire claude
 meta newton shi mac core travis one non line apollo lance gil else alle ende wolf hart kurt ernst frei gunther
 nick wade drew bob mack miles neil lee mo jean said job
-key run ge gt lt thai philippine genel
+key run ge gt lt thai philippine genel so save revert spring fira york sri merge tera agda vue tea
+doc octave napoleon darwin trace
+"""
+
+# common given names that are also words, places or brands: a given name only before a surname
+# that is no word itself (people.py), so "Mark Phillips" and "Jean Dupuis" count, "Mark Done" not
+_AMBIGUOUS = """
+mark mary christian victor jean claire frank dean neil nick lee miles ray carol vera glen dale gene
+norman taylor mason hunter carter parker cooper jack max ben dan bob don sue pat val drew wade rob ed
+guy ernst kurt gunther
+"""
+
+# ordinary words that are frequent surnames too: right after a given name they are its surname
+_SURNAME_WORDS = """
+hill lane wood stone park hall king young brown white black green gray grey long short bishop
+church field banks page rose bell cross marsh moss street rich noble bright strong sharp dean
 """
 
 _COMMON = """
@@ -103,10 +118,16 @@ ip id ids sdk url uri ui ux cli os db sql http https tcp udp dns ssl tls vpn
 dashboard portal console studio suite cloud hub gateway engine api
 chief officer executive president vice senior junior principal assistant associate
 organization organisation organizations person persons people location locations entity entities
-cased
+cased code codes water runtime error errors exception exceptions warning warnings context kernel
+lexer host target term style language modeling comment templates template sphinx day days single
+mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec garden gardens
 """
 
 COMMON_WORDS: frozenset[str] = frozenset((_MONTHS_DAYS + _COMMON).split())
+AMBIGUOUS_GIVEN_NAMES: frozenset[str] = frozenset(_AMBIGUOUS.split()) - COMMON_WORDS
+SURNAME_WORDS: frozenset[str] = frozenset(_SURNAME_WORDS.split())
+"""Ordinary words that complete a name right after a given name ("Anthony Hill")."""
+"""Given names that are words too; they start a name only before an unambiguous surname."""
 """Capitalised words that are never a name's part here."""
 
 NOT_GIVEN_NAMES: frozenset[str] = frozenset((_NOT_GIVEN + _MONTHS_DAYS).split()) | COMMON_WORDS

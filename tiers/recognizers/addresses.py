@@ -24,8 +24,9 @@ from ._base import TiersPatternRecognizer
 
 __all__ = ["AddressRecognizer"]
 
-_CAPW = r"[A-Z][a-zß]+(?:-[A-Z][a-zß]+)*"
-_TOWN = _CAPW + r"(?:[ -](?:am|an der|im|sur|sous|en|les|le|la|de|upon|on)?[ ]?" + _CAPW + r"){0,2}"
+_CAPW = r"[A-Z][a-zß]+(?:-?[A-Z][a-zß]+)*"
+# a town: "Morin-les-Bains", "Sainte Margaret-sur-Mer", "Frankfurt am Main", "Stratford-upon-Avon"
+_TOWN = _CAPW + r"(?:[ -](?:(?:am|an der|im|sur|sous|en|les|le|la|de|upon|on)[ -])?" + _CAPW + r"){0,2}"
 _SEP = r"(?:[ ]*[,·|/][ ]*|[ ]*\r?\n[ \t]*|[ ]+)"
 
 _DE_STREET = (
@@ -34,26 +35,59 @@ _DE_STREET = (
     r"|(?:Am|An[ ]der|An[ ]den|Auf[ ]der|Im|In[ ]der|Zum|Zur)[ ][A-Z][a-zß]+)"
 )
 _DE = (
-    _DE_STREET + r"[ ]+[0-9]{1,4}(?:[ ]?[a-zA-Z])?(?:[ ]?-[ ]?[0-9]{1,4})?\b"
+    _DE_STREET + r"[ ]+[0-9]{1,4}(?:[ ]?[a-zA-Z])?(?:[ ]?[-/][ ]?[0-9]{1,4})?\b"
     r"(?:" + _SEP + r"(?:D-)?[0-9]{5}[ ]+" + _TOWN + r")?"
 )
 
 _FR_TYPE = r"(?i:rue|avenue|av\.|boulevard|bd|place|chemin|allee|impasse|quai|route|cours|square|passage|voie|rond-point)"
 _FR_NAME = r"(?:(?:de[ ]la|de[ ]l'|du|des|de|d'|la|le|les)[ ]?)?[A-Z][a-zß']+(?:[ -](?:de[ ]la|du|des|de|d'|la|le|les)?[ ]?[A-Z][a-zß']+){0,3}"
+_FR_TOWN = r"(?:F-)?[0-9]{5}[ ]+" + _TOWN + r"(?:[ ]+(?:Cedex|CEDEX)(?:[ ][0-9]{1,2})?)?"
 _FR = (
     r"\b[0-9]{1,4}(?:[ ]?(?:bis|ter|[A-D]))?,?[ ]+" + _FR_TYPE + r"[ ]+" + _FR_NAME
-    + r"(?:" + _SEP + r"(?:F-)?[0-9]{5}[ ]+" + _TOWN + r"(?:[ ]+(?:Cedex|CEDEX)(?:[ ][0-9]{1,2})?)?)?"
+    + r"(?:" + _SEP + _FR_TOWN + r")?"
 )
+# without a house number, the postcode and town make it an address: "chemin Rémy Chrétien, 84331 Germain"
+_FR_NO_NUMBER = r"\b" + _FR_TYPE + r"[ ]+" + _FR_NAME + _SEP + _FR_TOWN
 
+# street types that name nothing else: the street line alone is an address
 _EN_TYPE = (
     r"(?:Street|St\.?|Avenue|Ave\.?|Road|Rd\.?|Boulevard|Blvd\.?|Lane|Ln\.?|Drive|Dr\.?|Court|Ct\.?|"
-    r"Way|Place|Pl\.?|Terrace|Close|Crescent|Parkway|Pkwy\.?|Highway|Hwy\.?|Square|Sq\.?|Row|Mews|Gardens)"
+    r"Way|Place|Pl\.?|Terrace|Close|Crescent|Parkway|Pkwy\.?|Highway|Hwy\.?|Square|Sq\.?|Row|Mews|Gardens|"
+    r"Alley|Causeway|Expressway|Freeway|Turnpike|Viaduct|Stravenue|Roads|Streets|Avenues|Lanes|Drives)"
+)
+# USPS and Royal Mail suffixes that are ordinary words too ("100 Data Points", "3 Critical Path"):
+# they make an address only with a ZIP code or a UK postcode after them
+_EN_WEAK_TYPE = (
+    r"(?:Annex|Arcade|Bayou|Beach|Bend|Bluffs?|Bottom|Branch|Bridge|Brooks?|Burgs?|Bypass|Camp|Canyon|Cape|"
+    r"Centers?|Centre|Circles?|Cliffs?|Club|Commons?|Corners?|Course|Courts|Coves?|Creek|Crest|Crossing|"
+    r"Crossroad|Curve|Dale|Dam|Divide|Estates?|Extensions?|Falls?|Ferry|Fields?|Flats?|Fords?|Forest|Forges?|"
+    r"Forks?|Fort|Garden|Gateway|Glens?|Greens?|Groves?|Harbou?rs?|Haven|Heights|Hills?|Hollow|Inlet|Islands?|"
+    r"Isle|Junctions?|Keys?|Knolls?|Lakes?|Land|Landing|Lights?|Loaf|Locks?|Lodge|Loop|Mall|Manors?|Meadows?|"
+    r"Mills?|Mission|Motorway|Mount|Mountains?|Neck|Orchard|Oval|Overpass|Parks?|Parkways|Pass|Passage|Path|"
+    r"Pike|Pines?|Plains?|Plaza|Points?|Ports?|Prairie|Radial|Ramp|Ranch|Rapids?|Rest|Ridges?|Rise|River|"
+    r"Route|Run|Shoals?|Shores?|Skyway|Springs?|Spurs?|Squares|Station|Stream|Summit|Throughway|Trace|Track|"
+    r"Trafficway|Trail|Trailer|Tunnel|Underpass|Unions?|Valleys?|Via|Views?|Villages?|Ville|Vista|Walks?|"
+    r"Wall|Ways|Wells?|Wharf|Yard|Parade|Drove|Rue)"
 )
 _UK_POSTCODE = r"[A-Z]{1,2}[0-9][A-Z0-9]?[ ][0-9][A-Z]{2}"
-_US_TAIL = r"(?:[ ]*,[ ]*" + _TOWN + r")?[ ]*,?[ ]*[A-Z]{2}[ ]+[0-9]{5}(?:-[0-9]{4})?"
+_US_ZIP = r"[ ]*,?[ ]*[A-Z]{2}[ ]+[0-9]{5}(?:-[0-9]{4})?"
+_US_TAIL = r"(?:(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)" + _TOWN + r")?" + _US_ZIP
+# "Flat 3, …", "Studio 90\n…" before a UK street line; "Apt. 533", "Suite 846" after a US one
+_FLAT = r"(?:Flat|Studio|Apartment|Unit|Suite)[ ][0-9]{1,4}[A-Za-z]?(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)"
+_UNIT = r"(?:[ ]*,?[ ]+(?:Apt\.?|Suite|Unit|Flat)[ ]+[0-9]{1,5}[A-Z]?)?"
+_EN_LINE = r"\b(?:" + _FLAT + r"(?:[0-9]{1,5}[A-Z]?[ ]+)?|[0-9]{1,5}[A-Z]?[ ]+)(?:[NSEW]\.?[ ]+)?(?:" + _CAPW + r"[ ]+){1,3}"
 _EN = (
-    r"\b[0-9]{1,5}[A-Z]?[ ]+(?:[NSEW]\.?[ ]+)?(?:" + _CAPW + r"[ ]+){1,3}" + _EN_TYPE + r"\b"
-    r"(?:" + _US_TAIL + r"|" + _SEP + _TOWN + r"(?:" + _SEP + _UK_POSTCODE + r")?|" + _SEP + _UK_POSTCODE + r")?"
+    _EN_LINE + _EN_TYPE + r"\b" + _UNIT
+    + r"(?:" + _US_TAIL + r"|" + _SEP + _TOWN + r"(?:" + _SEP + _UK_POSTCODE + r")?|" + _SEP + _UK_POSTCODE + r")?"
+)
+_EN_WEAK = (
+    _EN_LINE + _EN_WEAK_TYPE + r"\b" + _UNIT
+    + r"(?:" + _US_TAIL + r"|(?:" + _SEP + _TOWN + r")?" + _SEP + _UK_POSTCODE + r")"
+)
+# US military mail: "PSC 1152, Box 7611, APO AE 73174", "USNS Gates, FPO AP 79980"
+_US_MILITARY = (
+    r"\b(?:(?:PSC|CMR|Unit)[ ][0-9]{3,5},?[ ]Box[ ][0-9]{3,5}|(?:USNS|USNV|USS|USCGC)[ ]" + _CAPW + r")"
+    + _SEP + r"(?:APO|FPO|DPO)[ ](?:AA|AE|AP)[ ][0-9]{5}"
 )
 
 
@@ -64,5 +98,8 @@ class AddressRecognizer(TiersPatternRecognizer):
     PATTERNS = [
         Pattern("address_de", r"\b(?P<value>" + _DE + r")", 0.6),
         Pattern("address_fr", r"(?P<value>" + _FR + r")", 0.6),
+        Pattern("address_fr_no_number", r"(?P<value>" + _FR_NO_NUMBER + r")", 0.6),
         Pattern("address_en", r"(?P<value>" + _EN + r")", 0.6),
+        Pattern("address_en_suffix", r"(?P<value>" + _EN_WEAK + r")", 0.6),
+        Pattern("address_us_military", r"(?P<value>" + _US_MILITARY + r")", 0.6),
     ]

@@ -11,6 +11,7 @@ Text is seen normalised: "né" is "ne", "März" is "Marz".
 from __future__ import annotations
 
 import calendar
+import re
 from datetime import date
 
 from presidio_analyzer import Pattern
@@ -38,11 +39,74 @@ _BIRTH = (
 _LINK = r"(?:[ ]*[:=][ ]*|[ ]+(?i:on|am|le|the|en|in|:)[ ]+|[ ]+)"
 
 
+_CELL_SEP = ",;\t|"
+_BIRTH_HEADER = re.compile(r"(?i)^\W*(?:" + _BIRTH.removeprefix("(?i:").removesuffix(")") + r")\W*(?:\w+\W*)?$")
+
+
+def _cells(line: str, sep: str) -> list[str]:
+    """The cells of a table line; a separator inside double quotes is part of its cell."""
+    cells = [""]
+    quoted = False
+    for c in line:
+        if c == '"':
+            quoted = not quoted
+        if c == sep and not quoted:
+            cells.append("")
+        else:
+            cells[-1] += c
+    return cells
+
+
 class DateOfBirthRecognizer(TiersPatternRecognizer):
-    """A date after a birth word (module docstring)."""
+    """A date after a birth word, or in a table column whose header is one (module docstring)."""
 
     ENTITY = "DATE_OF_BIRTH"
-    PATTERNS = [Pattern("date_of_birth", r"\b" + _BIRTH + _LINK + r"(?P<value>" + _DATE + r")\b", 0.7)]
+    PATTERNS = [
+        Pattern("date_of_birth", r"\b" + _BIRTH + _LINK + r"(?P<value>" + _DATE + r")\b", 0.7),
+        # a cell of a CSV / TSV / Markdown table: "name;born;city\nAnna Berg;14.03.1962;Ulm"
+        Pattern("date_of_birth_cell", r"(?:^|[,;\t|])[ ]*(?P<value>" + _DATE + r")[ ]*(?:$|[,;\t|])", 0.7),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        # (text id, text length, block start, searched up to, header cells) of the last table:
+        # rows of one table share it, so a long CSV is not searched back once per date
+        self._table: tuple[int, int, int, int, tuple[str, ...]] | None = None
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """A date in a cell counts under a birth header or right after a birth cell; one after a
+        birth word always."""
+        line_start = text.rfind("\n", 0, start) + 1
+        prefix = text[line_start:start].rstrip(" ")
+        if prefix and prefix[-1] in _CELL_SEP:
+            sep = prefix[-1]
+        elif not prefix:
+            sep = next((c for c in text[end : end + 3] if c in _CELL_SEP), "")
+            if not sep:
+                return True
+        else:
+            return False  # the birth-word pattern: "born 14 March 1962", "DOB: 1962-03-14"
+        cells = _cells(prefix, sep)
+        if len(cells) >= 2 and _BIRTH_HEADER.match(cells[-2].strip()):
+            return False  # "DOB;14.03.1962"
+        header = self._header(text, line_start, sep)
+        column = len(cells) - 1
+        return not (column < len(header) and _BIRTH_HEADER.match(header[column].strip()))
+
+    def _header(self, text: str, line_start: int, sep: str) -> tuple[str, ...]:
+        cached = self._table
+        if cached is not None and cached[0] == id(text) and cached[1] == len(text) and cached[2] <= line_start:
+            blank = text.find("\n\n", cached[3], line_start)
+            if blank < 0:
+                self._table = (*cached[:3], line_start, cached[4])
+                return cached[4]
+        block = text.rfind("\n\n", 0, line_start)
+        block = 0 if block < 0 else block + 2
+        stop = text.find("\n", block)
+        first = text[block : stop if 0 <= stop < line_start else line_start]
+        header = tuple(_cells(first, sep)) if sep in first else ()
+        self._table = (id(text), len(text), block, line_start, header)
+        return header
 
     def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
         # numeric forms must be a real day of a real month (either order: 14.03. or 3/14/)

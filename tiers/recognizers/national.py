@@ -18,6 +18,7 @@ counted, like presidio's bare nine digits, only next to a context word.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from presidio_analyzer import EntityRecognizer, Pattern, PatternRecognizer
 from presidio_analyzer import predefined_recognizers as pr
@@ -33,7 +34,7 @@ class SsnRecognizer(pr.UsSsnRecognizer):
 
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
         self.patterns = [
             *self.patterns,
             Pattern(
@@ -53,7 +54,7 @@ class NinoRecognizer(pr.UkNinoRecognizer):
 
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
         self.patterns = [
             Pattern(
                 "NINO (medium)",
@@ -76,7 +77,7 @@ class PanRecognizer(pr.InPanRecognizer):
 
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
         self.patterns = [
             p if p.name != "PAN (Low)" else Pattern(p.name, r"\b[0-9A-Za-z_@#$%^?~-]{10}\b", p.score)
             for p in self.patterns
@@ -88,7 +89,7 @@ class PanRecognizer(pr.InPanRecognizer):
         return bool(super().invalidate_result(pattern_text))
 
 
-class UsBankRecognizer(pr.UsBankRecognizer):
+class BankAccountRecognizer(pr.UsBankRecognizer):
     """presidio's account-number pattern, but a digit run glued into a token by ``_ - . / ~`` or
     letters (a UUID's all-digit group, ``user_…``, a path) is part of that token: random session
     ids next to the word "account" made one request in a few hundred Tier 3."""
@@ -98,7 +99,7 @@ class UsBankRecognizer(pr.UsBankRecognizer):
         # presidio's "check" and "save" are in every checksum routine ("the check digit") and
         # editor; a checking account is named as one
         kwargs.setdefault("context", ["account", "account#", "acct", "bank", "debit", "checking", "chequing", "savings"])
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
         self.patterns = [
             Pattern(p.name, r"(?:^|[^0-9A-Za-z_.~/-])(?P<value>[0-9]{8,17})(?:$|[^0-9A-Za-z_.~/-])", p.score)
             for p in self.patterns
@@ -118,7 +119,7 @@ class PassportNumberRecognizer(pr.UsPassportRecognizer):
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
         kwargs.setdefault("context", ["passport", "passport#", "passport number", "passport no", "travel document"])
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
 
 
 # every licence header and SPDX line says "license"; a driver's licence is written with "driver"
@@ -137,7 +138,7 @@ class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
         kwargs.setdefault("context", _DL_CONTEXT)
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
         self.global_regex_flags = re.MULTILINE
         self.patterns = [
             Pattern(p.name, _NOT_IN_TOKEN_L + r"(?P<value>" + p.regex.removeprefix(r"\b").removesuffix(r"\b") + r")" + _NOT_IN_TOKEN_R, p.score)
@@ -155,7 +156,7 @@ class SinRecognizer(pr.CaSinRecognizer):
 
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+        super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
         self.patterns = [
             p if p.name != "SIN (medium)" else Pattern(p.name, r"\b[1-79][0-9]{2}[- ][0-9]{3}[- ][0-9]{3}\b", p.score)
             for p in self.patterns
@@ -172,12 +173,12 @@ class SinRecognizer(pr.CaSinRecognizer):
 # "732 829 320" passes too) are capped below ``min_score``: a
 # check digit passes on 1 in 10 random numbers (timestamps, order ids, US phone numbers), too
 # often to count without a context word.
-_NATIONAL: tuple[tuple[type[PatternRecognizer], float | None], ...] = (
+_NATIONAL: tuple[tuple[Callable[[], PatternRecognizer], float | None], ...] = (
     (SsnRecognizer, None),
     (pr.UsItinRecognizer, None),
     (PassportNumberRecognizer, None),
     (DriverLicenceRecognizer, None),
-    (UsBankRecognizer, None),
+    (BankAccountRecognizer, None),
     (pr.NhsRecognizer, 0.1),
     (NinoRecognizer, None),
     (pr.EsNifRecognizer, None),

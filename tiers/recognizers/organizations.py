@@ -29,7 +29,11 @@ __all__ = ["OrganizationRecognizer"]
 _WORD = r"(?:[A-Z][A-Za-zß0-9]*(?:['’.-][A-Za-zß0-9]+)*|[0-9]+[A-Za-z][A-Za-z0-9]*)"
 _JOIN = r"(?:[ ]+(?:&|and|und|et|of|de|du|des|la|le|der|die|für|fur)[ ]+|[ ]+|-)"
 _LEGAL = (
-    r"GmbH[ ]&[ ]Co\.?[ ]KGa?A?|GmbH|gGmbH|AG|SE|KGaA|KG|OHG|UG(?:[ ]\(haftungsbeschrankt\))?|e\.[ ]?V\.|"
+    # German forms and their combinations ("AG & Co. KGaA", "OHG mbH", "Stiftung & Co. KG")
+    r"(?:GmbH|AG|KG|OHG|GbR|SE|UG|Stiftung)[ ]&[ ]Co\.?[ ](?:KGaA|KG|OHG)|(?:OHG|KG|GbR)[ ]mbH|"
+    r"GmbH|gGmbH|AG|SE|KGaA|KG|OHG|GbR|UG(?:[ ]\(haftungsbeschrankt\))?|e\.[ ]?V\.|e\.[ ]?G\.|eG|"
+    # family firms and groups ("Davies Group", "Lambert et Fils", "Smith and Sons")
+    r"Group|Holdings?|(?:and|&)[ ]Sons|(?:et|&)[ ]Fils|&[ ]So(?:hne|ehne)|&[ ]Cie\.?|"
     r"S\.A\.S\.U?|SASU|SAS|S\.A\.R\.L\.|SARL|EURL|SNC|S\.A\.|SA|SCA|"
     r"Ltd\.?|Limited|LLC|L\.L\.C\.|LLP|L\.P\.|LP|Inc\.?|Incorporated|Corp\.?|Corporation|PLC|plc|"
     r"Co\.[ ]?Ltd\.?|Pty\.?[ ]Ltd\.?|N\.V\.|NV|B\.V\.|BV|S\.p\.A\.|SpA|S\.r\.l\.|Srl|AB|ASA|Oy|A/S|ApS|"
@@ -38,9 +42,12 @@ _LEGAL = (
 _ROLE = (
     r"(?:customer|customers|client|clients|supplier|suppliers|vendor|subcontractor|distributor|"
     r"manufacturer|contract manufacturer|fournisseur|fournisseurs|sous-traitant|fabricant|"
-    r"distributeur|prestataire)"
+    r"distributeur|prestataire|employer|employeur|societe)"
 )
-_ROLE_DE = r"(?:Kunde|Kunden|Kundin|Lieferant|Lieferanten|Lieferantin|Auftraggeber|Hersteller|Zulieferer|Dienstleister)"
+_ROLE_DE = (
+    r"(?:Kunde|Kunden|Kundin|Lieferant|Lieferanten|Lieferantin|Auftraggeber|Hersteller|Zulieferer|Dienstleister|"
+    r"Arbeitgeber|Firma)"
+)
 
 
 class OrganizationRecognizer(TiersPatternRecognizer):

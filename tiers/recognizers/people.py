@@ -27,15 +27,17 @@ from presidio_analyzer import Pattern
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position
 from ._given_names import given_names
-from ._vocabulary import NOT_GIVEN_NAMES, is_common
+from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, SURNAME_WORDS, is_common
 
 __all__ = ["GivenNamePersonRecognizer", "TitledPersonRecognizer", "person_recognizers"]
 
 # text is normalised first: accents folded to ASCII; ß and other scripts' letters stay
-_CAP = r"[A-Z][a-zß]+(?:['’][A-Z]?[a-zß]+)?(?:-[A-Z][a-zß]+)?"
+_CAP = r"(?:Mc|Mac|O['’]|D['’])?[A-Z][a-zß]+(?:['’][A-Z]?[a-zß]+)?(?:-[A-Z][a-zß]+)?"  # McLean, O'Neill
 _UPPER = r"[A-Z]{2,}(?:-[A-Z]{2,})?"
 _PARTICLE = r"(?:(?:von|van|de|du|des|der|den|da|di|dos|del|della|le|la|zu|ten|ter|af|al|el|bin|ibn)[ ]+)"
 _INITIAL = r"[A-Z]\."
+# the end of a name: RE2's \b is ASCII, so it would fall inside "Spieß" and "Weiß"
+_END = r"(?:$|[^A-Za-zß0-9_])"
 _SURNAME = f"(?:{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
 # up to five words: a capitalised noun or two may come first ("Die Mitarbeiterin Leonie Hoffmann"),
 # and the check finds where the name starts
@@ -98,6 +100,13 @@ _PLACEHOLDER_NAMES = frozenset(
 )
 
 
+# a given name after these is part of a place or a team ("Los Angeles Kings", "New York Bulls")
+_PLACE_PREFIXES = frozenset("los las new san santa santo sao saint sainte st fort port mount lake el".split())
+_UMLAUT_SPELLING = re.compile(r"([uoa])e")
+_DERIVED = ("ing", "ed", "ly", "tion", "ment", "ness", "able", "ible", "ity", "ive", "ize", "ise", "ful", "less")
+_ENUMERATION_AFTER = re.compile(r"[ ]*(?:,|(?:and|or|und|oder|et|ou)[ ])")
+
+
 class _NameRecognizer(TiersPatternRecognizer):
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Code in the place of a name (:mod:`._code`), or a placeholder name."""
@@ -111,19 +120,26 @@ class GivenNamePersonRecognizer(_NameRecognizer):
 
     ENTITY = "PERSON"
     PATTERNS = [
-        Pattern("given_surname", r"\b(?P<value>" + _NAME + r")\b", 0.6),
-        Pattern("surname_comma_given", r"\b(?P<value>" + _CAP + r",[ ]?" + _CAP + r")\b", 0.6),
+        Pattern("given_surname", r"\b(?P<value>" + _NAME + r")" + _END, 0.6),
+        Pattern("surname_comma_given", r"\b(?P<value>" + _CAP + r",[ ]?" + _CAP + r")" + _END, 0.6),
     ]
 
     def __init__(self, min_frequency: int = 1) -> None:
         super().__init__()
         self._given = given_names(min_frequency) - NOT_GIVEN_NAMES
+        # before an upper-case surname a rare given name is too weak: "Revert MOVING", "Save ACL"
+        # in code comments; "Jean DUPONT" has a common one
+        self._common_given = given_names(max(min_frequency, 2)) - NOT_GIVEN_NAMES
         # capitalised runs recur (headings, the same people); a lookup is ≈ 10x a check
-        self.refine_span = lru_cache(maxsize=16384)(self._refine)  # type: ignore[method-assign]
+        self.refine_span = lru_cache(maxsize=16384)(self._refine)
 
     def _is_given(self, word: str) -> bool:
         w = word.lower()
-        return w in self._given or w.split("-")[0] in self._given
+        if w in self._given or w.split("-")[0] in self._given or w in AMBIGUOUS_GIVEN_NAMES:
+            return True
+        # German names spelt without umlauts ("Juergen", "Joerg", "Baerbel"): the gazetteer has
+        # them folded ("jurgen"), as the normaliser folds "Jürgen"
+        return ("ue" in w or "oe" in w or "ae" in w) and _UMLAUT_SPELLING.sub(r"\1", w) in self._given
 
     def _refine(self, text: str) -> tuple[int, int] | None:
         """The name in a candidate: from its first given name that a surname follows, up to
@@ -131,18 +147,52 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         if not any(self._is_given(w.rstrip(".,")) for w in text.split()):
             return None  # most candidates: capitalised words without a given name
         words = _WORDS.findall(text)
-        if "," in text:  # the list form: the given name comes last
-            if len(words) == 2 and self._is_given(words[1]) and not any(map(is_common, words)):
+        if "," in text:  # the list form: the given name comes last ("Certainly, Jane" is none)
+            if (
+                len(words) == 2
+                and self._is_given(words[1])
+                and not any(map(is_common, words))
+                and not words[0].lower().endswith(_DERIVED)
+            ):
                 return 0, len(text)
             return None
         # the name may start after a capitalised noun the pattern took along ("Mitarbeiterin
         # Leonie Hoffmann", "Kunde Jonas Brandt")
+        previous = ""
         for m in _WORDS.finditer(text):
-            if self._is_given(m.group().rstrip(".")):
+            word = m.group().rstrip(".")
+            if self._is_given(word) and previous.lower() not in _PLACE_PREFIXES:
                 keep = m.start() + _until_common(text[m.start() :])
-                if len(_WORDS.findall(text[m.start() : keep])) >= 2:
+                name = _WORDS.findall(text[m.start() : keep])
+                after = _WORDS.match(text, m.end() + 1) if len(name) == 1 else None
+                if after is not None and after.group().lower() in SURNAME_WORDS:
+                    # "Anthony Hill", "Ruth Baker": a surname that is an ordinary word too
+                    keep, name = after.end(), [word, after.group()]
+                if len(name) >= 2 and self._surname_holds(word, name[-1]):
                     return m.start(), keep
+            previous = word
         return None
+
+    def _surname_holds(self, given: str, surname: str) -> bool:
+        if given.lower() in AMBIGUOUS_GIVEN_NAMES:
+            # "Mark", "Christian", "Jean" are words too: only before a surname that is neither
+            # upper case, another such word nor shaped like an English derived word ("Mark Completed")
+            s = surname.lower()
+            return not surname.isupper() and s not in AMBIGUOUS_GIVEN_NAMES and not s.endswith(_DERIVED)
+        if not surname.isupper():
+            return True
+        if len(surname) < 4:
+            return False  # "Dylan LID", "Save ACL": an acronym after a word
+        w = given.lower()
+        common = w in self._common_given or w.split("-")[0] in self._common_given
+        return common and not surname.endswith(("ING", "ED"))
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Besides code and placeholders: "Settings, Ping and WindowUpdate" enumerates, it is
+        no "Surname, Given"."""
+        if "," in text[start:end] and _ENUMERATION_AFTER.match(text, end):
+            return True
+        return super().reject_at(text, start, end)
 
 
 class TitledPersonRecognizer(_NameRecognizer):
@@ -150,10 +200,10 @@ class TitledPersonRecognizer(_NameRecognizer):
 
     ENTITY = "PERSON"
     PATTERNS = [
-        Pattern("title_name", r"\b" + _TITLE + r"(?P<value>" + _ANY_NAME + r")\b", 0.7),
+        Pattern("title_name", r"\b" + _TITLE + r"(?P<value>" + _ANY_NAME + r")" + _END, 0.7),
         Pattern(
             "role_name",
-            r"\b(?:" + _ROLES + r")[ ]*,?[ ]*" + _TITLE + r"?(?P<value>" + _ANY_NAME + r")\b",
+            r"\b(?:" + _ROLES + r")[ ]*,?[ ]*" + _TITLE + r"?(?P<value>" + _ANY_NAME + r")" + _END,
             0.7,
         ),
         Pattern("sign_off_name", _SIGN_OFF + r"(?P<value>" + _ANY_NAME + r")[ \t]*(?:\r?\n|$)", 0.7),

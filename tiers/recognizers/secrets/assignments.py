@@ -90,6 +90,8 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
     is a value, not an attribute path."""
     if strength is Strength.NONE or is_placeholder(value):
         return False
+    if value[:4].lower() == "urn:" or (not quoted and any(c in value for c in "\"'")):
+        return False  # a URN names a type ("urn:ietf:params:oauth:…"); a quote ends a string we were in
     if not quoted and (_CODE_REF.match(value) and not any(c.isdigit() for c in value)):
         return False
     # an attribute path has no digits (``settings.DB_PASSWORD``); ``aaa.A23452`` is a value

@@ -78,7 +78,7 @@ class AuthorizationRecognizer(TiersPatternRecognizer):
     PATTERNS = [
         Pattern(
             "authorization_header",
-            r"(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:(?:basic|bearer|token|bot|ssws|apikey|api-key|key|sharedkey|klaviyo-api-key|dsn|gitlab-token|flyv1)[ \t]+)?"
+            r"(?:^|[^A-Za-z0-9_])(?i:authorization)[\"']?[ \t]*[:=][ \t]*[\"']?(?i:(?:basic|bearer|token|bot|ssws|apikey|api-key|key|sharedkey|klaviyo-api-key|dsn|gitlab-token|flyv1)[ \t]+)?"
             r"(?P<value>[^\s\"',`<>()\[\]{}]{8,})",
             0.9,
         ),
@@ -96,6 +96,15 @@ class AuthorizationRecognizer(TiersPatternRecognizer):
         return False
 
 
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """An unquoted identifier is code, not a credential: ``"Authorization": authorization``,
+        ``authorization: SimpleCheckConfig``, ``= self._expected_authorization``."""
+        if text[start - 1 : start] in ("\"", "'"):
+            return False
+        return bool(_IDENTIFIER.fullmatch(text[start:end])) and not any(c.isdigit() for c in text[start:end])
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*[,;]?")
 _SCHEMES = frozenset({"basic", "bearer", "digest", "negotiate", "token", "ntlm", "hoba", "mutual"})
 
 
