@@ -1,7 +1,7 @@
 """Admission of one generation request at the engine front: pure decisions, no I/O.
 
-- Client truncation parameters (``truncate_prompt_tokens``, ``truncation_side``) are removed:
-  vLLM would otherwise keep the *last* N tokens of an over-long prompt and answer 200.
+- Client truncation parameters (``engine.counting.TRUNCATION_KEYS``) are removed: vLLM would
+  otherwise keep the *last* N tokens of an over-long prompt and answer 200.
 - A prompt that leaves no room for one output token is refused with an explicit 400.
 - ``max_tokens`` / ``max_completion_tokens`` beyond the room left are lowered to fit, and the
   change is reported (response header ``X-Tiergate-Max-Tokens-Clamped: requested->effective``).
@@ -14,8 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from engine.counting import RESPONSES_TRUNCATION_KEY, TRUNCATION_KEYS
+
 __all__ = [
-    "TRUNCATION_KEYS",
     "AdmissionError",
     "Admitted",
     "admit",
@@ -23,11 +24,7 @@ __all__ = [
     "prepare_body",
     "prepare_messages",
     "prepare_responses",
-    "responses_tokenize_request",
-    "tokenize_request",
 ]
-
-TRUNCATION_KEYS = ("truncate_prompt_tokens", "truncation_side")
 
 
 class AdmissionError(Exception):
@@ -136,7 +133,7 @@ def prepare_responses(
     if body.get("previous_response_id") is not None or body.get("conversation") is not None:
         raise AdmissionError("previous_response_id is not admitted: the whole conversation must be read and counted")
     out = dict(body)
-    dropped = tuple(k for k in (*TRUNCATION_KEYS, "truncation") if k in out)
+    dropped = tuple(k for k in (*TRUNCATION_KEYS, RESPONSES_TRUNCATION_KEY) if k in out)
     for key in dropped:
         del out[key]
     if derived_salt is not None:
@@ -149,88 +146,10 @@ def prepare_responses(
     return out, dropped
 
 
-def _text(content: Any) -> Any:
-    """A Responses message's content as the chat template reads it (parts' text joined)."""
-    if isinstance(content, list):
-        return "".join(p.get("text", "") for p in content if isinstance(p, dict) and isinstance(p.get("text"), str))
-    return content
-
-
-def responses_tokenize_request(body: dict[str, Any]) -> dict[str, Any]:
-    """A chat-shaped /tokenize body for a Responses request, mirroring vLLM 0.32's conversion
-    (``construct_input_messages``: instructions as the system message, tool calls merged into
-    the assistant message before them, tool outputs as tool messages). An approximation for item
-    types it does not mirror, so the integrity check on its usage allows a band, not equality."""
-    messages: list[dict[str, Any]] = []
-    if body.get("instructions"):
-        messages.append({"role": "system", "content": body["instructions"]})
-    items = body["input"]
-    if isinstance(items, str):
-        messages.append({"role": "user", "content": items})
-        items = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
-        kind = item.get("type", "message")
-        last = messages[-1] if messages and messages[-1].get("role") == "assistant" else None
-        if kind == "message":
-            messages.append({"role": item.get("role", "user"), "content": _text(item.get("content"))})
-        elif kind in ("function_call", "custom_tool_call"):
-            call = {"id": item.get("call_id"), "type": "function",
-                    "function": {"name": item.get("name"), "arguments": item.get("arguments", item.get("input", ""))}}
-            if last is not None and "tool_calls" in last:
-                last["tool_calls"].append(call)
-            elif last is not None:
-                last["tool_calls"] = [call]
-            else:
-                messages.append({"role": "assistant", "tool_calls": [call]})
-        elif kind in ("function_call_output", "custom_tool_call_output"):
-            messages.append({"role": "tool", "content": _text(item.get("output")), "tool_call_id": item.get("call_id")})
-        elif kind == "reasoning":
-            parts = item.get("content") or item.get("summary") or []
-            text = parts[0].get("text", "") if parts and isinstance(parts[0], dict) else ""
-            if last is not None and "reasoning" not in last:
-                last["reasoning"] = text
-            else:
-                messages.append({"role": "assistant", "reasoning": text})
-    request: dict[str, Any] = {"model": body.get("model"), "messages": messages, "add_generation_prompt": True}
-    tools = [{"type": "function", "function": {k: t[k] for k in ("name", "description", "parameters") if k in t}}
-             for t in body.get("tools") or () if isinstance(t, dict) and t.get("type") == "function"]  # fmt: skip
-    if tools:
-        request["tools"] = tools
-    return request
-
-
 def _is_token_list(value: object) -> bool:
     return (
         isinstance(value, list) and bool(value) and all(type(t) is int for t in value)
     )
-
-
-def tokenize_request(body: dict[str, Any], *, chat: bool) -> dict[str, Any] | None:
-    """The /tokenize body that counts this request's prompt; None when it is already tokens."""
-    if chat:
-        request = {
-            "model": body.get("model"),
-            "messages": body["messages"],
-            "add_generation_prompt": body.get("add_generation_prompt", True),
-        }
-        for key in (
-            "continue_final_message",
-            "tools",
-            "chat_template",
-            "chat_template_kwargs",
-            "add_special_tokens",
-        ):
-            if key in body:
-                request[key] = body[key]
-        return request
-    if isinstance(body["prompt"], list):
-        return None
-    request = {"model": body.get("model"), "prompt": body["prompt"]}
-    if "add_special_tokens" in body:
-        request["add_special_tokens"] = body["add_special_tokens"]
-    return request
 
 
 def completion_prompt_tokens(body: dict[str, Any]) -> int | None:

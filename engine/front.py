@@ -41,9 +41,8 @@ from engine.admission import (
     prepare_body,
     prepare_messages,
     prepare_responses,
-    responses_tokenize_request,
-    tokenize_request,
 )
+from engine.counting import responses_tokenize_request, tokenize_request
 from engine.launcher import EngineStartError
 from formats.sse import Event, SSEDecoder, SSELineTooLong, encode_event
 from engine.manifest import MANIFEST_PATH

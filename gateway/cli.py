@@ -1,15 +1,17 @@
-"""The ``tiergate`` command. Each group lives in its own module under ``gateway/commands``."""
+"""The ``tiergate`` command. Each group lives in its own module under ``gateway/commands``, but
+``tiergate engine``: the engine's own commands (``engine/cli.py``), which engine images run as
+``python -m engine`` without the gateway."""
 
 from __future__ import annotations
 
 import click
 
+from engine import engine_group
 from gateway.commands.admin import admin_group
 from gateway.commands.alerts import alerts_group
 from gateway.commands.audit import audit_group
 from gateway.commands.config import config_group
 from gateway.commands.db import db_group
-from gateway.commands.engine import engine_group
 from gateway.commands.exposure import exposure_group
 from gateway.commands.keys import keys_group
 from gateway.commands.probe import probe_command

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from engine import derive_cache_salt
+from engine import TRUNCATION_KEYS, derive_cache_salt
 from gateway.protocols import PROTOCOLS, Protocol
 from gateway.routing import Candidate
 from gateway.tokens import PromptCount, TokenCounter
@@ -23,9 +23,10 @@ from tiers.types import Content, Decision, Stripped, UpstreamKind
 
 __all__ = ["GATEWAY_OWNED", "Outbound", "build_outbound"]
 
-# Fields only the gateway may set: truncation would let an upstream silently process less than
-# was audited, and a client-chosen salt could join another tenant's prefix cache.
-GATEWAY_OWNED = ("truncate_prompt_tokens", "truncation_side", "cache_salt")
+# Fields only the gateway may set: truncation (the engine's one list of those fields) would let an
+# upstream silently process less than was audited, and a client-chosen salt could join another
+# tenant's prefix cache.
+GATEWAY_OWNED = (*TRUNCATION_KEYS, "cache_salt")
 
 _encode = msgspec.json.Encoder().encode
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
-from engine.admission import tokenize_request
+from engine import tokenize_request
 from gateway.errors import Unprocessable
 from gateway.integrity import check_answer
 from gateway.protocols.base import Protocol

@@ -17,6 +17,7 @@ from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from audit.types import OutcomeKind
+from engine import RESPONSES_TRUNCATION_KEY
 from gateway.errors import BadRequest, GatewayError, Unprocessable
 from gateway.integrity import TRIVIAL_TOKENS
 from gateway.protocols.base import Protocol, Usage
@@ -105,7 +106,7 @@ class _Responses(Protocol):
             raise Unprocessable("'input' is required", param="input")
 
     def prepare(self, out: dict[str, Any], *, stream: bool, candidate: Candidate, tier: Tier) -> None:
-        out.pop("truncation", None)
+        out.pop(RESPONSES_TRUNCATION_KEY, None)
         if not storage_allowed(candidate, tier):
             out["store"] = False
 

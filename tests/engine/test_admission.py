@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from engine.admission import AdmissionError, admit, prepare_body, tokenize_request
+from engine.admission import AdmissionError, admit, prepare_body
+from engine.counting import tokenize_request
 
 CHAT = {
     "model": "m",

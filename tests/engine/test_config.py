@@ -58,7 +58,7 @@ def test_preflight_command_prints_the_plan_or_refuses(tmp_path: Path) -> None:
     """`tiergate engine preflight` exits 0 with the pool, or 1 naming the shortfall."""
     from click.testing import CliRunner
 
-    from gateway.commands.engine import engine_group
+    from engine.cli import engine_group
 
     (tmp_path / "m").mkdir()
     (tmp_path / "m" / "config.json").write_text(

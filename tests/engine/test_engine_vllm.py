@@ -415,7 +415,7 @@ def test_engine_check_command_judges_the_live_manifest(
     """`tiergate engine check` passes for this engine at its context, fails for a larger one."""
     from click.testing import CliRunner
 
-    from gateway.commands.engine import engine_group
+    from engine.cli import engine_group
 
     ok = CliRunner().invoke(
         engine_group, ["check", engine_server.url, "--context-window", "2048"]

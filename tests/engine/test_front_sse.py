@@ -35,7 +35,6 @@ class SpreadEngine:
     usage_prompt: int = 30
 
     def __call__(self, request: httpx.Request) -> httpx.Response:
-        body = json.loads(request.content or b"{}")
         if request.url.path == "/tokenize":
             return httpx.Response(200, json={"count": self.count, "max_model_len": 2048})
         if request.url.path == "/v1/messages/count_tokens":

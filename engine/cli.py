@@ -1,4 +1,9 @@
-"""`tiergate engine` commands: serve the hardened vLLM, check a config or a running engine."""
+"""The engine's commands: serve the hardened vLLM, check a config or a running engine.
+
+``python -m engine …`` runs them on an engine image without the gateway; ``tiergate engine …``
+is the same group, added to the gateway's CLI (the gateway calls into the engine, never the
+other way). Each command imports what it needs when it runs: ``check`` needs no vLLM.
+"""
 
 from __future__ import annotations
 
