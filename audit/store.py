@@ -18,7 +18,6 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from audit import keys as _keys
-from audit import migrate
 from audit.chain import ChainHasher, derive_chain_key
 from audit.checkpoint_pruning import PruneResult, prune_checkpoints
 from audit.checkpoints import Checkpoint, CheckpointSigner, write_checkpoint
@@ -88,13 +87,7 @@ class AuditStore:
         await self._writer.close()
         await self.engine.dispose()
 
-    # -- schema and health -------------------------------------------------------------------
-
-    async def upgrade(self, revision: str = "head") -> None:
-        await migrate.upgrade(self.engine, revision)
-
-    async def downgrade(self, revision: str = "base") -> None:
-        await migrate.downgrade(self.engine, revision)
+    # -- health (the schema is migrations.upgrade's: migrations import audit, never the reverse) --
 
     async def ping(self, timeout_s: float = 5.0) -> None:
         """Raise ``AuditUnavailable`` unless the database answers and the writer is running."""

@@ -40,6 +40,7 @@ from audit.assessment import assess  # noqa: E402
 from audit.disclosures import parse_disclosure  # noqa: E402
 from audit.queries import ExposureFilter, count_rows, rows_select, stream_rows  # noqa: E402
 from audit.report import write_rows  # noqa: E402
+from migrations import upgrade  # noqa: E402
 
 PG_ADMIN = os.environ.get("TIERGATE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 FP_KEY = b"bench-fingerprint-key"
@@ -113,7 +114,7 @@ async def open_store(url: str, workdir: Path, **kw: object) -> AuditStore:
     folder = workdir / f"checkpoints-{uuid.uuid5(uuid.NAMESPACE_URL, url).hex[:12]}"
     settings = AuditSettings(url=url, checkpoint_dir=str(folder), **kw)
     store = await AuditStore.open(settings, fingerprint_key=FP_KEY, checkpoint_key=CP_KEY)
-    await store.upgrade()
+    await upgrade(store)
     return store
 
 

@@ -44,6 +44,7 @@ from gateway.seams import AuditStore
 from gateway.settings import Settings, load_settings
 from gateway.tokens import TokenCounter, counter_for, token_decoders
 from gateway.upstream import UpstreamClient
+from migrations import upgrade
 
 if TYPE_CHECKING:
     from tiers import Classifier
@@ -154,7 +155,7 @@ def create_app(
             if owned is not None:
                 stack.push_async_callback(owned.close)
                 if _auto_migrate(settings):
-                    await owned.upgrade()
+                    await upgrade(owned)
             clients = {
                 u.name: UpstreamClient(u) for u in settings.upstreams
             }

@@ -1,8 +1,8 @@
 """Alembic environment: async engines, batch mode on SQLite, and a caller-supplied connection.
 
-``AuditStore.upgrade()`` passes its own connection in ``config.attributes["connection"]`` (the
-Alembic cookbook's connection-sharing recipe); the plain ``alembic`` command builds an engine from
-``TIERGATE_AUDIT__URL`` or ``sqlalchemy.url``.
+``migrations.upgrade()`` passes the store's own connection in ``config.attributes["connection"]``
+(the Alembic cookbook's connection-sharing recipe); the plain ``alembic`` command builds an engine
+from ``TIERGATE_AUDIT__URL`` or ``sqlalchemy.url``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ from typing import Any, TypeVar
 import click
 
 from gateway.settings import ConfigError, Settings, load_settings
+from migrations import upgrade
 
 __all__ = ["config_option", "load_or_exit", "run_with_store"]
 
@@ -53,7 +54,7 @@ def run_with_store(
         )
         try:
             if settings.embedded if migrate is None else migrate:
-                await store.upgrade()
+                await upgrade(store)
             return await work(store)
         finally:
             await store.close()

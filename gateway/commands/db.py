@@ -9,6 +9,7 @@ import click
 
 from gateway.commands._common import config_option, load_or_exit, run_with_store
 from gateway.settings import Settings
+from migrations import current_revision, downgrade, upgrade
 
 __all__ = ["db_group", "db_url_option", "load_audit_settings"]
 
@@ -49,9 +50,7 @@ def upgrade_command(config_path: str | None, db_url: str | None, revision: str) 
     settings = load_audit_settings(config_path, db_url)
 
     async def work(store: Any) -> str | None:
-        from audit.migrate import current_revision
-
-        await store.upgrade(revision)
+        await upgrade(store, revision)
         return await current_revision(store.engine)
 
     rev = run_store(settings, work)
@@ -70,9 +69,7 @@ def downgrade_command(config_path: str | None, db_url: str | None, revision: str
     settings = load_audit_settings(config_path, db_url)
 
     async def work(store: Any) -> str | None:
-        from audit.migrate import current_revision
-
-        await store.downgrade(revision)
+        await downgrade(store, revision)
         return await current_revision(store.engine)
 
     rev = run_store(settings, work)
@@ -87,8 +84,6 @@ def current_command(config_path: str | None, db_url: str | None) -> None:
     settings = load_audit_settings(config_path, db_url)
 
     async def work(store: Any) -> str | None:
-        from audit.migrate import current_revision
-
         return await current_revision(store.engine)
 
     click.echo(run_store(settings, work) or "base")

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from audit import AuditSettings, AuditStore, Outcome, RequestRecord
+from migrations import upgrade
 
 FP_KEY = b"test-fingerprint-key-0123456789abcdef"
 CP_KEY = b"test-checkpoint-key-0123456789abcdef"
@@ -53,7 +54,7 @@ def write_cli_config(tmp_path: Path, db_url: str) -> str:
 async def open_store(settings: AuditSettings, clock: Clock | None = None) -> AuditStore:
     store = await AuditStore.open(settings, fingerprint_key=FP_KEY, checkpoint_key=CP_KEY,
                                   clock=clock)  # fmt: skip
-    await store.upgrade()
+    await upgrade(store)
     return store
 
 

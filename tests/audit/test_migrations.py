@@ -6,8 +6,8 @@ import asyncio
 
 from sqlalchemy import inspect
 
-from audit.migrate import current_revision, head_revision
 from audit.models import Base
+from migrations import current_revision, downgrade, head_revision, upgrade
 from tests.audit.conftest import make_settings, open_store, request
 
 
@@ -34,11 +34,11 @@ def test_upgrade_downgrade_upgrade(db_url, tmp_path):
                 model_ix = {ix.name for ix in table.indexes}
                 assert model_ix <= await _indexes(store.engine, name), name
             await store.record_request(request())
-            await store.downgrade("base")
+            await downgrade(store, "base")
             assert not (expected & await _tables(store.engine))
             assert await current_revision(store.engine) is None
-            await store.upgrade()
-            await store.upgrade()  # idempotent
+            await upgrade(store)
+            await upgrade(store)  # idempotent
             assert await store.record_request(request()) == 1
         finally:
             await store.close()
@@ -89,7 +89,7 @@ def test_disclosure_tenant_migration_up_and_down(db_url, tmp_path):
             await save_disclosure(store.engine, spec, "0" * 64, tenant="acme")
             await save_disclosure(store.engine, spec, "1" * 64)
 
-            await store.downgrade("0002_dashboard_admins")
+            await downgrade(store, "0002_dashboard_admins")
             assert await current_revision(store.engine) == "0002_dashboard_admins"
             assert "tenant" not in await _columns(store.engine, "disclosures")
             assert "ix_disclosures_tenant" not in await _indexes(store.engine, "disclosures")
@@ -99,7 +99,7 @@ def test_disclosure_tenant_migration_up_and_down(db_url, tmp_path):
                     "SELECT source_sha256 FROM disclosures ORDER BY id"))).scalars().all()  # fmt: skip
             assert hashes == ["0" * 64, "1" * 64]
 
-            await store.upgrade("0003_disclosure_tenant")
+            await upgrade(store, "0003_disclosure_tenant")
             listed = await list_disclosures(store.engine)
             assert [(d.source_sha256, d.tenant) for d in listed] == [("1" * 64, None), ("0" * 64, None)]
             assert "ix_disclosures_tenant" in await _indexes(store.engine, "disclosures")

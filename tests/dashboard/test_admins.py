@@ -14,7 +14,7 @@ from argon2 import PasswordHasher
 
 from audit import AuditSettings, AuditStore, Outcome, RequestRecord
 from audit import admins as A
-from audit.migrate import current_revision
+from migrations import current_revision, downgrade, upgrade
 
 T0 = datetime(2026, 9, 1, 12, 0, tzinfo=UTC)
 PW = "a long enough password"
@@ -27,7 +27,7 @@ def run(db_url: str, tmp_path: Path, body: Callable[[AuditStore], Awaitable[Any]
         settings = AuditSettings(url=db_url, checkpoint_dir=str(tmp_path / "cp"))
         store = await AuditStore.open(settings, fingerprint_key=b"f" * 32, checkpoint_key=b"c" * 32)
         try:
-            await store.upgrade()
+            await upgrade(store)
             return await body(store)
         finally:
             await store.close()
@@ -179,10 +179,10 @@ def test_migration_adds_and_removes_admin_tables(db_url: str, tmp_path: Path) ->
     async def body(store: AuditStore) -> None:
         assert await current_revision(store.engine) != "0001_audit_initial"
         assert {"admin_users", "admin_sessions", "audit_requests"} <= await tables(store)
-        await store.downgrade("0001_audit_initial")
+        await downgrade(store, "0001_audit_initial")
         left = await tables(store)
         assert "admin_users" not in left and "admin_sessions" not in left and "audit_requests" in left
-        await store.upgrade()
+        await upgrade(store)
         await A.create_admin(store.engine, "erin", PW, None, hasher=FAST)
 
     run(db_url, tmp_path, body)

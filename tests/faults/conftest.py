@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from migrations import upgrade
 from tests.support.harness import SECRETS
 
 
@@ -28,7 +29,7 @@ async def open_store(db_url: str, tmp_path: Path) -> Any:
         fingerprint_key=SECRETS["fingerprint_key"].encode(),
         checkpoint_key=SECRETS["checkpoint_key"].encode(),
     )
-    await store.upgrade()
+    await upgrade(store)
     return store
 
 

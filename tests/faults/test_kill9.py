@@ -15,6 +15,7 @@ from pathlib import Path
 import httpx
 
 from audit.fingerprint import fingerprint, normalize_for_fingerprint
+from migrations import upgrade
 from tests.faults._gw import chat_body, one_upstream, write_config
 from tests.faults.conftest import admin, create_key
 from tests.support import FakeUpstream, GatewayProcess, serve
@@ -65,7 +66,7 @@ def _run(db_url: str, tmp_path: Path) -> None:
     prompts = [f"Write a haiku about autumn leaves, variation number {i} of the batch." for i in range(TOTAL)]
     with serve(fake.app, lifespan="off") as upstream:
         config = write_config(tmp_path, db_url, [one_upstream(upstream.url + "/v1")])
-        admin(db_url, tmp_path, lambda st: st.upgrade())
+        admin(db_url, tmp_path, lambda st: upgrade(st))
         key = create_key(db_url, tmp_path)
         gw = GatewayProcess(config, log=tmp_path / "gateway.log")
         ok: dict[int, str] = {}

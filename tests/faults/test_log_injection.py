@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from gateway.logs import OneLineFormatter
+from migrations import upgrade
 from tests.faults._gw import chat_body, one_upstream, write_config
 from tests.faults.conftest import admin, create_key
 from tests.support import FakeUpstream, GatewayProcess, free_port
@@ -136,7 +137,7 @@ def test_tiergate_serve_writes_one_line_records_under_attack(tmp_path: Path) -> 
     with FakeUpstreams(FakeUpstream(name="vendor")) as fakes:
         dead = one_upstream(f"http://127.0.0.1:{free_port()}/v1", name="dead", models={"dead": "dead-chat"})
         config = write_config(tmp_path, db_url, [one_upstream(fakes.base_url("vendor")), dead])
-        admin(db_url, tmp_path, lambda st: st.upgrade())
+        admin(db_url, tmp_path, lambda st: upgrade(st))
         key = create_key(db_url, tmp_path)
         log_path = tmp_path / "serve.log"
         with GatewayProcess(config, log=log_path) as gw:

@@ -12,6 +12,7 @@ import openai
 import pytest
 
 from gateway.ratelimit import MemoryLimiter, Verdict
+from migrations import downgrade, upgrade
 from tests.gateway.conftest import base_config
 from tests.support import Received, Scripted
 from tests.support.harness import FakeUpstreams, GatewayHarness, fetch_rows
@@ -103,11 +104,11 @@ def test_migrations_up_and_down(db_url: str, tmp_path: Path) -> None:
             return set(await conn.run_sync(lambda c: sa_inspect(c).get_table_names()))
 
     async def cycle(store: Any) -> tuple[set[str], set[str], set[str]]:
-        await store.upgrade()
+        await upgrade(store)
         up = await tables(store)
-        await store.downgrade()
+        await downgrade(store)
         down = await tables(store)
-        await store.upgrade()
+        await upgrade(store)
         return up, down, await tables(store)
 
     up, down, again = gw.admin(cycle)

@@ -22,6 +22,8 @@ import openai
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from migrations import upgrade
+
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -156,7 +158,7 @@ class GatewayHarness:
         from gateway.app import create_app
         from gateway.serving import uvicorn_options
 
-        self.admin(lambda st: st.upgrade())
+        self.admin(lambda st: upgrade(st))
         store = None
         if self._wrapper is not None:
             store = _LazyStore(self._open_store, self._wrapper)

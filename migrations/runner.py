@@ -1,4 +1,9 @@
-"""Run the Alembic migrations programmatically over the store's own engine."""
+"""Run the Alembic migrations programmatically, over an audit store's own engine.
+
+Here and not in ``audit``: the scripts import audit's models, so the package that runs them sits
+above it (``migrations -> audit``, never back). ``tiergate db upgrade``, the server's
+``auto_migrate`` and the tests call :func:`upgrade`.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +16,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-import migrations
+from audit.store import AuditStore
 
 __all__ = ["current_revision", "downgrade", "head_revision", "upgrade"]
 
@@ -20,9 +25,11 @@ _MIGRATION_LOCK = 0x7469657267617465
 
 
 def _script_location() -> str:
-    if migrations.__file__:
-        return str(Path(migrations.__file__).parent)
-    return str(list(migrations.__path__)[0])
+    return str(Path(__file__).resolve().parent)
+
+
+def _engine(target: AuditStore | AsyncEngine) -> AsyncEngine:
+    return target if isinstance(target, AsyncEngine) else target.engine
 
 
 def _config(connection: Connection) -> Config:
@@ -47,18 +54,19 @@ def _downgrade(connection: Connection, revision: str) -> None:
     command.downgrade(_config(connection), revision)
 
 
-async def upgrade(engine: AsyncEngine, revision: str = "head") -> None:
-    async with engine.begin() as conn:
+async def upgrade(target: AuditStore | AsyncEngine, revision: str = "head") -> None:
+    """Migrate the store's database (or an engine's) up to ``revision``."""
+    async with _engine(target).begin() as conn:
         await conn.run_sync(_upgrade, revision)
 
 
-async def downgrade(engine: AsyncEngine, revision: str = "base") -> None:
-    async with engine.begin() as conn:
+async def downgrade(target: AuditStore | AsyncEngine, revision: str = "base") -> None:
+    async with _engine(target).begin() as conn:
         await conn.run_sync(_downgrade, revision)
 
 
-async def current_revision(engine: AsyncEngine) -> str | None:
-    async with engine.connect() as conn:
+async def current_revision(target: AuditStore | AsyncEngine) -> str | None:
+    async with _engine(target).connect() as conn:
         return await conn.run_sync(lambda c: MigrationContext.configure(c).get_current_revision())
 
 
