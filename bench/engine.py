@@ -7,6 +7,13 @@ plugin, zeroed). Rounds alternate stock/plugin (ABBA) so drift on a shared machi
 TTFT is vLLM's own per-request ``first_token_latency``.
 
     .venv/bin/python bench/engine.py [--rounds 2] [--requests 32]
+    .venv/bin/python bench/engine.py --split [--rounds 2] [--requests 16]
+
+``--split`` measures the prefill/decode guard instead (``engine.pd.guard``): per round and mode
+(stock transport, guarded transport; ABBA) a prefill process computes the batch's prompts
+(``max_tokens`` 1) and saves their KV, then a decode process loads it and decodes. The transport
+is vLLM's example shared-storage connector (``tests.engine.pd_faults``, no fault): slow file I/O,
+so the guard's share here is a ratio against a slow transport, not against NIXL on a GPU.
 
 The tiny model's KV is 256 B/token, so this understates the memory work on a real model; the
 script also prints the bytes zeroed per token for real model shapes.
@@ -101,6 +108,83 @@ def worker(model: str, requests: int, max_tokens: int) -> None:
     )
 
 
+def split_worker(role: str, model: str, store: str, records: str, guarded: bool, requests: int,
+                 max_tokens: int, salt: int) -> None:  # fmt: skip
+    from vllm import LLM, SamplingParams
+    from vllm.config import KVTransferConfig
+
+    from engine.pd.settings import GuardSettings, guard_transfer_config
+
+    inner = {"kv_connector": "FaultyConnector", "kv_connector_module_path": "tests.engine.pd_faults",
+             "kv_connector_extra_config": {"shared_storage_path": store}}  # fmt: skip
+    ktc = (KVTransferConfig(**json.loads(guard_transfer_config(role, GuardSettings(inner=inner, record_dir=records))))
+           if guarded else KVTransferConfig(kv_role=role, **inner))  # fmt: skip
+    llm = LLM(model=model, max_model_len=2048, kv_cache_memory_bytes=8 << 20, block_size=128, enforce_eager=True,
+              seed=0, disable_log_stats=False, enable_prefix_caching=False, kv_transfer_config=ktc,
+              max_num_batched_tokens=16384)  # the example connector saves only unchunked prefills  # fmt: skip
+    out_tokens = 1 if role == "kv_producer" else max_tokens
+
+    def batch(s: int) -> list[tuple[dict, SamplingParams]]:
+        items = []
+        for i in range(requests):
+            ids = [(s * 1009 + i * 7 + j * 13) % 250 for j in range(600 + 40 * i)]  # distinct per s < 250
+            extra = {"kv_transfer_params": {"tiergate_transfer_id": f"bench-{s}-{i:04d}"}}
+            items.append(({"prompt_token_ids": ids},
+                          SamplingParams(max_tokens=out_tokens, temperature=0.0, ignore_eos=True, extra_args=extra)))
+        return items
+
+    def go(s: int) -> tuple[list, float, float]:
+        items = batch(s)
+        start, cpu_start = time.perf_counter(), time.process_time()
+        outs = llm.generate([p for p, _ in items], [q for _, q in items], use_tqdm=False)
+        return outs, time.perf_counter() - start, time.process_time() - cpu_start
+
+    go(salt + 100)  # warm-up on its own prompts (salts stay below 100)
+    outputs, wall, cpu = go(salt)
+    failed = sum(1 for o in outputs if o.outputs[0].finish_reason == "error")
+    tokens = sum(len(o.outputs[0].token_ids) for o in outputs) if role == "kv_consumer" else sum(
+        len(o.prompt_token_ids or []) for o in outputs)  # fmt: skip
+    ttft = [o.metrics.first_token_latency for o in outputs if o.metrics is not None]
+    print(json.dumps({"tokens_per_s": tokens / wall, "tokens_per_cpu_s": tokens / cpu, "failed": failed,
+                      "ttft_median_ms": 1000 * statistics.median(ttft) if ttft else None}))  # fmt: skip
+
+
+def run_split(mode: str, model: Path, tmp: Path, requests: int, max_tokens: int, salt: int) -> dict[str, dict]:
+    env = {**os.environ, "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "OMP_NUM_THREADS": "1", "VLLM_PLUGINS": "",
+           "VLLM_CACHE_ROOT": str(tmp / "vllm"), "TMPDIR": str(tmp), "HF_HUB_OFFLINE": "1",
+           "VLLM_NO_USAGE_STATS": "1", "PYTHONPATH": str(ROOT)}  # fmt: skip
+    store, records = tmp / f"store-{mode}-{salt}", tmp / f"records-{mode}-{salt}"
+    store.mkdir()
+    result = {}
+    for role in ("kv_producer", "kv_consumer"):
+        out = subprocess.run([sys.executable, __file__, "--split-worker", role, str(model), str(store), str(records),
+                              mode, "--requests", str(requests), "--max-tokens", str(max_tokens), "--salt", str(salt)],
+                             env=env, capture_output=True, text=True, check=False)  # fmt: skip
+        if out.returncode != 0:
+            raise SystemExit(f"{role} ({mode}) failed:\n{out.stderr[-3000:]}")
+        result[role] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def split_main(rounds: int, requests: int, max_tokens: int) -> None:
+    from engine.devmodel import build_tiny_model
+
+    with tempfile.TemporaryDirectory() as d:
+        tmp = Path(d)
+        model = build_tiny_model(tmp / "model")
+        results: dict[str, list[dict[str, dict]]] = {"stock": [], "guard": []}
+        for r in range(rounds):
+            for mode in (("stock", "guard") if r % 2 == 0 else ("guard", "stock")):
+                results[mode].append(run_split(mode, model, tmp, requests, max_tokens, salt=10 * r + len(results[mode])))
+                print(mode, results[mode][-1], flush=True)
+    assert all(x[role]["failed"] == 0 for v in results.values() for x in v for role in x), "a clean run failed"
+    pairs = list(zip(results["stock"], results["guard"], strict=True))
+    for role, label in (("kv_producer", "prefill (prompt tokens/s)"), ("kv_consumer", "decode (output tokens/s)")):
+        for key in ("tokens_per_s", "tokens_per_cpu_s", "ttft_median_ms"):
+            ratio = statistics.median(g[role][key] / s[role][key] for s, g in pairs)
+            print(f"{label} guard/stock {key}: {ratio:.3f} (median of {len(pairs)} paired rounds)")
+
+
 def run(mode: str, model: Path, tmp: Path, requests: int, max_tokens: int) -> dict:
     env = {
         **os.environ,
@@ -137,7 +221,17 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--requests", type=int, default=32)
     ap.add_argument("--max-tokens", type=int, default=96)
+    ap.add_argument("--split", action="store_true", help="measure the prefill/decode KV guard")
+    ap.add_argument("--split-worker", nargs=5, metavar=("ROLE", "MODEL", "STORE", "RECORDS", "MODE"))
+    ap.add_argument("--salt", type=int, default=0)
     args = ap.parse_args()
+    if args.split_worker:
+        role, model, store, records, mode = args.split_worker
+        split_worker(role, model, store, records, mode == "guard", args.requests, args.max_tokens, args.salt)
+        return
+    if args.split:
+        split_main(args.rounds, args.requests, args.max_tokens)
+        return
     if args.worker:
         worker(args.worker, args.requests, args.max_tokens)
         return
