@@ -11,6 +11,7 @@ import asyncio
 import contextlib
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -190,7 +191,9 @@ def create_app(
             await lengths.start()
             stack.push_async_callback(lengths.stop)
             step = ClassifyStep(
-                classifier if classifier is not None else Classifier(settings.tiers),
+                # The deadline counts the CPU time of the thread doing the analysis: time spent
+                # waiting for a worker, the interpreter lock or a core is overload, not content.
+                classifier if classifier is not None else Classifier(settings.tiers, clock=time.thread_time),
                 fingerprint_key=fp_key,
                 offload_bytes=settings.limits.offload_bytes,
                 timeout_s=settings.limits.classify_timeout_s,

@@ -9,8 +9,11 @@ The workers are forked from the gateway on first use and inherit its built class
 Overload is not a content decision: when every worker slot and the queue behind them are taken,
 the request is refused with 503 and ``retry-after``, and time spent waiting for a worker is never
 counted against the classification deadline (``tiers.deadline_seconds`` runs inside the worker,
-from the moment the work starts). A request that overruns that deadline fails closed alone
-(Tier 3, ``failed_closed``); the others are untouched.
+from the moment the work starts, on the CPU clock of the thread doing it: waiting for a core or,
+on the thread fallback, for the interpreter lock is not classification time either). A request
+that overruns that deadline fails closed alone (Tier 3, ``failed_closed``); the others are
+untouched. A job that waits longer than ``limits.classify_timeout_s`` per place in the queue is
+refused with 503 too: wall time is the overload bound, CPU time the content bound.
 """
 
 from __future__ import annotations
@@ -71,6 +74,7 @@ class ClassifyStep:
         queue_per_worker: int = 4,
         decoder_for: Callable[[str], TokenDecoder | None] = lambda model: None,
         max_segments: int = 100_000,
+        processes: bool | None = None,
     ) -> None:
         self._clf = classifier
         self._key = fingerprint_key
@@ -81,6 +85,8 @@ class ClassifyStep:
         self._wait_s = timeout_s * (queue_per_worker + 1)
         self._decoder_for = decoder_for
         self._max_segments = max_segments
+        # None: forked worker processes where fork exists, else threads (Windows).
+        self._processes = "fork" in multiprocessing.get_all_start_methods() if processes is None else processes
         self._pool: Executor | None = None
         self._inflight = 0
         self.offloaded = 0  # requests classified in a worker (for tests and metrics)
@@ -145,7 +151,7 @@ class ClassifyStep:
         return replace(result, offloaded=True)
 
     def _executor(self) -> Executor:
-        if self._pool is None and "fork" not in multiprocessing.get_all_start_methods():
+        if self._pool is None and not self._processes:
             # Windows: no fork, and a spawned worker would rebuild the classifier (seconds). A
             # thread keeps the loop responsive between interpreter switches, if not within them.
             _worker_init_thread(self)

@@ -69,7 +69,9 @@ class TiersConfig(BaseModel):
     """Name of an operator-installed spaCy model for NER (PERSON, ORG …). Never downloaded: if it
     is not installed, building the classifier fails."""
     deadline_seconds: float | None = Field(default=10.0, gt=0)
-    """Analysis of one request longer than this fails closed (Tier 3). ``None``: no deadline."""
+    """Analysis of one request longer than this fails closed (Tier 3). ``None``: no deadline.
+    Measured by the classifier's clock; the gateway gives it the CPU time of the thread doing the
+    analysis, so time a request waits for a worker or a core never counts."""
     max_findings: int = Field(default=20_000, ge=1)
     """More findings than this in one request fails it closed (Tier 3): a body carrying tens of
     thousands of identifiers is a data export, and each finding costs time to strip and restore."""
