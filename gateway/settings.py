@@ -30,6 +30,7 @@ __all__ = [
     "AlertWebhookSettings",
     "AlertsSettings",
     "ConfigError",
+    "DashboardSettings",
     "LimitsSettings",
     "ModelAlias",
     "SecretsSettings",
@@ -375,6 +376,34 @@ class AlertsSettings(BaseModel):
     """Alerts waiting to be sent; beyond it new ones are dropped and counted."""
 
 
+class DashboardSettings(BaseModel):
+    """The ``dashboard:`` block: the admin dashboard's sessions, sign-in throttle and pages."""
+
+    model_config = _STRICT
+
+    session_lifetime_s: int = Field(8 * 3600, ge=60, le=7 * 24 * 3600)
+    """A session ends this long after sign-in, however active (seconds; at most a week)."""
+    session_idle_s: int = Field(3600, ge=60)
+    """A session unused for this long ends (seconds; at most ``session_lifetime_s``)."""
+    ip_failures: int = Field(20, ge=1, le=10_000)
+    """Failed sign-ins one client address may make per ``ip_window_s`` (any usernames), then it
+    waits; a username's own lock after five failures from one address is separate."""
+    ip_window_s: float = Field(15 * 60, gt=0, le=24 * 3600)
+    """The window of ``ip_failures`` (seconds)."""
+    page_size: int = Field(50, ge=1, le=1000)
+    """Rows per page on the requests page."""
+    try_it_max_chars: int = Field(20_000, ge=1, le=1_000_000)
+    """Longest sample the policy page's "try it" classifies."""
+    manifest_timeout_s: float = Field(2.0, gt=0, le=60)
+    """How long the upstreams page waits for an engine's manifest (seconds)."""
+
+    @model_validator(mode="after")
+    def _idle_within_lifetime(self) -> DashboardSettings:
+        if self.session_idle_s > self.session_lifetime_s:
+            raise ValueError("session_idle_s is longer than session_lifetime_s: a session ends at its lifetime")
+        return self
+
+
 class Settings(BaseSettings):
     """The whole configuration. Build it with :func:`load_settings`."""
 
@@ -417,6 +446,8 @@ class Settings(BaseSettings):
     """The signed event stream of every audit record, for a SIEM (none by default)."""
     alerts: AlertsSettings = Field(default_factory=AlertsSettings)
     """Alerts to webhooks on integrity failures, probe alarms, quarantines … (none by default)."""
+    dashboard: DashboardSettings = Field(default_factory=DashboardSettings)
+    """The admin dashboard under ``/admin``: session lifetime, sign-in throttle, page sizes."""
     state_dir: Path = Path("var")
     """Where embedded mode keeps its generated secrets (and the default SQLite file)."""
 

@@ -16,7 +16,6 @@ from litestar.di import Provide
 from litestar.exceptions import HTTPException
 from litestar.static_files import create_static_files_router
 
-from gateway.dashboard.config import DashboardConfig
 from gateway.dashboard.context import DashboardContext
 from gateway.dashboard.errors import DashboardError
 from gateway.dashboard.exposure import EXPOSURE_ROUTES
@@ -32,15 +31,17 @@ from gateway.dashboard.signin import SIGNIN_ROUTES
 from gateway.dashboard.telemetry import TELEMETRY_ROUTES
 from gateway.dashboard.upstreams import UPSTREAM_ROUTES
 from gateway.dashboard.vendors import VENDOR_ROUTES
+from gateway.settings import DashboardSettings
 
-__all__ = ["DashboardConfig", "dashboard_router"]
+__all__ = ["dashboard_router"]
 
 _STATIC = Path(__file__).parent / "static"
 
 
-def dashboard_router(config: DashboardConfig | None = None) -> Router:
-    """A fresh router (with its own sign-in throttle) for one app."""
-    ctx = DashboardContext.build(config or DashboardConfig())
+def dashboard_router(config: DashboardSettings | None = None) -> Router:
+    """A fresh router (with its own sign-in throttle) for one app; ``config`` is the settings'
+    ``dashboard`` block."""
+    ctx = DashboardContext.build(config or DashboardSettings())
 
     def on_dashboard_error(request: Request[Any, Any, Any], exc: DashboardError) -> Response[Any]:
         return ctx.templates.error(request, exc)

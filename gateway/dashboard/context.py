@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING, Any
 from litestar import Request
 from litestar.di import NamedDependency
 
-from gateway.dashboard.config import DashboardConfig
 from gateway.dashboard.render import Templates
 from gateway.dashboard.security import FailureWindow, TenantScope, current_session
+from gateway.settings import DashboardSettings
 
 if TYPE_CHECKING:
     from gateway.app import GatewayState
@@ -20,12 +20,12 @@ __all__ = ["Dash", "DashboardContext", "gateway_state", "tenant_scope"]
 
 @dataclass(frozen=True)
 class DashboardContext:
-    config: DashboardConfig
+    config: DashboardSettings
     templates: Templates
     failures: FailureWindow
 
     @classmethod
-    def build(cls, config: DashboardConfig) -> DashboardContext:
+    def build(cls, config: DashboardSettings) -> DashboardContext:
         return cls(config, Templates(), FailureWindow(config.ip_failures, config.ip_window_s))
 
 

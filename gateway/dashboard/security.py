@@ -26,8 +26,8 @@ from litestar.datastructures import Cookie
 from litestar.handlers.base import BaseRouteHandler
 
 from audit.admins import AdminInfo, AdminSession, load_session
-from gateway.dashboard.config import DashboardConfig
 from gateway.dashboard.errors import BadInput, CsrfRejected, NotFound, SignInRequired
+from gateway.settings import DashboardSettings
 
 __all__ = [
     "PRESIGN_COOKIE",
@@ -131,7 +131,7 @@ def _engine(connection: ASGIConnection[Any, Any, Any, Any]) -> Any:
 Guard = Callable[[ASGIConnection[Any, Any, Any, Any], BaseRouteHandler], Awaitable[None]]
 
 
-def make_admin_guard(config: DashboardConfig) -> Guard:
+def make_admin_guard(config: DashboardSettings) -> Guard:
     """The guard for the whole dashboard router."""
 
     async def admin_guard(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler) -> None:
@@ -141,7 +141,7 @@ def make_admin_guard(config: DashboardConfig) -> Guard:
 
 
 async def _check(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRouteHandler,
-                 config: DashboardConfig) -> None:  # fmt: skip
+                 config: DashboardSettings) -> None:  # fmt: skip
     """Require a live session (unless the route is public) and a valid CSRF token on writes."""
     unsafe = connection.scope.get("method", "GET") not in _SAFE
     if unsafe and not _same_origin(connection):

@@ -205,3 +205,26 @@ def test_every_page_on_postgresql(postgres_db: str, tmp_path: Path, classifier: 
                               files={"file": ("", b"")}).text  # fmt: skip
             assert 'data-verdict="sensitive_data_may_be_exposed"' in result
             assert re.search(r'id="matching-total">1<', result)
+
+
+def test_dashboard_settings_reach_the_pages(sqlite_db: str, tmp_path: Path, classifier: Any) -> None:
+    """The ``dashboard:`` block of the settings is what the router runs with: the session cookie's
+    lifetime, the address throttle and the requests page's size (not the built-in defaults)."""
+    from audit.admins import create_admin
+    from tests.dashboard.conftest import _config, _seed_old_rows
+    from tests.support.harness import GatewayHarness
+
+    knobs = {"session_lifetime_s": 120, "session_idle_s": 60, "ip_failures": 2, "page_size": 7}
+    with make_fakes() as fakes, GatewayHarness(sqlite_db, tmp_path, {**_config(fakes), "dashboard": knobs},
+                                               classifier=classifier) as gw:  # fmt: skip
+        gw.admin(lambda st: create_admin(st.engine, "root", PASSWORD, None))
+        _seed_old_rows(gw)
+        with httpx.Client(base_url=gw.url) as web:
+            signed_in = _attempt(web, "root", PASSWORD)
+            assert signed_in.status_code == 303
+            assert re.search(r"tg_admin_session=[^;]+;.*Max-Age=120", signed_in.headers["set-cookie"], re.I)
+            assert web.get("/admin/requests").text.count("data-request-id=") == 7
+        with _client_at(Seeded(gw, fakes, {}), "127.0.0.4") as other:
+            for _ in range(2):
+                assert "retry-after" not in _attempt(other, "nobody", "wrong password!!").headers
+            assert "retry-after" in _attempt(other, "nobody", "wrong password!!").headers

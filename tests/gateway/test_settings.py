@@ -104,13 +104,30 @@ def test_example_config_is_valid(monkeypatch: pytest.MonkeyPatch, tmp_path: Path
     assert s.upstreams and s.aliases
 
 
+def test_dashboard_block_is_validated_and_documented(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The dashboard's knobs are settings like any other: validated, unknown keys refused, and the
+    example file shows exactly the defaults."""
+    from gateway.settings import DashboardSettings
+
+    monkeypatch.chdir(tmp_path)
+    example = Path(__file__).resolve().parents[2] / "tiergate.example.yaml"
+    assert load_settings(example).dashboard == DashboardSettings()
+    assert load_settings(None, dashboard={"page_size": 7}).dashboard.page_size == 7
+    with pytest.raises(ConfigError, match="session_idle_s is longer than session_lifetime_s"):
+        load_settings(None, dashboard={"session_lifetime_s": 600, "session_idle_s": 900})
+    with pytest.raises(ConfigError, match="dashboard.pagesize"):
+        load_settings(_write(tmp_path, "dashboard: {pagesize: 5}\n"))
+    with pytest.raises(ConfigError, match="dashboard.ip_failures"):
+        load_settings(None, dashboard={"ip_failures": 0})
+
+
 def test_every_setting_is_documented() -> None:
     """Each field of every settings model carries a docstring (docs stay complete)."""
     from gateway import settings as mod
 
     models = [mod.ServerSettings, mod.LimitsSettings, mod.TimeoutSettings, mod.UpstreamSettings,
               mod.ModelAlias, mod.SecretsSettings, mod.TracingSettings, mod.SiemSinkSettings, mod.SiemSettings,
-              mod.AlertWebhookSettings, mod.AlertsSettings, mod.Settings]  # fmt: skip
+              mod.AlertWebhookSettings, mod.AlertsSettings, mod.DashboardSettings, mod.Settings]  # fmt: skip
     source = Path(mod.__file__).read_text()
     for model in models:
         for name in model.model_fields:
