@@ -23,12 +23,14 @@ import hmac
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError, VerifyMismatchError
 from sqlalchemy import (
     BigInteger,
     LargeBinary,
+    Row,
     String,
     Text,
     delete,
@@ -138,9 +140,9 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _info(row: object) -> AdminInfo:
-    return AdminInfo(row.username, row.tenant, from_us(row.created_us),  # type: ignore[attr-defined]
-                     row.disabled_us is not None)  # type: ignore[attr-defined]  # fmt: skip
+def _info(row: Row[Any]) -> AdminInfo:
+    return AdminInfo(row.username, row.tenant, from_us(row.created_us),
+                     row.disabled_us is not None)  # fmt: skip
 
 
 def _token_hash(token: str) -> bytes:
@@ -231,10 +233,10 @@ async def check_sign_in(engine: AsyncEngine, username: str, password: str, *, cl
         row = (await conn.execute(select(U).where(U.c.username == username))).first()
         locked = await lockout.locked_until(conn, username, client, at_us)
     usable = row is not None and row.disabled_us is None and locked is None
-    stored = row.password_hash if usable else _dummy_hash(hasher)  # type: ignore[union-attr]
+    stored = row.password_hash if usable and row is not None else _dummy_hash(hasher)
     ok = await asyncio.to_thread(_verify, hasher, stored, password) and usable
     async with engine.begin() as conn:
-        if ok:
+        if ok and row is not None:  # ok implies a row; said again for the type checker
             await lockout.clear(conn, username, client)
             if hasher.check_needs_rehash(stored):
                 rehashed = await asyncio.to_thread(hasher.hash, password)

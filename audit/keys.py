@@ -12,8 +12,9 @@ import json
 import re
 import secrets
 from datetime import UTC, datetime
+from typing import Any
 
-from sqlalchemy import insert, select, update
+from sqlalchemy import Row, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from audit.models import ApiKey
@@ -41,16 +42,16 @@ def parse_key(presented: str) -> tuple[str, str] | None:
     return parts[1], parts[2]
 
 
-def _info(row: object) -> KeyInfo:
-    models = json.loads(row.models) if row.models is not None else None  # type: ignore[attr-defined]
+def _info(row: Row[Any]) -> KeyInfo:
+    models = json.loads(row.models) if row.models is not None else None
     return KeyInfo(
-        key_id=row.key_id,  # type: ignore[attr-defined]
-        tenant=row.tenant,  # type: ignore[attr-defined]
-        name=row.name,  # type: ignore[attr-defined]
-        max_tier=int(row.max_tier),  # type: ignore[attr-defined]
+        key_id=row.key_id,
+        tenant=row.tenant,
+        name=row.name,
+        max_tier=int(row.max_tier),
         models=tuple(models) if models is not None else None,
-        created_at=from_us(row.created_us),  # type: ignore[attr-defined]
-        revoked_at=from_us(row.revoked_us) if row.revoked_us is not None else None,  # type: ignore[attr-defined]
+        created_at=from_us(row.created_us),
+        revoked_at=from_us(row.revoked_us) if row.revoked_us is not None else None,
     )
 
 

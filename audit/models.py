@@ -8,6 +8,8 @@ so recording an outcome appends a row instead of updating the request row it bel
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from sqlalchemy import (
     BigInteger,
     Boolean,
@@ -17,6 +19,7 @@ from sqlalchemy import (
     MetaData,
     SmallInteger,
     String,
+    Table,
     Text,
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
@@ -44,6 +47,9 @@ NAMING = {
 
 class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=NAMING)
+    # Every model here maps one Table (no joins, no select mappings), and Core statements are
+    # built on ``Model.__table__``: say so, where SQLAlchemy can only promise a FromClause.
+    __table__: ClassVar[Table]
 
 
 class ChainHead(Base):

@@ -82,7 +82,8 @@ class Playbook(BaseModel):
     def role_for(self, step: str, party: str | None = None) -> PlaybookRole:
         if step == "notified":
             return self.notify_customers if party == "customers" else (self.notify_body or self.decide)
-        return getattr(self, _ROLE[step])  # type: ignore[no-any-return]
+        role: PlaybookRole = getattr(self, _ROLE[step])
+        return role
 
 
 class PlaybookRegister(BaseModel):
@@ -269,7 +270,8 @@ async def disclosure_tenant(engine: AsyncEngine, disclosure_id: int) -> str | No
         row = (await conn.execute(select(d.c.tenant).where(d.c.id == disclosure_id))).first()
     if row is None:
         raise PlaybookError(f"no disclosure with id {disclosure_id}")
-    return row.tenant  # type: ignore[no-any-return]
+    tenant: str | None = row.tenant
+    return tenant
 
 
 def format_span(seconds: float) -> str:

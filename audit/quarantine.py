@@ -102,7 +102,7 @@ def _text(value: str | None, field: str, limit: int) -> str:
     return value.strip()
 
 
-def _target(upstream: str | None, provider: str | None, model: str | None) -> tuple[Any, ...]:
+def _target(upstream: str | None, provider: str | None, model: str | None) -> tuple[str | None, str | None, str | None]:
     if (upstream is None) == (provider is None):
         raise QuarantineError("name exactly one of an upstream or a provider")
     return (_text(upstream, "upstream", 200) if upstream is not None else None,

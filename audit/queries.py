@@ -31,7 +31,7 @@ from audit.types import NOT_FORWARDED
 __all__ = ["ROW_FIELDS", "ExposureFilter", "ExposureRow", "count_rows", "rows_from", "stream_rows"]
 
 R = AuditRequest.__table__
-O = AuditOutcome.__table__  # noqa: E741
+O = AuditOutcome.__table__  # noqa: E741 -- O is the outcomes table, as in the SQL
 _NF = O.alias("not_forwarded")  # its own name: the outer query may join O as well
 
 ROW_FIELDS = (

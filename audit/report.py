@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TextIO
 
 from audit.assessment import Assessment
@@ -42,7 +42,7 @@ def _plain(value: Any) -> str:
     return str(value)
 
 
-def _time(value: Any) -> str:
+def _time(value: datetime) -> str:
     return value.isoformat()
 
 

@@ -43,9 +43,9 @@ def _settle(future: asyncio.Future[list[list[int]]], outcome: tuple[bool, object
         return
     ok, value = outcome
     if ok:
-        future.set_result(value)  # type: ignore[arg-type]
+        future.set_result(value)  # type: ignore[arg-type]  # ok: the worker sent the rows
     else:
-        future.set_exception(value)  # type: ignore[arg-type]
+        future.set_exception(value)  # type: ignore[arg-type]  # not ok: the worker sent the exception
 
 
 class BatchRejected(Exception):
@@ -102,7 +102,7 @@ class SqliteBatchWriter:
         while (job := self._jobs.get()) is not None:
             try:
                 outcome: tuple[bool, object] = (True, self._write(job.batch))
-            except BaseException as exc:  # handed to the awaiting caller, raised there
+            except BaseException as exc:  # noqa: BLE001 -- handed to the awaiting caller, raised there
                 outcome = (False, exc)
             try:
                 job.loop.call_soon_threadsafe(_settle, job.future, outcome)

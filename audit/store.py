@@ -97,7 +97,7 @@ class AuditStore:
             async with asyncio.timeout(timeout_s):
                 async with self.engine.connect() as conn:
                     await conn.execute(text("SELECT seq FROM audit_chain_head WHERE id = 1"))
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- any driver failure reads as unavailable; its message may hold the DSN
             raise AuditUnavailable(f"audit database unavailable ({type(exc).__name__})") from None
 
     # -- the write-ahead log -----------------------------------------------------------------
@@ -215,7 +215,7 @@ class AuditStore:
                 await asyncio.sleep(every)
                 try:
                     await self.write_checkpoint()
-                except Exception as exc:
+                except Exception as exc:  # noqa: BLE001 -- a background task must survive a failed checkpoint; logged and retried
                     log.error("audit checkpoint failed: %s", type(exc).__name__)
                 else:
                     if self.settings.checkpoint_keep is not None:
@@ -223,7 +223,7 @@ class AuditStore:
                 if next_purge is not None and loop.time() >= next_purge:
                     try:
                         await self.purge()
-                    except Exception as exc:
+                    except Exception as exc:  # noqa: BLE001 -- a background task must survive a failed purge; logged and retried
                         log.error("scheduled audit purge failed: %s", type(exc).__name__)
                     next_purge = loop.time() + (purge_every or 0)
         finally:
@@ -235,7 +235,7 @@ class AuditStore:
         # there are all the protection the log has.
         try:
             result = await self.prune_checkpoints()
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001 -- pruning is best effort; the checkpoints kept protect the log
             log.error("audit checkpoint pruning failed: %s", type(exc).__name__)
             return
         if result.evidence:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from audit.playbook import Playbook, Timeline, format_span
+from audit.playbook import Playbook, PlaybookRole, Timeline, format_span
 
 __all__ = ["DRILL_BANNER", "clock_line", "playbook_roles", "step_summary", "timeline_markdown"]
 
@@ -37,7 +37,7 @@ def playbook_roles(p: Playbook | None) -> list[tuple[str, str]]:
     if p is None:
         return [("playbook", "none configured for this tenant (playbooks: in the config)")]
 
-    def who(role: Any) -> str:
+    def who(role: PlaybookRole) -> str:
         text = role.owner + (f" (backup {role.backup})" if role.backup else "")
         return text + (f", {role.contact}" if role.contact else "")
 

@@ -23,7 +23,7 @@ make a consistent log look broken.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import groupby
 from pathlib import Path
@@ -101,7 +101,7 @@ async def _page(conn: AsyncConnection, after: int, upto: int) -> list[tuple[int,
     """Every chained row with ``after < seq <= upto`` (at most one page per table), by seq."""
     rows: list[tuple[int, str, Any]] = []
     limit_seq = upto
-    fetched: list[tuple[str, list[Any]]] = []
+    fetched: list[tuple[str, Sequence[Any]]] = []
     for name, table in _TABLES.items():
         cols = [table.c[c] for c in CHAINED_COLUMNS[name]] + [table.c.hash]
         got = (

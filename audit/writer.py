@@ -175,7 +175,7 @@ class ChainWriter:
             for item in batch:
                 await self._commit_batch([item])
             return
-        except Exception as exc:  # any failure: nobody in this batch may forward
+        except Exception as exc:  # noqa: BLE001 -- any failure: nobody in this batch may forward
             log.error("audit batch of %d failed: %s", len(batch), type(exc).__name__)
             _fail(batch, f"audit write failed ({type(exc).__name__})")
             return
@@ -218,9 +218,11 @@ _COPY_FROM = 16
 async def _copy(conn: AsyncConnection, table: str, rows: list[tuple[Any, ...]]) -> None:
     import asyncpg  # PostgreSQL only; SQLite files never come here
 
-    raw = await conn.get_raw_connection()
+    raw = (await conn.get_raw_connection()).driver_connection
+    if raw is None:  # a pooled connection always has one; SQLAlchemy types it optional
+        raise BatchRejected("no driver connection")
     try:
-        await raw.driver_connection.copy_records_to_table(table, records=rows, columns=INSERT_COLUMNS[table])
+        await raw.copy_records_to_table(table, records=rows, columns=INSERT_COLUMNS[table])
     except asyncpg.IntegrityConstraintViolationError as exc:  # not wrapped by SQLAlchemy here
         raise BatchRejected(type(exc).__name__) from None
 

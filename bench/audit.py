@@ -32,14 +32,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import asyncpg  # noqa: E402
-from sqlalchemy import text  # noqa: E402
+import asyncpg
+from sqlalchemy import text
 
-from audit import AuditSettings, AuditStore, RequestRecord  # noqa: E402
-from audit.assessment import assess  # noqa: E402
-from audit.disclosures import parse_disclosure  # noqa: E402
-from audit.queries import ExposureFilter, count_rows, rows_select, stream_rows  # noqa: E402
-from audit.report import write_rows  # noqa: E402
+from audit import AuditSettings, AuditStore, RequestRecord
+from audit.assessment import assess
+from audit.disclosures import parse_disclosure
+from audit.queries import ExposureFilter, count_rows, rows_select, stream_rows
+from audit.report import write_rows
 from migrations import upgrade  # noqa: E402
 
 PG_ADMIN = os.environ.get("TIERGATE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")

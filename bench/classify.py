@@ -24,10 +24,10 @@ from dataclasses import dataclass
 # Presidio's e-mail validator calls tldextract, which fetches the public-suffix list on first use.
 os.environ.setdefault("TLDEXTRACT_PUBLIC_SUFFIX_LIST_URLS", "")
 
-from presidio_analyzer import AnalyzerEngine  # noqa: E402
-from presidio_analyzer.nlp_engine import NlpEngineProvider  # noqa: E402
+from presidio_analyzer import AnalyzerEngine
+from presidio_analyzer.nlp_engine import NlpEngineProvider
 
-from tiers import Classifier, Content, Segment, TiersConfig  # noqa: E402
+from tiers import Classifier, Content, Segment, TiersConfig
 
 PRESIDIO_TYPES = {"EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "US_SSN", "IP_ADDRESS"}
 SIZES = (1_000, 100_000, 3_000_000)

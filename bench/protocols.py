@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.overhead import PY, TARGET_CPU, Proc, pin, prompt, start_upstream  # noqa: E402
-from tests.support.servers import free_port, wait_http  # noqa: E402
+from bench.overhead import PY, TARGET_CPU, Proc, pin, prompt, start_upstream
+from tests.support.servers import free_port, wait_http
 
 # Per protocol: (path, body for a text and a stream flag, marker of the first content event).
 CELLS: dict[str, tuple[str, Callable[[str, bool], dict[str, Any]], bytes]] = {

@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.tiers.secret_corpus import CARRIERS, CLEAN_CODE, PLACEHOLDERS, SYNTAXES  # noqa: E402
-from tiers import Classifier, Content, Segment, TiersConfig  # noqa: E402
-from tiers.recognizers.secrets import provider_formats  # noqa: E402
+from tests.tiers.secret_corpus import CARRIERS, CLEAN_CODE, PLACEHOLDERS, SYNTAXES
+from tiers import Classifier, Content, Segment, TiersConfig
+from tiers.recognizers.secrets import provider_formats
 
 _ALPHABET = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789!%^*_+.~=-@#&;:/"
 

@@ -20,8 +20,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gateway.settings import TracingSettings  # noqa: E402
-from gateway.tracing import build_tracer  # noqa: E402
+from gateway.settings import TracingSettings
+from gateway.tracing import build_tracer
 
 N = 4_000
 
@@ -48,7 +48,7 @@ def one_request(tracer: Any, i: int, classified: Any, outbound: Any, data: dict[
 
 
 def bare(i: int, classified: Any, outbound: Any, data: dict[str, Any]) -> None:
-    rid = f"req_{i}"  # noqa: F841 (the same work as one_request, without the hooks)
+    rid = f"req_{i}"  # noqa: F841 -- the same work as one_request, without the hooks
 
 
 def measure(enabled: bool | None) -> float:

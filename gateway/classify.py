@@ -112,7 +112,7 @@ class ClassifyStep:
             )
         except TiersError:
             raise
-        except Exception as exc:  # anything else while reading: unread, so refused (400) and recorded
+        except Exception as exc:  # noqa: BLE001 -- anything else while reading: unread, so refused (400) and recorded
             raise ContentError(f"reading the body failed ({type(exc).__name__})") from None
         decision = self._clf.classify(content, tenant=tenant, floor=floor)
         whole, segs = self._fingerprints(content)
@@ -216,5 +216,5 @@ def _in_worker(endpoint: str, raw: bytes, tenant: str, floor: int) -> Classified
         return _STEP.work(endpoint, raw, tenant, Tier(floor), strip=True)
     except (GatewayError, TiersError) as exc:  # the caller raises it: a refusal, not a crash
         return exc
-    except Exception as exc:  # never a 500 without a row: unread is refused
+    except Exception as exc:  # noqa: BLE001 -- never a 500 without a row: unread is refused
         return ContentError(f"reading the body failed ({type(exc).__name__})")

@@ -116,7 +116,7 @@ class QuarantineMonitor:
             try:
                 async with asyncio.timeout(self._settings.read_timeout_s):
                     entries = await self._load()
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- any read failure keeps the last state read (counted, logged)
                 self._metrics.read_failures.inc()
                 log.warning("quarantine state unreadable (%s); routing by the last state read",
                             type(exc).__name__)  # fmt: skip
@@ -167,7 +167,7 @@ class QuarantineMonitor:
                             self.poke()
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:
+            except Exception as exc:  # noqa: BLE001 -- announcements are an optimisation; polling covers any failure
                 log.warning("quarantine announcements unavailable (%s); polling every %.1fs",
                             type(exc).__name__, self._settings.poll_s)  # fmt: skip
             finally:
@@ -187,7 +187,7 @@ async def announce_change(redis_url: str | None, channel: str) -> bool:
     try:
         await client.publish(channel, "changed")
         return True
-    except Exception:
+    except Exception:  # noqa: BLE001 -- a failed announcement only means replicas learn by polling
         return False
     finally:
         with contextlib.suppress(Exception):

@@ -110,7 +110,7 @@ class RedisLimiter:
         key = f"{self._prefix}{subject}:{kind}:{start}"
         try:
             result = await self._script(keys=[key], args=[amount, limit, WINDOW_S * 2])
-        except Exception:  # any Redis failure: documented fail-open, counted by the caller's metric
+        except Exception:  # noqa: BLE001 -- any Redis failure: documented fail-open, counted by the caller's metric
             self._on_error()
             return Verdict(True, failed_open=True)
         if int(result) < 0:

@@ -20,10 +20,10 @@ from typing import Any
 
 import aiohttp
 import httpx
-from aiohttp.helpers import get_env_proxy_for_url
 from yarl import URL
 
 from formats.sse import Event, SSEDecoder, SSELineTooLong
+from gateway._aiohttp_proxy import env_proxy_for_url
 from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.settings import UpstreamSettings
 
@@ -196,7 +196,7 @@ class UpstreamClient:
         found = self._proxies.get(url)
         if found is None:
             try:
-                found = _Proxy(*get_env_proxy_for_url(URL(url)))
+                found = _Proxy(*env_proxy_for_url(URL(url)))
             except LookupError:  # no proxy applies (none set, or NO_PROXY names the host)
                 found = _Proxy(None, None)
             self._proxies[url] = found
@@ -286,7 +286,7 @@ async def _error_code(response: aiohttp.ClientResponse) -> str | None:
     try:
         data = await response.json(content_type=None)
         code = data.get("error", {}).get("code") or data.get("error", {}).get("type")
-    except Exception:
+    except Exception:  # noqa: BLE001 -- an unreadable error body only loses its code
         code = None
     finally:
         response.release()

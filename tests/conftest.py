@@ -36,7 +36,7 @@ def postgres_db() -> Iterator[str]:
     name = f"tg_{uuid.uuid4().hex[:12]}"
     try:
         _pg_admin_exec(f'CREATE DATABASE "{name}"')
-    except Exception as exc:  # the suite must fail, not skip, when PostgreSQL is missing
+    except Exception as exc:  # noqa: BLE001 -- the suite must fail, not skip, when PostgreSQL is missing
         pytest.fail(f"PostgreSQL is required at {PG_ADMIN_DSN}: {exc!r}")
     base = PG_ADMIN_DSN.rsplit("/", 1)[0].replace("postgresql://", "postgresql+asyncpg://", 1)
     yield f"{base}/{name}"
@@ -63,7 +63,7 @@ def redis_url() -> Iterator[str]:
     client = redis.Redis.from_url(REDIS_URL, socket_timeout=5)
     try:
         client.ping()
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 -- the suite must fail, not skip, when Redis is missing
         pytest.fail(f"Redis is required at {REDIS_URL}: {exc!r}")
     finally:
         client.close()

@@ -18,6 +18,8 @@ from collections.abc import Iterable
 
 import re2
 
+from ._re2_raw import spans_of
+
 __all__ = ["ContextIndex", "phrase_key"]
 
 _WORD = re.compile(r"[a-z0-9]+")
@@ -96,20 +98,19 @@ class ContextIndex:
             k: v for k, v in owners.items() if k not in words
         }
         self._rx = re2.compile(_alternatives([ws for v in words.values() for ws in v]), options) if words else None
-        self._groups = self._rx.groups if self._rx is not None else 0  # type: ignore[attr-defined]
+        self._groups = self._rx.groups if self._rx is not None else 0
 
     def find(self, subject: bytes) -> dict[int, list[int]]:
         """Recognizer id -> byte offsets where one of its phrases starts, in order."""
         out: dict[int, list[int]] = {}
         if self._rx is None:
             return out
-        match = self._rx._regexp.Match  # type: ignore[attr-defined]
-        anchor = re2._Anchor.UNANCHORED
+        match = spans_of(self._rx)
         groups = range(1, self._groups + 1)
         owners: dict[bytes, tuple[int, ...]] = {}  # the same few spellings recur
         pos, n = 0, len(subject)
         while pos <= n:
-            spans = match(anchor, subject, pos, n)
+            spans = match(subject, pos, n)
             if spans[0] == (-1, -1):
                 break
             s = e = -1

@@ -25,7 +25,7 @@ def _import() -> None:
     for name in hidden:
         sys.modules[name] = None  # type: ignore[assignment]  # "import torch" raises ImportError
     try:
-        import presidio_analyzer  # noqa: F401
+        import presidio_analyzer  # noqa: F401 -- imported while torch is hidden, for that alone
     finally:
         for name in hidden:
             if name in sys.modules and sys.modules[name] is None:

@@ -10,6 +10,7 @@ import time
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from . import _presidio  # noqa: F401  # first: presidio without PyTorch (tiers/_presidio.py)
 from presidio_analyzer import EntityRecognizer
@@ -22,6 +23,9 @@ from .recognizers import build_registry
 from .scanner import Scanner
 from .stripping import strip_content
 from .types import UNREADABLE, Content, Decision, Finding, Stripped, Tier
+
+if TYPE_CHECKING:
+    from presidio_analyzer.nlp_engine import SpacyNlpEngine
 
 __all__ = ["Classifier", "DeadlineExceeded"]
 
@@ -76,7 +80,7 @@ class Classifier:
             context_window=self.config.context_window,
             regex_timeout=self.config.regex_timeout_seconds,
         )
-        self._nlp = self._load_nlp() if self.config.spacy_model else None
+        self._nlp = self._load_nlp(self.config.spacy_model) if self.config.spacy_model else None
         if self._scanner.others and self._nlp is None:
             names = ", ".join(r.name for r in self._scanner.others)
             raise RecognizerError(f"recognizers need an NLP model but none is configured: {names}")
@@ -91,9 +95,8 @@ class Classifier:
 
     # -- analysis -------------------------------------------------------------------------------
 
-    def _load_nlp(self):  # type: ignore[no-untyped-def]
+    def _load_nlp(self, name: str) -> SpacyNlpEngine:
         """The operator-installed spaCy model, or an error. Never downloads anything."""
-        name = self.config.spacy_model
         try:
             import spacy.util
         except ImportError:
@@ -105,8 +108,9 @@ class Classifier:
 
         engine = SpacyNlpEngine(models=[{"lang_code": "en", "model_name": name}])
         engine.load()
-        self.registry.add_recognizer(SpacyRecognizer(supported_language="en"))
-        self._scanner.others.append(self.registry.recognizers[-1])
+        recognizer = SpacyRecognizer(supported_language="en")
+        self.registry.add_recognizer(recognizer)
+        self._scanner.others.append(recognizer)
         return engine
 
     def findings(self, content: Content, checkpoint: Callable[[], None] = lambda: None) -> list[Finding]:
@@ -229,7 +233,7 @@ class Classifier:
             return self._failed(f"deadline of {self.config.deadline_seconds} s exceeded")
         except TimeoutError:
             return self._failed("regex timeout")
-        except Exception as exc:  # fail closed on anything; the message may quote the text
+        except Exception as exc:  # noqa: BLE001 -- fail closed on anything; the message may quote the text
             return self._failed(f"{type(exc).__name__} during analysis")
 
     @staticmethod

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote_to_bytes
 
-from .errors import ContentError, StripError, VendorStateError
+from .errors import ContentError, VendorStateError
 from .types import Content, Opaque, Segment
 
 __all__ = ["MAX_DEPTH", "MAX_SEGMENTS", "TokenDecoder", "apply_content", "extract_content"]

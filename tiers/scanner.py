@@ -19,6 +19,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import ahocorasick
 import numpy as np
@@ -27,6 +28,7 @@ import regex
 from presidio_analyzer import EntityRecognizer, PatternRecognizer
 
 from ._context import ContextIndex, phrase_key
+from ._re2_raw import NO_MATCH, SpanMatcher, spans_of
 from ._relax import relax
 from .errors import RecognizerError
 from .normalize import normalize_text
@@ -75,9 +77,9 @@ class _Compiled:
     entity: str
     name: str
     score: float
-    fast: object | None  # re2 regexp
-    loose: object | None  # re2 regexp used as prefilter for `slow`
-    slow: regex.Pattern | None
+    fast: Any  # re2 regexp (re2 publishes no types)
+    loose: Any  # re2 regexp used as prefilter for `slow`
+    slow: regex.Pattern[str] | None
     value_group: int | None
 
 
@@ -207,12 +209,12 @@ class Scanner:
         # DFA memory on real code and falls back to a pass many times slower than running every
         # pattern (8 s against 1.3 s on 3 MB with 350 patterns).
         fast = [c for c in self._patterns if c.fast is not None and c.score >= min_score]
-        self._sets: list[tuple[object, list[_Compiled], int]] = []
+        self._sets: list[tuple[Any, list[_Compiled], int]] = []  # (re2 Set, its members, sentinel)
         for start in range(0, len(fast), _SET_SIZE):
             members = fast[start : start + _SET_SIZE]
             one = re2.Set.SearchSet(_RE2_OPTIONS)
             for c in members:
-                one.Add(c.fast.pattern)  # type: ignore[attr-defined]
+                one.Add(c.fast.pattern)
             # A pattern that matches only at the very end of the text: RE2's Set reports an empty
             # list both for "nothing matched" and for "gave up" (DFA out of memory). Without the
             # sentinel in the answer the pass did not reach the end, and its members all run.
@@ -278,7 +280,7 @@ class Scanner:
         # measured (1 KB to 3 MB), most on text where few patterns match.
         absent: set[int] = set()
         for one, members, sentinel in self._sets:
-            matched = set(one.Match(subject) or ())  # type: ignore[attr-defined]
+            matched = set(one.Match(subject) or ())
             if sentinel in matched:
                 absent.update(id(c) for i, c in enumerate(members) if i not in matched)
         best: dict[tuple[str, str, int, int], Hit] = {}
@@ -403,8 +405,7 @@ def _rejected_at(rec: PatternRecognizer, text: str, s: int, e: int) -> bool:
     return reject is not None and bool(reject(text, s, e))
 
 
-_UNANCHORED = re2._Anchor.UNANCHORED
-_NULL = (-1, -1)
+_NULL = NO_MATCH
 
 
 def _identity(offset: int) -> int:
@@ -436,13 +437,13 @@ def _re2_spans(
     With a ``value`` group the next search starts where the value ends, so that boundary
     characters consumed after one value (RE2 has no look-ahead) can start the next match.
     """
-    match = rx._regexp.Match  # type: ignore[attr-defined]
+    match = spans_of(rx)
     for lo, hi in windows if windows is not None else ((0, len(subject)),):
         yield from _window_spans(match, subject, group, to_char, lo, hi)
 
 
 def _window_spans(
-    match: Callable[..., list[tuple[int, int]]],
+    match: SpanMatcher,
     subject: bytes,
     group: int,
     to_char: Callable[[int], int],
@@ -450,7 +451,7 @@ def _window_spans(
     n: int,
 ) -> Iterator[tuple[int, int]]:
     while pos <= n:
-        spans = match(_UNANCHORED, subject, pos, n)
+        spans = match(subject, pos, n)
         whole = spans[0]
         if whole == _NULL:
             return

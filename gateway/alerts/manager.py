@@ -111,7 +111,7 @@ class AlertManager:
             try:
                 if self.follow_log:
                     await self.check_log()
-            except Exception as exc:  # the database is down: that is an alert of its own
+            except Exception as exc:  # noqa: BLE001 -- the database is down: that is an alert of its own
                 log.warning("alerts cannot read the audit log (%s)", type(exc).__name__)
                 if "audit_unavailable" in self.enabled:
                     self.raise_alert(Alert("audit_unavailable", "log_read", "critical",

@@ -37,7 +37,7 @@ def check(config_path: str | None) -> None:
         from tiers import Classifier
 
         Classifier(settings.tiers)
-    except Exception as exc:  # the policy is invalid; its message names keys, never prompt text
+    except Exception as exc:  # noqa: BLE001 -- the policy is invalid; its message names keys, never prompt text
         problems.append(f"tiers: {exc}")
     if problems:
         raise click.ClickException("invalid configuration:\n  " + "\n  ".join(problems))

@@ -24,7 +24,7 @@ __all__ = ["upstream_group"]
 def _default_actor() -> str:
     try:
         return f"cli:{getpass.getuser()}"
-    except Exception:  # no user name in this environment: the operator must say who they are
+    except Exception:  # noqa: BLE001 -- no user name in this environment: the operator must say who they are
         return ""
 
 

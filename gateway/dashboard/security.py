@@ -118,7 +118,7 @@ async def _form_token(connection: ASGIConnection[Any, Any, Any, Any]) -> str:
     request: Request[Any, Any, Any] = Request(connection.scope, connection.receive)
     try:
         form = await request.form()
-    except Exception:
+    except Exception:  # noqa: BLE001 -- any unreadable form is a 400, never a 500
         raise BadInput("the form could not be read") from None
     value = form.get("csrf_token")
     return value if isinstance(value, str) else ""

@@ -28,7 +28,7 @@ from gateway.metrics import CONTENT_TYPE_LATEST
 
 __all__ = ["TELEMETRY_ROUTES", "tenant_metrics"]
 
-R, O = AuditRequest.__table__, AuditOutcome.__table__
+R, O = AuditRequest.__table__, AuditOutcome.__table__  # noqa: E741 -- O is the outcomes table, as in the SQL
 _DEFAULT_WINDOW_S = 3600
 
 

@@ -48,7 +48,7 @@ def test_kill_9_loses_no_acknowledged_record(db_url, tmp_path):
                 break
         os.kill(proc.pid, signal.SIGKILL)
         rest, _ = proc.communicate(timeout=30)
-        acked += [l.strip() for l in rest.splitlines() if l.strip()]
+        acked += [line.strip() for line in rest.splitlines() if line.strip()]
     finally:
         if proc.poll() is None:
             proc.kill()

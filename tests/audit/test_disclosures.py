@@ -57,7 +57,7 @@ def test_mistakes_name_the_line(old, new, line, words):
 
 def test_vendor_must_be_named():
     """A disclosure naming no provider, upstream or model is refused."""
-    source = "\n".join(l for l in GOOD.splitlines() if not l.startswith(("providers", "models")))
+    source = "\n".join(line for line in GOOD.splitlines() if not line.startswith(("providers", "models")))
     with pytest.raises(DisclosureError, match="providers, upstreams or models"):
         parse_disclosure(source)
 

@@ -159,7 +159,7 @@ def test_match_document_exact_only(db_url, tmp_path):
     """--document finds the request that sent it whole and the one that sent it as one message."""
     doc = "Quarterly numbers for Project Nightjar:\nrevenue 12.4M, churn 3%."
     other = "Quarterly numbers for Project Nightjar:\nrevenue 12.4M, churn 4%."
-    fp = lambda s: fingerprint(FP_KEY, normalize_for_fingerprint(s))  # noqa: E731
+    fp = lambda s: fingerprint(FP_KEY, normalize_for_fingerprint(s))
     whole = request(fingerprint=fp(doc), segments=(fp(doc),))
     part = request(fingerprint=fp(doc + " hello"), segments=(fp("system prompt"), fp(doc)))
     unrelated = request(fingerprint=fp(other), segments=(fp(other),))
@@ -212,7 +212,7 @@ def test_query_filters_and_formats(db_url, tmp_path):
     res = runner.invoke(main, base + ["--format", "json", "--tier", "2", "--tier", "3"])
     assert sorted(r["tenant"] for r in json.loads(res.stdout)) == ["beta", "beta", "gamma"]
     res = runner.invoke(main, base + ["--format", "markdown", "--tenant", "acme"])
-    assert len([l for l in res.stdout.splitlines() if l.startswith("| ")]) == 1 + 4
+    assert len([line for line in res.stdout.splitlines() if line.startswith("| ")]) == 1 + 4
     res = runner.invoke(main, base + ["--count", "--include-refused"])
     assert res.stdout.strip() == "8"
     res = runner.invoke(main, ["exposure", "query", "--config", str(cfg), "--status", "refused",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import openai
@@ -197,11 +198,11 @@ def test_exposure_flow_end_to_end(page: Any, seeded: Seeded, tmp_path: Any) -> N
     shot(page, "exposure-assessment")
     with page.expect_download() as info:
         page.click("#download-md")
-    md = open(info.value.path(), encoding="utf-8").read()
+    md = Path(info.value.path()).read_text(encoding="utf-8")
     assert "Verdict: `sensitive_data_may_be_exposed`" in md and f"Matching requests: **{expected}**" in md
     with page.expect_download() as info:
         page.click("#download-json")
-    report = json.loads(open(info.value.path(), encoding="utf-8").read())
+    report = json.loads(Path(info.value.path()).read_text(encoding="utf-8"))
     assert report["total"] == expected and report["verdict"] == "sensitive_data_may_be_exposed"
     assert report["disclosure"]["reference"] == "VENDOR-2026-0099"
 

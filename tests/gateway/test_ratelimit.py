@@ -27,11 +27,11 @@ def make_limiter(request: pytest.FixtureRequest) -> Callable[[Clock], object]:
     return lambda clock: RedisLimiter(url, prefix=prefix, clock=clock)
 
 
-def run(coro):  # noqa: ANN001, ANN201
+def run(coro):
     return asyncio.run(coro)
 
 
-def test_requests_per_minute(make_limiter) -> None:  # noqa: ANN001
+def test_requests_per_minute(make_limiter) -> None:
     """The limit-th request passes, the next is refused with a retry hint, a new minute resets."""
     clock = Clock()
 
@@ -51,7 +51,7 @@ def test_requests_per_minute(make_limiter) -> None:  # noqa: ANN001
     run(scenario())
 
 
-def test_tokens_refusal_does_not_consume(make_limiter) -> None:  # noqa: ANN001
+def test_tokens_refusal_does_not_consume(make_limiter) -> None:
     """A token charge that would exceed the budget is refused and not counted; a smaller one fits."""
     clock = Clock()
 

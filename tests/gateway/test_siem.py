@@ -7,7 +7,6 @@ reports an edited, missing or reordered line."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 

@@ -135,7 +135,7 @@ def test_what_cannot_be_read_is_opaque(part: dict) -> None:
 def test_token_ids_are_decoded_or_opaque() -> None:
     """Token ids are read through the upstream's tokenizer; without one, or with an id it does not
     know, they are opaque."""
-    decode = lambda ids: None if max(ids) > 255 else bytes(ids).decode("latin-1")  # noqa: E731
+    decode = lambda ids: None if max(ids) > 255 else bytes(ids).decode("latin-1")
     body = {"model": "m", "prompt": list(b"IBAN DE89")}
     c = extract_content("completions", body, decode_tokens=decode)
     assert [(s.path, s.text, s.kind) for s in c.segments] == [(("prompt",), "IBAN DE89", "tokens")]
@@ -159,7 +159,7 @@ def test_stripped_keys_numbers_files_and_tokens_are_written_back() -> None:
     assert data.startswith("data:text/plain;base64,") and base64.b64decode(data.split(",", 1)[1]) == b"mail <EMAIL_1>"
     assert body["metadata"]["n"] == 4111111111111111  # the original is untouched
     emb = {"input": [list(b"a@b.io"), list(b"hello")]}
-    decode = lambda ids: bytes(ids).decode()  # noqa: E731
+    decode = lambda ids: bytes(ids).decode()
     c2 = extract_content("embeddings", emb, decode_tokens=decode)
     swapped2 = Content(tuple(replace(s, text=s.text.replace("a@b.io", "<EMAIL_1>")) for s in c2.segments))
     assert apply_content(emb, swapped2, c2)["input"] == ["<EMAIL_1>", "hello"]

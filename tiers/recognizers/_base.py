@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from presidio_analyzer import EntityRecognizer, Pattern, PatternRecognizer, RecognizerResult
 
@@ -37,7 +38,8 @@ class TiersPatternRecognizer(PatternRecognizer):
             supported_entity=entity or self.ENTITY,
             name=name or type(self).__name__,
             patterns=list(patterns if patterns is not None else self.PATTERNS),
-            context=list(context if context is not None else self.CONTEXT) or None,
+            # presidio keeps None for "no context words" and annotates it as List[str]
+            context=list(context if context is not None else self.CONTEXT) or None,  # type: ignore[arg-type]  # see above
             global_regex_flags=re.MULTILINE,
         )
 
@@ -58,7 +60,7 @@ class TermRecognizer(EntityRecognizer):
     def load(self) -> None:  # presidio hook; nothing to load
         pass
 
-    def analyze(self, text, entities, nlp_artifacts=None):  # type: ignore[no-untyped-def]
+    def analyze(self, text: str, entities: list[str], nlp_artifacts: object = None) -> list[RecognizerResult]:
         # Only used if someone runs this recognizer inside a stock presidio AnalyzerEngine; the
         # gateway's scanner matches terms itself with an Aho-Corasick automaton.
         from ..scanner import find_terms
@@ -70,7 +72,7 @@ class TermRecognizer(EntityRecognizer):
         ]
 
 
-def read_term_file(path) -> list[str]:  # type: ignore[no-untyped-def]
+def read_term_file(path: str | Path) -> list[str]:
     """Terms from a UTF-8 file: one per line, blank lines and ``#`` comments ignored."""
     with open(path, encoding="utf-8") as fh:
         return [s for line in fh if (s := line.strip()) and not s.startswith("#")]

@@ -108,7 +108,7 @@ class DateOfBirthRecognizer(TiersPatternRecognizer):
         self._table = (id(text), len(text), block, line_start, header)
         return header
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         # numeric forms must be a real day of a real month (either order: 14.03. or 3/14/)
         if pattern_text[:1].isdigit() and not any(c.isalpha() for c in pattern_text):
             parts = [int(p) for p in pattern_text.replace("/", "-").replace(".", "-").split("-")]

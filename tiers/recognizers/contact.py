@@ -56,7 +56,7 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         super().__init__()
         self._internal = tuple(d.lower() for d in internal_domains)
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         local, domain = pattern_text.rsplit("@", 1)
         domain = domain.lower()
         if domain.endswith((".png", ".jpg", ".gif", ".svg", ".webp")):
@@ -167,7 +167,7 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         self._nanp = [t for t in self._tables if t.country_code == 1]
         self._valid = lru_cache(maxsize=16384)(self._check)
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         return self._valid(pattern_text)
 
     def refine_span(self, text: str) -> tuple[int, int] | None:

@@ -46,7 +46,7 @@ class DeTaxIdRecognizer(TiersPatternRecognizer):
         "steuer identifikation", "tin", "tax id", "tax identification number", "bzst",
     ]
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         return bool(idnr.is_valid(_compact(pattern_text)))
 
 
@@ -80,7 +80,7 @@ class DeSocialSecurityRecognizer(TiersPatternRecognizer):
         "rentenversicherungsnummer", "rvnr", "sozialversicherungsausweis", "social security",
     ]
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         return rvnr_is_valid(pattern_text)
 
 
@@ -110,7 +110,7 @@ class DeIdCardRecognizer(TiersPatternRecognizer):
         "reisepass", "passnummer", "id card", "identity card", "dokumentennummer",
     ]
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         v = pattern_text.upper()
         return any(c.isdigit() for c in v[:9]) and icao_check(v[:9]) == int(v[9])
 
@@ -133,7 +133,7 @@ class FrNirRecognizer(TiersPatternRecognizer):
         "numéro insee", "insee", "carte vitale", "assuré social", "social security",
     ]
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         return bool(nir.is_valid(_compact(pattern_text)))
 
 
@@ -148,7 +148,7 @@ class FrSirenRecognizer(TiersPatternRecognizer):
     ]
     CONTEXT = ["siren", "siret", "rcs", "n° siren", "n° siret", "numéro siren", "numéro siret", "kbis"]
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         v = _compact(pattern_text)
         return bool(siret.is_valid(v) if len(v) == 14 else siren.is_valid(v))
 
@@ -170,7 +170,7 @@ class EuVatRecognizer(TiersPatternRecognizer):
         "tva intracommunautaire", "partita iva", "btw", "nif-iva", "moms",
     ]
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         v = _compact(pattern_text)
         return sum(c.isdigit() for c in v) >= 7 and bool(vat.is_valid(v))
 

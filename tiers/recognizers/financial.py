@@ -75,7 +75,7 @@ class CardRecognizer(CreditCardRecognizer):
         super().__init__(patterns=list(self.PATTERNS), name=type(self).__name__)
         self.global_regex_flags = 0
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         digits = re.sub(r"[^0-9]", "", pattern_text)
         if not 13 <= len(digits) <= 19 or not _luhn(digits):
             return False
@@ -116,10 +116,11 @@ class IbanCodeRecognizer(IbanRecognizer):
     ]
 
     def __init__(self) -> None:
-        super().__init__(patterns=list(self.PATTERNS), name="IbanCodeRecognizer")
+        # presidio annotates IbanRecognizer's patterns as List[str]; it takes and keeps Patterns
+        super().__init__(patterns=list(self.PATTERNS), name="IbanCodeRecognizer")  # type: ignore[arg-type]  # see above
         self.global_regex_flags = 0
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         # The country's exact length and BBAN format from python-stdnum's copy of the SWIFT
         # registry (every IBAN country: Portugal, Mauritius, Palestine, Qatar … that presidio's
         # table lacks), compiled once here (candidates are many, most fail the length), then

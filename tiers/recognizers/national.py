@@ -63,7 +63,7 @@ class NinoRecognizer(pr.UkNinoRecognizer):
             )
         ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         return pattern_text[:2].upper() in _NINO_EXCLUDED or bool(super().invalidate_result(pattern_text))
 
 
@@ -83,7 +83,7 @@ class PanRecognizer(pr.InPanRecognizer):
             for p in self.patterns
         ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         if _LETTER.search(pattern_text) is None or _FOUR_DIGITS.search(pattern_text) is None:
             return True
         return bool(super().invalidate_result(pattern_text))
@@ -105,7 +105,7 @@ class BankAccountRecognizer(pr.UsBankRecognizer):
             for p in self.patterns
         ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         # one repeated digit (a checksum routine's degenerate example) or a one-run sequence
         return len(set(pattern_text)) == 1 or pattern_text in "0123456789012345678" or bool(
             super().invalidate_result(pattern_text)
@@ -145,7 +145,7 @@ class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
             for p in self.patterns
         ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         if len(pattern_text) < 6 or sum(c.isdigit() for c in pattern_text) < 4:
             return True
         return bool(super().invalidate_result(pattern_text))
@@ -162,7 +162,7 @@ class SinRecognizer(pr.CaSinRecognizer):
             for p in self.patterns
         ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         if len({c for c in pattern_text if c in "- "}) > 1:
             return True
         return bool(super().invalidate_result(pattern_text))

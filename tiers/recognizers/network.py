@@ -43,14 +43,14 @@ class IpAddressRecognizer(IpRecognizer):
         super().__init__(patterns=list(self.PATTERNS), name="IpAddressRecognizer")
         self.global_regex_flags = 0
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         try:
             ipaddress.ip_address(pattern_text.split("/", 1)[0])
         except ValueError:
             return False
         return True
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         try:
             ip = ipaddress.ip_address(pattern_text.split("/", 1)[0])
         except ValueError:
@@ -96,7 +96,7 @@ class MacRecognizer(MacAddressRecognizer):
         super().__init__(patterns=list(self.PATTERNS), name="MacRecognizer")
         self.global_regex_flags = 0
 
-    def validate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def validate_result(self, pattern_text: str) -> bool:
         seps = {c for c in pattern_text if c in ":-."}
         return len(seps) == 1 and pattern_text.lower() not in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff")
 

@@ -179,7 +179,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             return None
         return start, start + len(value)
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         return False  # refine_span has judged it
 
 
@@ -224,5 +224,5 @@ class MarkupRecognizer(TiersPatternRecognizer):
         strength = key_strength(m.group("key").split(":")[-1])
         return (s, e) if accept_value(value, strength, True) else None
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         return False

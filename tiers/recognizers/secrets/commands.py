@@ -46,7 +46,7 @@ class CommandLineRecognizer(TiersPatternRecognizer):
         ),
     ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         value = _strip_quotes(pattern_text)
         return is_placeholder(value) or value.startswith("-")
 
@@ -66,7 +66,7 @@ class DotfileRecognizer(TiersPatternRecognizer):
         Pattern("pgpass", r"^[A-Za-z0-9.*_\[\]:-]{1,253}?:(?:\d{2,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:(?P<value>\S{1,256})[ \t]*$", 0.9),
     ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         return is_placeholder(pattern_text)
 
 
@@ -84,7 +84,7 @@ class AuthorizationRecognizer(TiersPatternRecognizer):
         ),
     ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         if is_placeholder(pattern_text) or pattern_text.endswith(":"):
             return True  # ``Authorization: Bearer Authorization: …``: a header name, no value
         if all(p.lower() in _SCHEMES for p in re.split(r"[/|,]", pattern_text) if p):
@@ -118,7 +118,7 @@ class BearerRecognizer(TiersPatternRecognizer):
         Pattern("basic", r"\b(?i:basic)[ \t]+(?P<value>[A-Za-z0-9+/]{8,}={0,2})(?:[^A-Za-z0-9+/=]|$)", 0.9),
     ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         if is_placeholder(pattern_text):
             return True
         decoded = _b64_text(pattern_text)
@@ -150,6 +150,6 @@ class KubernetesSecretDataRecognizer(TiersPatternRecognizer):
         Pattern("secret_data", r"^[ \t]+[\"']?[A-Za-z0-9_.-]{1,253}[\"']?:[ \t]+[\"']?(?P<value>[A-Za-z0-9+/]{8,}={0,2})[\"']?[ \t]*$", 0.9),
     ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         decoded = _b64_text(pattern_text)
         return decoded is None or len(decoded.strip()) < 4 or is_placeholder(decoded)

@@ -49,7 +49,7 @@ class PrivateKeyRecognizer(TiersPatternRecognizer):
         ),
     ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         body = pattern_text.split("-----", 2)[-1] if pattern_text.startswith("-----") else pattern_text
         return pattern_text.startswith(("-----", "----")) and not _KEY_MATERIAL.search(
             body.split("\n", 1)[-1] if pattern_text.startswith("---- ") else body
@@ -78,7 +78,7 @@ class CredentialUrlRecognizer(TiersPatternRecognizer):
         ),
     ]
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         userinfo = pattern_text.split("://", 1)[1].rsplit("@", 1)[0]
         password = userinfo.split(":", 1)[1] if ":" in userinfo else ""
         return not password or is_placeholder(password) or password.startswith(("{", "%("))

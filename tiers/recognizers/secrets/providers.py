@@ -76,5 +76,5 @@ class ProviderTokenRecognizer(TiersPatternRecognizer):
         ]
         super().__init__(patterns=patterns)
 
-    def invalidate_result(self, pattern_text: str) -> bool:  # noqa: D102
+    def invalidate_result(self, pattern_text: str) -> bool:
         return _masked(pattern_text)
