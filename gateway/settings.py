@@ -164,8 +164,10 @@ class UpstreamSettings(BaseModel):
     is counted there exactly before it is sent; if that count fails, this upstream gets nothing."""
     bytes_per_token: float = Field(4.0, gt=0)
     """Calibration of the estimate: UTF-8 bytes per token of the upstream's tokenizer."""
-    usage_tolerance: float = Field(3.0, gt=1)
-    """Reported prompt tokens outside [own/t, own*t] (plus slack) is an integrity failure."""
+    usage_tolerance: float | None = Field(None, gt=1)
+    """Reported prompt tokens below own/t (and, with a ``tokenizer_file``, above own*t; the
+    estimate's ceiling is the byte count) plus slack is an integrity failure. Unset: 1.25 with a
+    ``tokenizer_file`` (an exact count), 3.0 for the estimate; set, it applies to either."""
     promises_usage: bool = True
     """The upstream reports ``usage.prompt_tokens``; a missing one is then an integrity failure."""
     manifest_interval_s: float = Field(60.0, gt=0)

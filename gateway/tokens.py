@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from tiers.content import TokenDecoder
 
 __all__ = [
-    "EstimateCounter", "PromptCount", "TokenCounter", "TokenizerCounter", "counted_by_upstream", "counter_for",
-    "token_decoders",
+    "ESTIMATE_TOLERANCE", "EXACT_TOLERANCE", "EstimateCounter", "PromptCount", "TokenCounter", "TokenizerCounter",
+    "counted_by_upstream", "counter_for", "token_decoders",
 ]
 
 # What a chat template may add around each message and the whole prompt (role markers, BOS,
@@ -69,7 +69,7 @@ class TokenizerCounter:
 
     exact = True
 
-    def __init__(self, path: Path, *, tolerance: float = 1.25) -> None:
+    def __init__(self, path: Path, *, tolerance: float = 1.25) -> None:  # EXACT_TOLERANCE
         from tokenizers import Tokenizer
 
         self.path = path.resolve()
@@ -127,9 +127,17 @@ def token_decoders(router: Router, counters: Mapping[str, TokenCounter]) -> Call
     return lambda model: table.get(model)
 
 
+# The usage band's tolerance when an upstream sets none: an exact count only misses by what the
+# chat template adds or merges, an estimate by how far bytes per token varies with the text.
+EXACT_TOLERANCE = 1.25
+ESTIMATE_TOLERANCE = 3.0
+
+
 def counter_for(
-    tokenizer_file: Path | None, *, bytes_per_token: float, tolerance: float
+    tokenizer_file: Path | None, *, bytes_per_token: float, tolerance: float | None = None
 ) -> TokenCounter:
+    """The upstream's counter; ``tolerance`` (its ``usage_tolerance``) widens or narrows the band
+    of either kind, None takes the kind's own default."""
     if tokenizer_file is not None:
-        return TokenizerCounter(tokenizer_file)
-    return EstimateCounter(bytes_per_token=bytes_per_token, tolerance=tolerance)
+        return TokenizerCounter(tokenizer_file, tolerance=tolerance or EXACT_TOLERANCE)
+    return EstimateCounter(bytes_per_token=bytes_per_token, tolerance=tolerance or ESTIMATE_TOLERANCE)

@@ -89,13 +89,32 @@ def bpe(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_no_false_alarm_counts_over_corpus(bpe: Path, exact: bool) -> None:
     """Over 1,000 varied chats, the upstream's honest prompt_tokens (its BPE plus template tokens)
     always falls inside our band, with the tokenizer file and with the calibrated estimate."""
-    own = counter_for(bpe if exact else None, bytes_per_token=4.0, tolerance=3.0)
+    own = counter_for(bpe if exact else None, bytes_per_token=4.0)  # each kind's default band
     upstream = FakeUpstream(count_tokens=counter(bpe))
     for messages in chat_corpus(1000):
         body = {"model": "m", "messages": messages}
         count = own.count([s.text for s in extract_content("chat", body).segments])
         reported = upstream.prompt_tokens("/v1/chat/completions", body)
         assert check_usage(count, {"prompt_tokens": reported}, promised=True) is None, (count, reported)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_usage_tolerance_is_honoured_with_and_without_a_tokenizer(bpe: Path, exact: bool) -> None:
+    """An upstream's usage_tolerance sets the floor of the band for both counters (and its
+    ceiling for the exact one); unset, each keeps its own default."""
+    from gateway.settings import UpstreamSettings
+    from gateway.tokens import ESTIMATE_TOLERANCE, EXACT_TOLERANCE
+
+    def floor(tolerance: float | None) -> int:
+        up = UpstreamSettings(name="u", base_url="http://x/v1", kind="shared", tokenizer_file=bpe if exact else None,
+                              usage_tolerance=tolerance)  # fmt: skip
+        counter = counter_for(up.tokenizer_file, bytes_per_token=up.bytes_per_token, tolerance=up.usage_tolerance)
+        return counter.count([LONG]).lower
+
+    tokens = counter_for(bpe if exact else None, bytes_per_token=4.0).count([LONG]).tokens
+    default = EXACT_TOLERANCE if exact else ESTIMATE_TOLERANCE
+    assert floor(None) == floor(default) and floor(None) < tokens
+    assert floor(1.05) > floor(default) > floor(8.0)  # narrower and wider bands, whichever counter
 
 
 def test_no_false_alarm_end_to_end(bpe: Path, sqlite_db: str, tmp_path: Path, classifier: Any) -> None:
