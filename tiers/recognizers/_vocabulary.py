@@ -120,7 +120,10 @@ chief officer executive president vice senior junior principal assistant associa
 organization organisation organizations person persons people location locations entity entities
 cased code codes water runtime error errors exception exceptions warning warnings context kernel
 lexer host target term style language modeling comment templates template sphinx day days single
-mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec garden gardens
+mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec garden gardens tech
+optional union literal final callable sequence iterable iterator generic typevar self type types
+dict list tuple set str int float bool bytes object
+claude anthropic openai chatgpt gpt gemini copilot codex llama mistral hypothesis
 """
 
 COMMON_WORDS: frozenset[str] = frozenset((_MONTHS_DAYS + _COMMON).split())

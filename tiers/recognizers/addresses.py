@@ -30,7 +30,8 @@ _TOWN = _CAPW + r"(?:[ -](?:(?:am|an der|im|sur|sous|en|les|le|la|de|upon|on)[ -
 _SEP = r"(?:[ ]*[,·|/][ ]*|[ ]*\r?\n[ \t]*|[ ]+)"
 
 _DE_STREET = (
-    r"(?:[A-Z][a-zß]+(?:-[A-Z][a-zß]+)*-?(?i:strasse|straße|str\.|weg|allee|platz|gasse|ring|damm|ufer|chaussee|steig|pfad)"
+    # glued suffixes after at least three letters: "Bahnhofstr.", "Schillerring", not "Spring 6"
+    r"(?:[A-Z][a-zß]{2,}(?:-[A-Z][a-zß]+)*-?(?i:strasse|straße|str\.|weg|allee|platz|gasse|ring|damm|ufer|chaussee|steig|pfad)"
     r"|(?:[A-Z][a-zß]+(?:-[A-Z][a-zß]+)*[ ])?(?:Strasse|Straße|Str\.|Weg|Allee|Platz|Gasse|Ring|Damm)[ ](?:der[ ]|des[ ])?[A-Z][a-zß]+"
     r"|(?:Am|An[ ]der|An[ ]den|Auf[ ]der|Im|In[ ]der|Zum|Zur)[ ][A-Z][a-zß]+)"
 )

@@ -67,11 +67,13 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True  # "``@contextlib.contextmanager" in reST, "%@gmail.com" in a LIKE pattern
         if domain.rsplit(".", 1)[-1] in _RESERVED_TLDS or domain in _PLACEHOLDER_DOMAINS:
             return True
-        return domain in _DOCUMENTATION_DOMAINS and local.lower() in _PLACEHOLDER_MAILBOXES
+        documentation = domain in _DOCUMENTATION_DOMAINS or domain.endswith(_DOCUMENTATION_SUFFIXES)
+        return documentation and local.lower() in _PLACEHOLDER_MAILBOXES
 
 
 _RESERVED_TLDS = frozenset({"test", "example", "invalid", "localhost"})  # RFC 2606, RFC 6761
 _DOCUMENTATION_DOMAINS = frozenset({"example.com", "example.org", "example.net"})
+_DOCUMENTATION_SUFFIXES = tuple("." + d for d in sorted(_DOCUMENTATION_DOMAINS))  # www.example.com
 # metasyntactic domains of examples and docstrings ("ed@foo.com", "foo@bar.com"): registered by
 # somebody, but no one's mailbox in a text that writes them
 _PLACEHOLDER_DOMAINS = frozenset(
@@ -84,7 +86,8 @@ _PLACEHOLDER_MAILBOXES = frozenset(
     someone somebody anyone person me email mail address foo bar baz qux foo.bar test tester
     testuser test.user demo example sample info contact hello hi support help admin
     administrator root webmaster postmaster hostmaster noreply no-reply donotreply do-not-reply
-    bounce alice bob carol dave eve mallory""".split()
+    bounce alice bob carol dave eve mallory agent copy password secret redacted customer client
+    sales billing team jdoe janedoe johndoe""".split()
 )
 
 
@@ -133,6 +136,10 @@ _NOT_IN_TOKEN = r"(?:^|[^0-9A-Za-z_.~/-])"
 _SEQUENTIAL = ("01234567890123456789", "98765432109876543210")
 # a bare run with six of one digit in a row (017700000001, 1000000000): a quantity or an
 # address in another notation, not a subscriber number
+_PHONE_WORD = re.compile(
+    r"(?i:phone|tel|telephone|telefon|mobile|mobil|portable|cell|call|fax|whatsapp|sms|handy|rufnummer|"
+    r"numero|dial|contact)"
+)
 _MACHINE_NUMBER = re.compile(r"(\d)\1{5}")
 
 
@@ -189,6 +196,15 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
                 end -= 1
         return None
 
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """A bare run of digits (no "+", no separators) is a phone only after a phone word: as
+        it stands in code and data it is a timestamp (2272060800), a stamp (2026111700), a
+        constant (6469693230) as often as a number to dial."""
+        value = text[start:end]
+        if not value.isdigit():
+            return False
+        return _PHONE_WORD.search(text, max(0, start - 64), start) is None
+
     def _check(self, text: str) -> bool:
         digits = "".join(c for c in text if c.isdigit())
         if not 7 <= len(digits) <= 15:
@@ -199,6 +215,9 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
             return False
         if digits == text and min(abs(int(digits) - (1 << 31)), abs(int(digits) - (1 << 32))) <= 16:
             return False  # INT_MAX and friends (2147483647) in code and test suites
+        nanp = digits[1:] if len(digits) == 11 and digits.startswith("1") else digits
+        if len(nanp) == 10 and nanp[3:6] == "555" and nanp[6:8] == "01":
+            return False  # 555-0100 to 555-0199: reserved for fiction and examples by the NANP
         stripped = text.lstrip()
         if stripped.startswith(("+", "00")):
             try:

@@ -55,8 +55,17 @@ class IpAddressRecognizer(IpRecognizer):
             ip = ipaddress.ip_address(pattern_text.split("/", 1)[0])
         except ValueError:
             return super().invalidate_result(pattern_text) or False
-        if ip.is_loopback or ip.is_unspecified or str(ip) == "255.255.255.255":
+        if ip.is_loopback or ip.is_unspecified or str(ip) in _EXAMPLE_ADDRESSES:
             return True
+        if ip.version == 4 and ip.is_link_local:
+            return True  # 169.254.0.0/16: no host outside one link (169.254.169.254 is every cloud's metadata)
+        if "/" in pattern_text:
+            try:
+                net = ipaddress.ip_network(pattern_text, strict=False)
+            except ValueError:
+                return False
+            if net.prefixlen <= 16 and (net.is_private or net.is_reserved or net.is_link_local):
+                return True  # "10.0.0.0/8", "192.168.0.0/16": a reserved block by name, no host
         if ip.version == 6:
             # "1::", "be::" (a reST "would be::"), "1::4" (a slice data[1::4]): one or two short
             # groups spell an address nobody uses; "fe80::1" and longer ones stay
@@ -67,10 +76,19 @@ class IpAddressRecognizer(IpRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """A dotted quad that numbers a section or a version ("rfc7692#section-7.2.3.1",
-        "version 1.2.3.4") addresses nothing."""
+        "version 1.2.3.4") or is part of a longer dotted number ("11.4.0.15.0") addresses
+        nothing."""
+        if _DOTTED_MORE.match(text, end) or _DOTTED_LESS.search(text[max(0, start - 2) : start]):
+            return True
         return _NUMBERING.search(text, max(0, start - 16), start) is not None
 
 
+# the placeholder addresses of examples and the public resolvers: no one's host
+_EXAMPLE_ADDRESSES = frozenset(
+    {"255.255.255.255", "1.2.3.4", "1.2.3.5", "4.3.2.1", "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9"}
+)
+_DOTTED_MORE = re.compile(r"\.[0-9]")
+_DOTTED_LESS = re.compile(r"[0-9]\.$")
 _NUMBERING = re.compile(r"(?i:section|sect\.|sec\.|§|version|ver\.|release|chapter|clause|v)[ #:-]*\Z")
 _DOCUMENTATION = tuple(
     ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")

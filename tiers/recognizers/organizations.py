@@ -32,8 +32,9 @@ _LEGAL = (
     # German forms and their combinations ("AG & Co. KGaA", "OHG mbH", "Stiftung & Co. KG")
     r"(?:GmbH|AG|KG|OHG|GbR|SE|UG|Stiftung)[ ]&[ ]Co\.?[ ](?:KGaA|KG|OHG)|(?:OHG|KG|GbR)[ ]mbH|"
     r"GmbH|gGmbH|AG|SE|KGaA|KG|OHG|GbR|UG(?:[ ]\(haftungsbeschrankt\))?|e\.[ ]?V\.|e\.[ ]?G\.|eG|"
-    # family firms and groups ("Davies Group", "Lambert et Fils", "Smith and Sons")
-    r"Group|Holdings?|(?:and|&)[ ]Sons|(?:et|&)[ ]Fils|&[ ]So(?:hne|ehne)|&[ ]Cie\.?|"
+    # family firms and holdings ("Lambert et Fils", "Smith and Sons"); not "Group": "RBAC Group",
+    # "Instance Group", "Consumer Group" fill API references
+    r"Holdings?|(?:and|&)[ ]Sons|(?:et|&)[ ]Fils|&[ ]So(?:hne|ehne)|&[ ]Cie\.?|"
     r"S\.A\.S\.U?|SASU|SAS|S\.A\.R\.L\.|SARL|EURL|SNC|S\.A\.|SA|SCA|"
     r"Ltd\.?|Limited|LLC|L\.L\.C\.|LLP|L\.P\.|LP|Inc\.?|Incorporated|Corp\.?|Corporation|PLC|plc|"
     r"Co\.[ ]?Ltd\.?|Pty\.?[ ]Ltd\.?|N\.V\.|NV|B\.V\.|BV|S\.p\.A\.|SpA|S\.r\.l\.|Srl|AB|ASA|Oy|A/S|ApS|"
@@ -102,10 +103,14 @@ class OrganizationRecognizer(TiersPatternRecognizer):
         return (start, end) if end - start >= 2 else None
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """A type or class name where code has one (:mod:`._code`): ``client: TestClient``."""
+        """A type or class name where code has one (:mod:`._code`): ``client: TestClient``; a
+        description after a docstring's argument ("client: The MCP `ClientSession` used …")."""
+        if _DESCRIBED.search(text, max(0, start - 24), start):
+            return True
         return in_code_position(text, start, end)
 
 
 _TOKENS = re.compile(r"[A-Za-zß0-9]+(?:['’.-][A-Za-zß0-9]+)*\.?")
 _LEGAL_END = re.compile(r"[ ,](?:" + _LEGAL + r")$")
+_DESCRIBED = re.compile(r"[a-z_]:[ ]+(?:The|A|An|Die|Der|Das|Ein|Eine|Le|La|Les|Un|Une)[ ]+$")
 _LEGAL_WORD = re.compile(r"(?:" + _LEGAL + r")\.?")

@@ -41,7 +41,7 @@ _END = r"(?:$|[^A-Za-zß0-9_])"
 _SURNAME = f"(?:{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
 # up to five words: a capitalised noun or two may come first ("Die Mitarbeiterin Leonie Hoffmann"),
 # and the check finds where the name starts
-_NAME = f"(?:{_CAP}(?:[ ]+(?:{_INITIAL}|{_CAP})){{0,3}}[ ]+{_SURNAME})"
+_NAME = f"(?:{_CAP}(?:[ ]{{1,2}}(?:{_INITIAL}|{_CAP})){{0,3}}[ ]{{1,2}}{_SURNAME})"  # not across column gaps
 
 _TITLES = (
     r"Mr|Mrs|Ms|Mx|Miss|Mister|Dr|Prof|Sir|Dame|Herr|Herrn|Frau|Hr|Fr|Mme|Mlle|Monsieur|Madame|"

@@ -1,0 +1,178 @@
+"""What measuring on outside material (bench/outside.py) found, held as tests.
+
+* Code shapes from real packages that were taken for people, companies, licences, accounts,
+  addresses, phones and credentials (each row written here after a false positive seen in the
+  installed sources of SQLAlchemy, litestar, pydantic, aiohttp, presidio-analyzer, click, rich,
+  redis, pygments, openai, anthropic, schemathesis …), and the identifiers next to them that must
+  still be found.
+* Faker-generated EN/DE/FR documents (names, companies, addresses, dates of birth from Faker's
+  locale providers): recall floors per family over seeds chosen by hypothesis.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tiers import Classifier, Content, Segment, TiersConfig
+
+from .faker_documents import clean_documents, faker_documents
+
+
+@pytest.fixture(scope="module")
+def bare() -> Classifier:
+    return Classifier(TiersConfig())
+
+
+def content(text: str) -> Content:
+    return Content((Segment(("messages", 0, "content"), text),))
+
+
+def found(clf: Classifier, text: str) -> list[tuple[str, str]]:
+    d = clf.classify(content(text))
+    assert not d.failed_closed
+    return [(f.entity_type, text[f.start : f.end]) for f in d.findings]
+
+
+# (entity that must not be reported, text)
+CODE_NEGATIVES = [
+    ("PERSON", "    def __get__(self, instance: Literal[None], owner: Literal[None]) -> Self: ..."),
+    ("PERSON", "        owner: Mapped[User] = relationship(back_populates='accounts')"),
+    ("PERSON", "    def column_reflect(self, inspector: Inspector, table: Table) -> None:"),
+    ("PERSON", "        self.owner: Router | None = None"),
+    ("PERSON", "    contact: Contact | None = field(default=None)"),
+    ("PERSON", '    "Exception raised by Queue.get(block=0)/get_nowait()."'),
+    ("PERSON", '    "HISTORY": "MEDICAL_HISTORY",\n    "FAMILY_HISTORY": "X",'),
+    ("PERSON", "    - HIJKLX is a random number"),
+    ("PERSON", "            # hide UNSET values as None."),
+    ("PERSON", "Foreign Key Arguments to Avoid\n~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~"),
+    ("PERSON", '        """Run SHOW CREATE TABLE for a ``Table``."""'),
+    ("PERSON", "## 2. Key Technical Concepts\n## 3. Files and Code Sections"),
+    ("PERSON", "Philippine Passport numbers and Thai TNIN values"),
+    ("PERSON", "        # Settings, Ping and WindowUpdate need no action here"),
+    ("PERSON", "            # Revert MOVING state and So MOVED replies; Save ACL"),
+    ("PERSON", "Certainly, Jane! Here is the summary."),
+    ("PERSON", "Claude Managed Agents and the Claude Tag cost report"),
+    ("PERSON", "    'Ruby Host': ('ruby', 'Tera Term', 'Merge Join'),"),
+    ("PERSON", "# Last updated: Tue Nov 17 and Mon Sep 8"),
+    ("PERSON", "The customer John Doe and Max Mustermann are placeholders."),
+    ("PERSON", "the Los Angeles Kings and the Sparkling British Spring Water"),
+    ("ORGANIZATION", "    def __init__(self, client: T) -> None:"),
+    ("ORGANIZATION", "            client: The AsyncResolver instance requesting the resolver."),
+    ("ORGANIZATION", '    ("password", "clientCredentials", "authorizationCode")'),
+    ("ORGANIZATION", "        client: Optional[DeidentificationClient] = None,"),
+    ("ORGANIZATION", "corporations: GmbH, AG, KGaA and OHG, KG"),
+    ("ORGANIZATION", "    Examples\n            B AB 1234      (Berlin)\n            HH AB 12"),
+    ("ORGANIZATION", "    VENDOR: ORGANIZATION\n    ORG: ORGANIZATION"),
+    ("US_DRIVER_LICENSE", "# This module is released under the MIT License: pg8000 and E501 v2 a1"),
+    ("US_DRIVER_LICENSE", "see the SPDX license list /v2.3/#a1-licenses, # noqa: E501"),
+    ("US_BANK_NUMBER", "# every valid ACN whose check digit is 0 (e.g. 000000180) is rejected"),
+    ("US_BANK_NUMBER", "# a degenerate account 1111111111 or 12345678901"),
+    ("US_PASSPORT", "let us travel: the document 123456789 is a test id"),
+    ("EMAIL_ADDRESS", "use ``@contextlib.asynccontextmanager`` and LIKE '%@gmail.com'"),
+    ("EMAIL_ADDRESS", "e.g. ed@foo.com, foo@bar.com and bar@bat.com"),
+    ("IP_ADDRESS", "data[1::4] and 1000:: and would be:: and rfc7692#section-7.2.3.1"),
+    ("PHONE_NUMBER", "INT_MAX = 2147483647, 2147483648 and legacy 017700000001"),
+    ("SECRET", '    options.headers = {"Authorization": authorization if authorization else x}'),
+    ("SECRET", "        self._expected_authorization = expected_authorization"),
+    ("SECRET", "    object_level_authorization: SimpleCheckConfig"),
+    ("SECRET", '    "jwt": "urn:ietf:params:oauth:token-type:jwt",'),
+    ("SECRET", '    "passwd:dir",\n    "passwd:gecos",\n    "passwd:gid",'),
+    ("DATE_OF_BIRTH", "id;due;city\n1;14.03.2026;Ulm\n"),
+    ("ORGANIZATION", "an RBAC Group, the Instance Group and a Kafka Consumer Group"),
+    ("ORGANIZATION", "        client: The MCP `ClientSession` used to call the tool."),
+    ("PERSON", 'raised by Hypothesis, not verified by Anthropic: [{"content": "Hello, Claude"}]'),
+    ("PERSON", "    Po       GREEK QUESTION MARK"),
+    ("PHONE_NUMBER", "leap seconds 2272060800 10 # 1 Jan 1972, stamp 2026111700, primorial 6469693230"),
+    ("PHONE_NUMBER", "the fictional +1 415 555 0123 and (212) 555-0199"),
+    ("IP_ADDRESS", "version '11.4.0.15.0', metadata 169.254.169.254, blocks 10.0.0.0/8 and 192.168.0.0/16"),
+    ("IP_ADDRESS", "e.g. 1.2.3.4 and the resolver 8.8.8.8"),
+    ("EMAIL_ADDRESS", "agent@example.com and password@www.example.com"),
+    ("ADDRESS", "Spring 6 and Spring 5.3 errors"),
+]
+
+# (entity, text, value that must be reported whole)
+OUTSIDE_POSITIVES = [
+    ("US_DRIVER_LICENSE", "Driver license: D1234567", "D1234567"),
+    ("US_DRIVER_LICENSE", "his driving licence number B12345678", "B12345678"),
+    ("US_BANK_NUMBER", "bank account 40032198765 for the refund", "40032198765"),
+    ("US_PASSPORT", "passport number 912803456", "912803456"),
+    ("EMAIL_ADDRESS", "write to jane.doe@corp.de", "jane.doe@corp.de"),
+    ("IP_ADDRESS", "the host fe80::1ff:fe23:4567:890a and 10.1.2.3", "10.1.2.3"),
+    ("PERSON", "Prepared by Deborah Spieß", "Deborah Spieß"),
+    ("PERSON", "Mark Phillips confirmed the date.", "Mark Phillips"),
+    ("PERSON", "Christian Schwartz confirmed the date.", "Christian Schwartz"),
+    ("PERSON", "Anthony Hill confirmed the date.", "Anthony Hill"),
+    ("PERSON", "Harriet McDonald and Dawn O'Neill signed.", "Harriet McDonald"),
+    ("PERSON", "Juergen Heintze hat bestätigt.", "Juergen Heintze"),
+    ("PERSON", "Gonzalez, Maria signed", "Gonzalez, Maria"),
+    ("PHONE_NUMBER", "call 4155552671 today", "4155552671"),
+    ("IP_ADDRESS", "the gateway at 192.168.10.20 drops it", "192.168.10.20"),
+    ("ADDRESS", "Anschrift: Schillerring 12, 68161 Mannheim", "Schillerring 12, 68161 Mannheim"),
+    ("ORGANIZATION", "order from Textor GmbH & Co. KGaA today", "Textor GmbH & Co. KGaA"),
+    ("ORGANIZATION", "audit at Johann OHG mbH next week", "Johann OHG mbH"),
+    ("ORGANIZATION", "visit of Davies Holdings tomorrow", "Davies Holdings"),
+    ("ORGANIZATION", "avec Seguin Courtois et Fils", "Seguin Courtois et Fils"),
+    ("ORGANIZATION", "Employer: Dominguez", "Dominguez"),
+    ("ADDRESS", "Ship to: 7094 Lauren Passage Suite 846\nLake Crystal, ND 67461\n",
+     "7094 Lauren Passage Suite 846\nLake Crystal, ND 67461"),
+    ("ADDRESS", "send to Flat 3, Lane Bridge, North Alisonshire, E9U 3EZ please",
+     "Flat 3, Lane Bridge, North Alisonshire, E9U 3EZ"),
+    ("ADDRESS", "PSC 1152, Box 7611, APO AE 73174", "PSC 1152, Box 7611, APO AE 73174"),
+    ("ADDRESS", "Anschrift: Annedore-Klapp-Weg 1/7, 56663 Sternberg", "Annedore-Klapp-Weg 1/7, 56663 Sternberg"),
+    ("ADDRESS", "Adresse : chemin Julien Barre, 22369 Mahenec", "chemin Julien Barre, 22369 Mahenec"),
+    ("ADDRESS", "Adresse : 18, chemin Lucas, 04207 Morin-les-Bains", "18, chemin Lucas, 04207 Morin-les-Bains"),
+    ("DATE_OF_BIRTH", 'name,company,born,city\nAnna Berg,"Pham, Garza and Garcia",14.03.1962,Ulm\n', "14.03.1962"),
+    ("DATE_OF_BIRTH", "| Name | Geburtsdatum |\n|---|---|\n| Anna | 14.03.1962 |\n", "14.03.1962"),
+    ("DATE_OF_BIRTH", "DOB;14.03.1962;x", "14.03.1962"),
+]
+
+
+@pytest.mark.parametrize(("entity", "text"), CODE_NEGATIVES, ids=[f"{n[0]}-{i}" for i, n in enumerate(CODE_NEGATIVES)])
+def test_code_negative(bare: Classifier, entity: str, text: str) -> None:
+    """Shapes of real code and documentation are no identifiers of that kind."""
+    assert [v for e, v in found(bare, text) if e == entity] == []
+
+
+@pytest.mark.parametrize(
+    ("entity", "text", "value"), OUTSIDE_POSITIVES, ids=[f"{p[0]}-{i}" for i, p in enumerate(OUTSIDE_POSITIVES)]
+)
+def test_outside_positive(bare: Classifier, entity: str, text: str, value: str) -> None:
+    """What the code negatives must not cost: the identifier next to them is still found whole."""
+    assert (entity, value) in found(bare, text)
+
+
+# recall floors per family on Faker documents: the issue's targets where the family is found by
+# its own shape; companies only by legal form or role word, so the floor is what that gives
+RECALL_FLOOR = {"PERSON": 0.95, "ADDRESS": 0.9, "DATE_OF_BIRTH": 0.9, "ORGANIZATION": 0.35}
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(min_value=0, max_value=2**31 - 1))
+def test_faker_documents_recall(bare: Classifier, seed: int) -> None:
+    """Names, companies, addresses and dates of birth from Faker's EN/DE/FR providers are
+    stripped whole at the floors above, whatever the seed."""
+    hits: dict[str, int] = {}
+    total: dict[str, int] = {}
+    for doc in faker_documents(3, seed=seed):
+        d = bare.classify(content(doc.text))
+        assert not d.failed_closed
+        covered = bytearray(len(doc.text))
+        for f in d.findings:
+            covered[f.start : f.end] = b"\x01" * (f.end - f.start)
+        for p in doc.planted:
+            total[p.family] = total.get(p.family, 0) + 1
+            hits[p.family] = hits.get(p.family, 0) + all(covered[p.start : p.end])
+    for family, floor in RECALL_FLOOR.items():
+        assert hits[family] / total[family] >= floor, (family, hits[family], total[family], seed)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(min_value=0, max_value=2**31 - 1))
+def test_faker_clean_prose_is_forwarded_unchanged(bare: Classifier, seed: int) -> None:
+    """Business prose with Faker's towns, countries, jobs, months and weekdays and no identifier
+    has nothing to strip (at most one sentence in 20 may, the issue's 99 % over many seeds)."""
+    docs = clean_documents(5, seed=seed)
+    flagged = [(t, found(bare, t)) for _, t in docs if found(bare, t)]
+    assert len(flagged) <= len(docs) // 20, flagged
