@@ -21,7 +21,7 @@ from audit.settings import AuditSettings
 from audit.playbook import PlaybookRegister
 from audit.vendors import VendorRegister
 from formats.yaml_model import YamlDocument, YamlModelError, read_yaml_file
-from gateway.probe import ProbeSettings
+from gateway.probes.settings import ProbeSettings
 from gateway.quarantine import QuarantineSettings
 from tiers.config import TiersConfig
 from tiers.types import Tier, UpstreamKind

@@ -1,6 +1,6 @@
 """Probes of the incident's shape, beyond the short isolation probe of ``gateway.probe``.
 
-- ``settings``     the ``probes.ladder`` / ``probes.prefix_cache`` blocks
+- ``settings``     the ``probes:`` block (``ProbeSettings``) with its ``ladder`` / ``prefix_cache``
 - ``synthetic``    synthetic prompts of an exact length (the upstream's tokenizer) with markers
 - ``plan``         rungs, the token cost and price stated up front, the budget guard
 - ``ladder``       long-context ladder probe: one judged result per rung

@@ -9,7 +9,7 @@ from gateway.probes.plan import ProbePlan, ladder_plan, prefix_cache_plan, price
 from gateway.tokens import TokenCounter, counter_for
 
 if TYPE_CHECKING:
-    from gateway.probe import ProbeSettings
+    from gateway.probes.settings import ProbeSettings
     from gateway.probes.ladder import LadderReport
     from gateway.probes.prefix_cache import PrefixCacheReport
     from gateway.settings import Settings, UpstreamSettings

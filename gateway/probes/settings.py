@@ -1,6 +1,7 @@
-"""The ``probes.ladder`` and ``probes.prefix_cache`` blocks (nested in ``ProbeSettings``).
+"""The ``probes:`` block (``ProbeSettings``) with its ``ladder`` and ``prefix_cache`` blocks.
 
-Kept apart from ``gateway.probe`` so that it can import them without a cycle.
+Apart from the probes themselves (``gateway.probe``, ``gateway.probes.*``): the settings tree and
+every probe import these without importing each other.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["LadderSettings", "PrefixCacheSettings"]
+__all__ = ["LadderSettings", "PrefixCacheSettings", "ProbeSettings"]
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -100,3 +101,35 @@ class PrefixCacheSettings(BaseModel):
     """``max_tokens`` of each request: only the first token's arrival matters."""
     request_extra: dict[str, Any] = Field(default_factory=dict)
     """Extra JSON fields sent with every request."""
+
+
+class ProbeSettings(BaseModel):
+    """The ``probes:`` block: isolation probes the server runs on a schedule."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    interval_s: float | None = Field(None, gt=0)
+    """Seconds between two scheduled probe rounds (None: only ``tiergate probe`` runs them)."""
+    upstreams: list[str] = Field(default_factory=list)
+    """Upstream names to probe; empty: every configured upstream."""
+    requests: int = Field(32, ge=2, le=10_000)
+    """Requests per probe, each with its own marker."""
+    concurrency: int = Field(8, ge=1, le=1_000)
+    """Requests in flight at once: cross-talk needs neighbours."""
+    tenants: int = Field(4, ge=1, le=1_000)
+    """Synthetic tenants the requests are spread over (each its own cache_salt on on-prem)."""
+    max_missing: int = Field(0, ge=0)
+    """Answers allowed to miss their own marker (weak models sometimes fail to copy it)."""
+    max_errors: int = Field(0, ge=0)
+    """Requests allowed to fail outright before the probe counts as failed."""
+    max_tokens: int = Field(48, ge=8, le=4096)
+    """``max_tokens`` of each probe request."""
+    stream: bool = False
+    """Ask for streamed (SSE) answers and read them event by event, instead of whole answers."""
+    max_tokens_per_run: int = Field(200_000, ge=1)
+    """Most tokens (prompt plus answer, as planned) one ladder or prefix-cache probe may spend:
+    a plan over it does not start (``tiergate probe --ladder --dry-run`` prints the plan)."""
+    ladder: LadderSettings = Field(default_factory=LadderSettings)
+    """Long-context ladder probes (``tiergate probe --ladder``)."""
+    prefix_cache: PrefixCacheSettings = Field(default_factory=PrefixCacheSettings)
+    """Cross-tenant prefix-cache probes (``tiergate probe --prefix-cache``)."""

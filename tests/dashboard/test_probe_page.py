@@ -17,11 +17,10 @@ import yaml
 from audit.admins import create_admin
 from audit.length_caps import active_caps
 from audit.timeutil import from_us
-from gateway.probe import ProbeSettings
 from gateway.probes.plan import ladder_plan
 from gateway.probes.record import record_ladder
 from gateway.probes.runner import run_ladder
-from gateway.probes.settings import LadderSettings
+from gateway.probes.settings import LadderSettings, ProbeSettings
 from gateway.upstream import UpstreamClient
 from tests.dashboard.conftest import PASSWORD, make_fakes, start_gateway
 from tests.support.incident import Incident, echo_markers

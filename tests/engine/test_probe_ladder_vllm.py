@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from gateway.probe import ProbeSettings
 from gateway.probes.ladder import LadderReport
 from gateway.probes.plan import ladder_plan, prefix_cache_plan
 from gateway.probes.prefix_cache import PrefixCacheReport
 from gateway.probes.runner import run_ladder, run_prefix_cache
-from gateway.probes.settings import LadderSettings, PrefixCacheSettings
+from gateway.probes.settings import LadderSettings, PrefixCacheSettings, ProbeSettings
 from gateway.settings import UpstreamSettings
 from gateway.upstream import UpstreamClient
 from tests.engine.conftest import MAX_MODEL_LEN, SALT_KEY, EngineServer

@@ -18,11 +18,11 @@ import yaml
 from click.testing import CliRunner
 
 from gateway.cli import main
-from gateway.probe import MARKER_RE, ProbeSettings, probe_upstream
+from gateway.probe import MARKER_RE, probe_upstream
 from gateway.probes.ladder import LadderReport
 from gateway.probes.plan import OverBudget, ladder_plan
 from gateway.probes.runner import run_ladder
-from gateway.probes.settings import LadderSettings
+from gateway.probes.settings import LadderSettings, ProbeSettings
 from gateway.settings import UpstreamSettings
 from gateway.upstream import UpstreamClient
 from tests.support import FakeUpstream, Scripted, serve

@@ -17,11 +17,10 @@ from click.testing import CliRunner
 
 from engine import derive_cache_salt
 from gateway.cli import main
-from gateway.probe import ProbeSettings
 from gateway.probes.plan import prefix_cache_plan
 from gateway.probes.prefix_cache import PrefixCacheReport
 from gateway.probes.runner import run_prefix_cache
-from gateway.probes.settings import PrefixCacheSettings
+from gateway.probes.settings import PrefixCacheSettings, ProbeSettings
 from gateway.settings import UpstreamSettings
 from gateway.upstream import UpstreamClient
 from tests.support import FakeUpstream, serve

@@ -15,7 +15,8 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from engine import derive_cache_salt
 from gateway.cli import main
-from gateway.probe import MARKER_RE, ProbeMetrics, ProbeSettings, probe_upstream, record_probe, run_scheduled
+from gateway.probe import MARKER_RE, ProbeMetrics, probe_upstream, record_probe, run_scheduled
+from gateway.probes.settings import ProbeSettings
 from gateway.settings import UpstreamSettings
 from gateway.upstream import UpstreamClient
 from tests.faults.conftest import open_store

@@ -15,7 +15,8 @@ from typing import Any
 import httpx
 from sqlalchemy.engine import make_url
 
-from gateway.probe import ProbeSettings, probe_upstream, record_probe
+from gateway.probe import probe_upstream, record_probe
+from gateway.probes.settings import ProbeSettings
 from gateway.upstream import UpstreamClient
 from tests.faults._gw import chat_body, one_upstream
 from tests.faults.conftest import admin
