@@ -6,11 +6,11 @@ text pasted by an admin: control characters are kept out of the terminal and pip
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Iterable
 from typing import TextIO
 
+from audit.csv_cells import SafeCsvWriter
 from audit.disclosures import StoredDisclosure
 
 __all__ = ["DISCLOSURE_FIELDS", "write_disclosures"]
@@ -39,7 +39,7 @@ def write_disclosures(items: Iterable[StoredDisclosure], fmt: str, out: TextIO) 
     if fmt == "json":
         out.write(json.dumps([d.as_dict() for d in rows], indent=2, ensure_ascii=False) + "\n")
     elif fmt == "csv":
-        writer = csv.writer(out)
+        writer = SafeCsvWriter(out)
         writer.writerow(DISCLOSURE_FIELDS)
         for d in rows:
             cells = _cells(d)

@@ -4,13 +4,13 @@ the assessment as Markdown or JSON. Writers take any text stream and never hold 
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import AsyncIterator, Callable, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, TextIO
 
 from audit.assessment import Assessment
+from audit.csv_cells import SafeCsvWriter
 from audit.queries import ROW_FIELDS, ExposureRow
 from audit.vendors import VendorReview, scope_doubt
 
@@ -75,7 +75,7 @@ async def write_rows(
     n = 0
     fields = list(ROW_FIELDS)
     getters = [(name, _CELL[name]) for name in ROW_FIELDS]
-    writer: Any = csv.writer(out) if fmt == "csv" else None
+    writer: Any = SafeCsvWriter(out) if fmt == "csv" else None
     encode = json.JSONEncoder(ensure_ascii=False).encode
     table_cols = [(name, width, _CELL[name]) for name, width in _TABLE_COLUMNS]
     async for row in rows:

@@ -6,7 +6,6 @@ data travels in ``<script type="application/json">`` blocks, which browsers neve
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,11 +44,6 @@ def _printable(value: Any) -> str:
     return "".join(ch if ch.isprintable() else "\N{REPLACEMENT CHARACTER}" for ch in text)
 
 
-def _json_block(value: Any) -> str:
-    # Safe inside <script type="application/json">: "</" can never close the element.
-    return json.dumps(value, separators=(",", ":")).replace("</", "<\\/")
-
-
 class Templates:
     def __init__(self, directory: Path = _TEMPLATES) -> None:
         self.env = Environment(
@@ -61,7 +55,6 @@ class Templates:
         )
         self.env.filters["when"] = _when
         self.env.filters["p"] = _printable
-        self.env.filters["json_block"] = _json_block
 
     def render(self, name: str, **context: Any) -> str:
         return self.env.get_template(name).render(**context)
