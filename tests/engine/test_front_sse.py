@@ -16,17 +16,7 @@ import httpx
 
 from formats.sse import Event, iter_events
 from tests.engine.test_front import _client
-
-
-def _spread(events: list[tuple[str | None, dict[str, Any] | str]]) -> bytes:
-    out = [": vllm keep-alive\r"]
-    for name, payload in events:
-        if name is not None:
-            out.append(f"event: {name}\r")
-        text = payload if isinstance(payload, str) else json.dumps(payload, indent=1)
-        out.extend(f"data:{line}\r" for line in text.split("\n"))
-        out.append("\r")
-    return "".join(out).encode()
+from tests.support.sse import spread
 
 
 @dataclass
@@ -50,7 +40,7 @@ class SpreadEngine:
             usage = {"prompt_tokens": self.usage_prompt, "completion_tokens": 1, "total_tokens": 31}
             events = [(None, {"choices": [{"index": 0, "text": "x"}], "usage": None}),
                       (None, {"choices": [], "usage": usage}), (None, "[DONE]")]  # fmt: skip
-        return httpx.Response(200, content=_spread(events), headers={"content-type": "text/event-stream"})
+        return httpx.Response(200, content=spread(events), headers={"content-type": "text/event-stream"})
 
 
 COMPLETION = {"model": "tiny", "prompt": "hello", "max_tokens": 1, "cache_salt": "s", "stream": True}

@@ -24,6 +24,7 @@ from gateway.tokens import PromptCount
 from gateway.upstream import UpstreamClient, UpstreamResponse
 from tests.gateway.test_upstream_client import _chunked
 from tests.support import serve
+from tests.support.sse import spread
 
 T = TypeVar("T")
 COUNT = PromptCount(tokens=20, lower=5, upper=400, exact=False)
@@ -31,15 +32,8 @@ MARKER = "TGPROBE-0123456789ABCDEF0123"[:28]
 
 
 def _spread(events: list[tuple[str | None, Any]]) -> list[bytes]:
-    text = [": keep-alive\r"]
-    for name, payload in events:
-        if name is not None:
-            text.append(f"event: {name}\r")
-        body = payload if isinstance(payload, str) else json.dumps(payload, indent=1)
-        text.extend(f"data:{line}\r" for line in body.split("\n"))
-        text.append("\r")
-    raw = "".join(text).encode()
-    return [raw[i : i + 9] for i in range(0, len(raw), 9)]
+    raw = spread(events)
+    return [raw[i : i + 9] for i in range(0, len(raw), 9)]  # small writes: events cut anywhere
 
 
 def _openai(text: str) -> list[tuple[str | None, Any]]:
