@@ -167,7 +167,7 @@ def run_split(mode: str, model: Path, tmp: Path, requests: int, max_tokens: int,
 
 
 def split_main(rounds: int, requests: int, max_tokens: int) -> None:
-    from engine.devmodel import build_tiny_model
+    from tests.support.tiny_model import build_tiny_model
 
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -235,7 +235,7 @@ def main() -> None:
     if args.worker:
         worker(args.worker, args.requests, args.max_tokens)
         return
-    from engine.devmodel import build_tiny_model
+    from tests.support.tiny_model import build_tiny_model
 
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)

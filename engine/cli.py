@@ -156,12 +156,3 @@ def check_command(base_url: str, context_window: int) -> None:
         raise click.ClickException("not hardened: " + "; ".join(problems))
     click.echo("hardened: yes")
 
-
-@engine_group.command(name="make-test-model")
-@click.argument("out", type=click.Path(path_type=Path))
-def make_test_model_command(out: Path) -> None:
-    """Write a tiny random-weight model with a local byte-level tokenizer (no downloads)."""
-    from engine.devmodel import build_tiny_model
-
-    build_tiny_model(out)
-    click.echo(f"tiny model written to {out}")

@@ -61,7 +61,7 @@ def engine_env(tmp: Path) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random-weight Llama and tokenizer, built once per session."""
-    from engine.devmodel import build_tiny_model
+    from tests.support.tiny_model import build_tiny_model
 
     return build_tiny_model(tmp_path_factory.mktemp("tiny-model"))
 

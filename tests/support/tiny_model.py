@@ -1,5 +1,9 @@
 """A tiny random-weight Llama with a locally built byte-level tokenizer, for tests and benchmarks.
 
+Kept with the tests, not in the product (it was ``tiergate engine make-test-model``): a model of
+random weights is of use only to exercise vLLM. From a checkout, to try the engine without a
+download: ``python -m tests.support.tiny_model ./tiny``.
+
 Nothing is downloaded. The tokenizer has 256 byte tokens and no merges, so a prompt's token count
 is its UTF-8 byte count (plus chat-template tokens): tests can aim at exact lengths. The chat
 template is ChatML; ``<|im_end|>`` is the end-of-sequence token. With a fixed seed the files are
@@ -100,3 +104,11 @@ def build_tiny_model(out: Path, spec: TinyModelSpec = TinyModelSpec()) -> Path:
         + "\n"
     )
     return out
+
+
+if __name__ == "__main__":
+    import sys
+
+    if len(sys.argv) != 2:
+        raise SystemExit("usage: python -m tests.support.tiny_model OUT_DIR")
+    print(f"tiny model written to {build_tiny_model(Path(sys.argv[1]))}")
