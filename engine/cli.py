@@ -12,8 +12,13 @@ import logging
 import signal
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+
+if TYPE_CHECKING:
+    from engine.config import EngineConfig
+    from engine.manifest import EngineManifest
 
 __all__ = ["engine_group"]
 
@@ -23,7 +28,7 @@ def engine_group() -> None:
     """The hardened on-prem vLLM engine."""
 
 
-def _load(path: Path):
+def _load(path: Path) -> EngineConfig:
     from engine.config import EngineConfigError, load_engine_config
 
     try:
@@ -141,7 +146,7 @@ def check_command(base_url: str, context_window: int) -> None:
 
     from engine.manifest import ManifestError, fetch_manifest, manifest_problems
 
-    async def fetch():
+    async def fetch() -> EngineManifest:
         async with httpx.AsyncClient(timeout=10.0) as client:
             return await fetch_manifest(client, base_url)
 
