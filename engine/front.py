@@ -126,11 +126,11 @@ def _ok(
 
 
 def _client(state: State) -> httpx.AsyncClient:
-    return state["vllm_client"]  # type: ignore[no-any-return]
+    return state["vllm_client"]  # type: ignore[no-any-return]  # litestar's State holds Any; set at startup
 
 
 def _supervisor(state: State) -> EngineSupervisor:
-    return state["supervisor"]  # type: ignore[no-any-return]
+    return state["supervisor"]  # type: ignore[no-any-return]  # litestar's State holds Any; set at startup
 
 
 @get(MANIFEST_PATH, sync_to_thread=False)

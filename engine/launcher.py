@@ -211,7 +211,7 @@ class VllmProcess:
                     # Not a new session: a process group can only be joined within one session.
                     process_group=watchdog.pid,
                     # Spawned before any thread starts, so preexec_fn is safe here.
-                    preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509
+                    preexec_fn=_die_with_parent(os.getpid()),  # noqa: PLW1509 -- see the line above
                 )
             except BaseException:
                 watchdog.kill()

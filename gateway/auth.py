@@ -85,7 +85,7 @@ class Authenticator:
         generation = self._generation
         try:
             info = await self._lookup(raw_key)
-        except Exception:  # the key database is down: refuse, never let the request through
+        except Exception:  # noqa: BLE001 -- the key database is down: refuse, never let the request through
             raise Unavailable("authentication is unavailable", code="auth_unavailable") from None
         if info is None or getattr(info, "revoked_at", None) is not None:
             self._cache.pop(digest, None)

@@ -53,7 +53,7 @@ class HardeningMonitor:
             problems = manifest_problems(manifest, upstream.context_window)
         except ManifestError as exc:
             problems = [str(exc)]
-        except Exception as exc:  # anything unexpected: not hardened
+        except Exception as exc:  # noqa: BLE001 -- anything unexpected: not hardened
             problems = [f"manifest check failed: {type(exc).__name__}"]
         ok = not problems
         changed = ok != self._hardened.get(upstream.name)

@@ -39,7 +39,6 @@ from gateway.errors import (
     RateLimited,
     TierNotAllowed,
     Unavailable,
-    Unprocessable,
     UpstreamError,
     UpstreamIntegrityError,
     UpstreamTimeout,
@@ -377,7 +376,7 @@ class Pipeline:
         try:
             with self.tracer.span("audit.commit"):
                 await self.store.record_request(record)
-        except Exception:
+        except Exception:  # noqa: BLE001 -- any failure: the row is not known to be committed
             # Whatever the cause, the row is not known to be committed: forward nothing. It may
             # still commit after we gave up (a slow database); ``finish`` then records that
             # nothing was forwarded, so the exposure log never shows a phantom exposure.
@@ -534,7 +533,7 @@ class Pipeline:
     async def _write_outcome(self, outcome: Outcome) -> None:
         try:
             await self.store.record_outcome(outcome, lazy=True)
-        except Exception:
+        except Exception:  # noqa: BLE001 -- a lost outcome is counted, never raised to the client
             # The write-ahead row exists; a lost outcome shows as "no outcome" in the log.
             self.metrics.refusals.labels("outcome_write_failed").inc()
 
@@ -571,7 +570,7 @@ class Pipeline:
         )
         try:
             await self.store.record_refusal(record, outcome)
-        except Exception:
+        except Exception:  # noqa: BLE001 -- the refusal stands even when its row cannot be written
             self.metrics.refusals.labels("refusal_write_failed").inc()
 
     def _count(self, inbound: Inbound, tier: Tier, upstream: str, status: int) -> None:

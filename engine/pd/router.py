@@ -102,7 +102,7 @@ class _Split:
 
     @property
     def cfg(self) -> SplitRouterConfig:
-        return self.state["config"]  # type: ignore[no-any-return]
+        return self.state["config"]  # type: ignore[no-any-return]  # litestar's State holds Any; set at startup
 
     async def prefill(self) -> httpx.Response:
         body = {**self.body, "max_tokens": 1, "stream": False, "kv_transfer_params": {

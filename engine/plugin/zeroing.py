@@ -70,8 +70,8 @@ def _wrap(cls: type, name: str, check: Callable[[Any, list[int]], None]) -> None
         if block_ids and _counter is not None:
             _counter.add(len(block_ids))
 
-    wrapped.__tiergate_wrapped__ = True  # type: ignore[attr-defined]
-    wrapped.__wrapped__ = original  # type: ignore[attr-defined]
+    wrapped.__tiergate_wrapped__ = True  # type: ignore[attr-defined]  # our marker on vLLM's function
+    wrapped.__wrapped__ = original  # type: ignore[attr-defined]  # as functools.wraps would set it
     setattr(cls, name, wrapped)
 
 
@@ -113,8 +113,8 @@ def _patch_runners() -> None:
             _gpu_runner_has_zeroer(self, block_ids)
             original(self, block_ids)
 
-        checked.__tiergate_wrapped__ = True  # type: ignore[attr-defined]
-        GPUModelRunner._zero_block_ids = checked  # type: ignore[method-assign]
+        checked.__tiergate_wrapped__ = True  # type: ignore[attr-defined]  # our marker on vLLM's function
+        GPUModelRunner._zero_block_ids = checked  # type: ignore[method-assign]  # patching vLLM is the plugin's job
 
 
 def check_version_pin(vllm_version: str, environ: Mapping[str, str]) -> bool:
@@ -171,7 +171,7 @@ def _install(state_dir: Path | None) -> None:
     ):
         raise PluginRefused("vLLM's SchedulerOutput.new_block_ids_to_zero is missing")
     _patch_runners()
-    KVCacheConfig.needs_kv_cache_zeroing = property(  # type: ignore[method-assign,assignment]
+    KVCacheConfig.needs_kv_cache_zeroing = property(  # type: ignore[method-assign,assignment]  # patching vLLM is the plugin's job
         _always, doc="Always zero new KV blocks (tiergate KV hygiene plugin)."
     )
     _counter = ZeroCounter(state_dir)

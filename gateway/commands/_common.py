@@ -49,8 +49,8 @@ def run_with_store(
         s = settings.secrets
         store = await AuditStore.open(
             settings.audit,
-            fingerprint_key=s.fingerprint_key.get_secret_value().encode(),  # type: ignore[union-attr]
-            checkpoint_key=s.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]
+            fingerprint_key=s.fingerprint_key.get_secret_value().encode(),  # type: ignore[union-attr]  # required by Settings
+            checkpoint_key=s.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]  # required by Settings
         )
         try:
             if settings.embedded if migrate is None else migrate:

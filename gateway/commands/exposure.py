@@ -331,7 +331,7 @@ def match_command(config_path: str | None, db_url: str | None, document: str, fm
     if not normalized:
         raise click.ClickException(f"{document}: the document is empty")
     settings = load_audit_settings(config_path, db_url)
-    key = settings.secrets.fingerprint_key.get_secret_value().encode()  # type: ignore[union-attr]
+    key = settings.secrets.fingerprint_key.get_secret_value().encode()  # type: ignore[union-attr]  # required by Settings
     fp = fingerprint(key, normalized)
     tick = _progress_printer(progress, "rows")
 

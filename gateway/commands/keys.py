@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from gateway.commands._common import config_option, load_or_exit, run_with_store
+
+if TYPE_CHECKING:
+    from audit import AuditStore
+    from audit.types import KeyInfo
 
 __all__ = ["keys_group"]
 
@@ -16,15 +21,15 @@ def keys_group() -> None:
     """Client API keys (stored hashed; shown once at creation)."""
 
 
-def _row(info: object) -> dict[str, object]:
+def _row(info: KeyInfo) -> dict[str, object]:
     return {
-        "key_id": info.key_id,  # type: ignore[attr-defined]
-        "tenant": info.tenant,  # type: ignore[attr-defined]
-        "name": info.name,  # type: ignore[attr-defined]
-        "max_tier": info.max_tier,  # type: ignore[attr-defined]
-        "models": list(info.models) if info.models else None,  # type: ignore[attr-defined]
-        "created_at": info.created_at.isoformat(),  # type: ignore[attr-defined]
-        "revoked_at": info.revoked_at.isoformat() if info.revoked_at else None,  # type: ignore[attr-defined]
+        "key_id": info.key_id,
+        "tenant": info.tenant,
+        "name": info.name,
+        "max_tier": info.max_tier,
+        "models": list(info.models) if info.models else None,
+        "created_at": info.created_at.isoformat(),
+        "revoked_at": info.revoked_at.isoformat() if info.revoked_at else None,
     }
 
 
@@ -39,8 +44,8 @@ def create(config_path: str | None, tenant: str, name: str, max_tier: int, model
     """Create a key and print it once."""
     settings = load_or_exit(config_path)
 
-    async def work(store: object) -> tuple[str, object]:
-        return await store.create_key(tenant, name, max_tier, list(models) or None)  # type: ignore[attr-defined]
+    async def work(store: AuditStore) -> tuple[str, KeyInfo]:
+        return await store.create_key(tenant, name, max_tier, list(models) or None)
 
     plaintext, info = run_with_store(settings, work)
     click.echo(json.dumps({"key": plaintext, **_row(info)}))
@@ -54,8 +59,8 @@ def list_(config_path: str | None, tenant: str | None) -> None:
     """List keys (never their secrets), one JSON object per line."""
     settings = load_or_exit(config_path)
 
-    async def work(store: object) -> list[object]:
-        return await store.list_keys(tenant)  # type: ignore[attr-defined,no-any-return]
+    async def work(store: AuditStore) -> list[KeyInfo]:
+        return await store.list_keys(tenant)
 
     for info in run_with_store(settings, work):
         click.echo(json.dumps(_row(info)))
@@ -68,8 +73,8 @@ def revoke(config_path: str | None, key_id: str) -> None:
     """Revoke a key by its id; it stops working within limits.auth_cache_s seconds."""
     settings = load_or_exit(config_path)
 
-    async def work(store: object) -> bool:
-        return await store.revoke_key(key_id)  # type: ignore[attr-defined,no-any-return]
+    async def work(store: AuditStore) -> bool:
+        return await store.revoke_key(key_id)
 
     if not run_with_store(settings, work):
         raise click.ClickException(f"no active key with id {key_id!r}")

@@ -12,12 +12,16 @@ read error. A progress bar goes to stderr on a terminal (``--progress`` / ``--no
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from gateway.commands._common import config_option, load_or_exit
 from gateway.commands._scan_files import FileReport, Skipped, iter_files, read_text, scan_text
 from gateway.commands._scan_render import render
+
+if TYPE_CHECKING:
+    from tiers import Classifier
 
 __all__ = ["scan_command"]
 
@@ -30,7 +34,7 @@ class ScanError(click.ClickException):
     exit_code = EXIT_ERROR
 
 
-def _classifier(config_path: str | None):  # type: ignore[no-untyped-def]
+def _classifier(config_path: str | None) -> Classifier:
     from tiers import Classifier, RecognizerError, TiersConfig
 
     cfg = load_or_exit(config_path).tiers if config_path else TiersConfig()
@@ -85,7 +89,7 @@ def scan_command(
         for display, data, path in bar:
             if data is None:
                 try:
-                    data = path.read_bytes()  # type: ignore[attr-defined]
+                    data = path.read_bytes()  # type: ignore[attr-defined]  # a target without data has a path
                 except OSError as exc:
                     skipped.append(Skipped(display, f"unreadable ({type(exc).__name__})"))
                     continue

@@ -50,8 +50,8 @@ def dashboard_router(config: DashboardSettings | None = None) -> Router:
         # Litestar's own errors (a malformed path parameter, a body too large): an HTML page
         # with the status and no internal detail.
         err = DashboardError("The request could not be handled.")
-        err.status_code = exc.status_code  # type: ignore[misc]
-        err.title = "Request refused" if exc.status_code < 500 else "Server error"  # type: ignore[misc]
+        err.status_code = exc.status_code  # type: ignore[misc]  # litestar declares it per class; set per error
+        err.title = "Request refused" if exc.status_code < 500 else "Server error"  # type: ignore[misc]  # as above
         return ctx.templates.error(request, err)
 
     static = create_static_files_router(path="/static", directories=[_STATIC], opt={"public": True},

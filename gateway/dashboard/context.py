@@ -34,7 +34,7 @@ Dash = NamedDependency[DashboardContext]
 
 
 def gateway_state(request: Request[Any, Any, Any]) -> GatewayState:
-    return request.app.state.gateway  # type: ignore[no-any-return]
+    return request.app.state.gateway  # type: ignore[no-any-return]  # litestar's State holds Any; set by create_app
 
 
 def tenant_scope(request: Request[Any, Any, Any]) -> TenantScope:
