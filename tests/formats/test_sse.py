@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from formats.sse import Event, SSEDecoder, SSELineTooLong, encode_event, iter_events
 
 # Values on one line: no CR or LF (they end a line), no surrogates (not UTF-8).
-_line_text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\r\n"), max_size=12)
+_line_text = st.text(st.characters(exclude_categories=["Cs"], exclude_characters="\r\n"), max_size=12)
 _name = _line_text.filter(lambda s: s != "")
 _events = st.builds(
     Event,
