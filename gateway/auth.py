@@ -49,7 +49,7 @@ class Principal:
 def bearer_token(headers: Any) -> str | None:
     """The key from ``Authorization: Bearer …`` (what the openai SDK sends), ``x-api-key`` (the
     anthropic SDK) or ``api-key``."""
-    value = headers.get("authorization")
+    value: str | None = headers.get("authorization")
     if value:
         scheme, _, token = value.partition(" ")
         if scheme.lower() == "bearer" and token.strip():

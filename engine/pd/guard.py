@@ -144,7 +144,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
         inner_config = _inner_config(vllm_config, self._settings)
         assert inner_config.kv_transfer_config is not None
         inner_cls = KVConnectorFactory.get_connector_class(inner_config.kv_transfer_config)
-        self._inner: KVConnectorBase_V1 = inner_cls(inner_config, role, kv_cache_config)  # type: ignore[call-arg,assignment]  # vLLM types the factory's class loosely
+        self._inner: KVConnectorBase_V1 = inner_cls(inner_config, role, kv_cache_config)
         self._block_size = vllm_config.cache_config.block_size
         self._producer = bool(ktc.is_kv_producer)
         self._consumer = bool(ktc.is_kv_consumer)
@@ -538,7 +538,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
     def _inner_class(cls, extra_config: dict[str, Any]) -> type[KVConnectorBase_V1]:
         settings = GuardSettings.from_extra(extra_config)
         probe = KVTransferConfig(**settings.inner, kv_role="kv_both")  # the role does not pick the class
-        return KVConnectorFactory.get_connector_class(probe)  # type: ignore[return-value]  # vLLM types the factory's class loosely
+        return KVConnectorFactory.get_connector_class(probe)
 
     @classmethod
     def get_required_kvcache_layout(cls, vllm_config: VllmConfig) -> str | None:

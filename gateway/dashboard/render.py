@@ -65,7 +65,7 @@ class Templates:
         from gateway.dashboard.security import current_session
 
         session = None
-        if request.scope.get("tiergate_admin_session") is not None:  # type: ignore[call-overload]  # our key in the ASGI scope
+        if request.scope.get("tiergate_admin_session") is not None:
             session = current_session(request)
         context.setdefault("active", "")
         html = self.render(name, session=session, admin=session.admin if session else None,

@@ -166,10 +166,10 @@ async def _check(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRo
 
 
 def current_session(connection: ASGIConnection[Any, Any, Any, Any]) -> AdminSession:
-    session = connection.scope.get(_SCOPE_KEY)  # type: ignore[call-overload]
-    if session is None:  # a route reached without the guard: refuse rather than guess
+    session = connection.scope.get(_SCOPE_KEY)
+    if not isinstance(session, AdminSession):  # a route reached without the guard: refuse rather than guess
         raise SignInRequired()
-    return session  # type: ignore[no-any-return]
+    return session
 
 
 @dataclass(frozen=True, slots=True)

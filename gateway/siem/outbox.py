@@ -18,6 +18,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 __all__ = ["Head", "Outbox", "OutboxBusy"]
 
@@ -93,14 +94,15 @@ class Outbox:
             head = Head(last["n"], last["mac"], max(head.cursor, last.get("seq") or 0))
         return head
 
-    def _last_line(self) -> dict[str, object] | None:
+    def _last_line(self) -> dict[str, Any] | None:
         size = self._lines.stat().st_size
         if size == 0:
             return None
         with open(self._lines, "rb") as fh:
             fh.seek(max(0, size - 1_048_576))
             tail = fh.read().rstrip(b"\n")
-        return json.loads(tail[tail.rfind(b"\n") + 1:])  # type: ignore[no-any-return]
+        line: dict[str, Any] = json.loads(tail[tail.rfind(b"\n") + 1:])
+        return line
 
     def save_head(self, head: Head) -> None:
         self.head = head
