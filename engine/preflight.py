@@ -114,7 +114,7 @@ def read_geometry(config: EngineConfig) -> KvGeometry:
         head_dim = int(raw.get("head_dim") or int(raw["hidden_size"]) // heads)
     except (KeyError, TypeError, ValueError) as exc:
         raise PreflightError(f"model config lacks the KV shape ({exc})") from exc
-    dtype = config.dtype
+    dtype: str = config.dtype
     if dtype == "auto":
         dtype = str(raw.get("dtype") or raw.get("torch_dtype") or "")
         if dtype not in ("bfloat16", "float16"):

@@ -130,6 +130,9 @@ class TimeoutSettings(BaseModel):
     client's stream ends with an error event (``stream_max_duration``), recorded as a timeout."""
 
 
+WireProtocol = Literal["openai", "responses", "anthropic"]
+
+
 class UpstreamSettings(BaseModel):
     model_config = _STRICT
 
@@ -172,7 +175,7 @@ class UpstreamSettings(BaseModel):
     """The upstream reports ``usage.prompt_tokens``; a missing one is then an integrity failure."""
     manifest_interval_s: float = Field(60.0, gt=0)
     """On-prem only: how often the engine's hardening manifest is re-read."""
-    protocols: list[Literal["openai", "responses", "anthropic"]] = Field(default_factory=lambda: ["openai"], min_length=1)
+    protocols: list[WireProtocol] = Field(default_factory=lambda: list[WireProtocol](["openai"]), min_length=1)
     """Wire protocols the upstream serves under ``base_url``: ``openai`` (chat, completions,
     embeddings), ``responses`` (OpenAI Responses) and ``anthropic`` (Messages and count_tokens;
     vLLM 0.32 serves all three). A request only goes to upstreams speaking its protocol."""

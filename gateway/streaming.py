@@ -91,7 +91,7 @@ def _restore_choice(choice: dict[str, Any], restorers: Restorers | None, state: 
             state.content[index] = True
             fn = call.get("function") if isinstance(call, dict) else None
             args = fn.get("arguments") if isinstance(fn, dict) else None
-            if restorers is not None and isinstance(args, str) and args:
+            if restorers is not None and isinstance(fn, dict) and isinstance(args, str) and args:
                 fn["arguments"] = restorers.feed((index, "tool", call.get("index", 0)), args)
     if "text" in choice and isinstance(choice["text"], str):  # /v1/completions streams
         if choice["text"]:

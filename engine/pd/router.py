@@ -109,7 +109,8 @@ class _Split:
             **(self.body.get("kv_transfer_params") or {}), TRANSFER_ID_KEY: self.tid, "do_remote_decode": True}}  # fmt: skip
         body.pop("max_completion_tokens", None)
         body.pop("stream_options", None)
-        return await self.state["prefill"].post(self.path, json=body)
+        answer: httpx.Response = await self.state["prefill"].post(self.path, json=body)
+        return answer
 
     def decode_body(self, prefill_answer: dict[str, Any]) -> dict[str, Any]:
         params = prefill_answer.get("kv_transfer_params") if isinstance(prefill_answer, dict) else None

@@ -79,9 +79,10 @@ def run_long_probe(settings: Any, upstream: Any, cfg: Any, *, kind: str, model: 
 
 
 async def _effective_safe(store: Any, upstream: Any) -> int | None:
+    safe: int = upstream.safe_tokens
     if store is None:
-        return upstream.safe_tokens
+        return safe
     from audit.length_caps import active_caps
 
     caps = [c.max_prompt_tokens for c in await active_caps(store.engine) if c.upstream == upstream.name]
-    return min([upstream.safe_tokens, *caps])
+    return min([safe, *caps])
