@@ -50,24 +50,25 @@ async def requests_page(request: Request[Any, Any, Any], dash: Dash) -> Response
     if status is not None and status not in STATUSES:
         raise BadInput("status: unknown value")
     tier = opt_int(q, "tier", 1, 3)
+    start, end = opt_time(q, "from"), opt_time(q, "to")
+    tenant = opt_text(q, "tenant") if scope.tenant is None else scope.tenant
+    key, model, upstream = opt_text(q, "key", 64), opt_text(q, "model"), opt_text(q, "upstream")
+    min_tokens, max_tokens = opt_int(q, "min_tokens", 0), opt_int(q, "max_tokens", 0)
+    refused = q.get("refused", "1") != "0"
     filters = {
-        "from": opt_time(q, "from"), "to": opt_time(q, "to"),
-        "tenant": opt_text(q, "tenant") if scope.tenant is None else scope.tenant,
-        "key": opt_text(q, "key", 64), "model": opt_text(q, "model"),
-        "upstream": opt_text(q, "upstream"), "tier": tier,
-        "min_tokens": opt_int(q, "min_tokens", 0), "max_tokens": opt_int(q, "max_tokens", 0),
-        "status": status, "refused": q.get("refused", "1") != "0",
+        "from": start, "to": end, "tenant": tenant, "key": key, "model": model, "upstream": upstream,
+        "tier": tier, "min_tokens": min_tokens, "max_tokens": max_tokens, "status": status, "refused": refused,
     }  # fmt: skip
     base = ExposureFilter(
-        start=filters["from"], end=filters["to"],
-        tenants=scope.tenants(filters["tenant"]),
-        key_ids=(filters["key"],) if filters["key"] else (),
-        client_models=(filters["model"],) if filters["model"] else (),
-        upstreams=(filters["upstream"],) if filters["upstream"] else (),
+        start=start, end=end,
+        tenants=scope.tenants(tenant),
+        key_ids=(key,) if key else (),
+        client_models=(model,) if model else (),
+        upstreams=(upstream,) if upstream else (),
         tiers=(tier,) if tier else (),
-        min_prompt_tokens=filters["min_tokens"], max_prompt_tokens=filters["max_tokens"],
+        min_prompt_tokens=min_tokens, max_prompt_tokens=max_tokens,
         statuses=(status,) if status else (),
-        forwarded_only=not filters["refused"],
+        forwarded_only=not refused,
     )  # fmt: skip
     after = _cursor(opt_text(q, "after", 60))
     page = base
@@ -86,7 +87,7 @@ async def requests_page(request: Request[Any, Any, Any], dash: Dash) -> Response
     return dash.templates.page(
         request, "requests.html", active="requests", rows=rows, total=total, f=filters,
         statuses=STATUSES, next_cursor=next_cursor, query=query, first_page=after is None,
-        from_value=time_input(filters["from"]), to_value=time_input(filters["to"]),
+        from_value=time_input(start), to_value=time_input(end),
     )  # fmt: skip
 
 

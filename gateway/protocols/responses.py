@@ -181,7 +181,8 @@ class _ResponsesRelay(EventRelay):
                 event.get("summary_index"), base)  # fmt: skip
 
     def feed(self, name: str | None, event: dict[str, Any]) -> list[bytes]:
-        etype = event.get("type") if isinstance(event.get("type"), str) else (name or "message")
+        given = event.get("type")
+        etype = given if isinstance(given, str) else (name or "message")
         if etype in _TERMINAL:
             self._response(event)
             response = event.get("response")
@@ -229,7 +230,7 @@ class _ResponsesRelay(EventRelay):
         out = []
         for _key, rest in self.streams.flush_choice(ident):
             if rest:
-                delta = {k: event[k] for k in ("item_id", "output_index", "content_index", "summary_index")
+                delta: dict[str, Any] = {k: event[k] for k in ("item_id", "output_index", "content_index", "summary_index")
                          if k in event}  # fmt: skip
                 out.append(self._out(base + ".delta", {"type": base + ".delta", "sequence_number": 0, **delta,
                                                        "delta": rest}))  # fmt: skip
