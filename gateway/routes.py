@@ -26,7 +26,7 @@ _JSON = "application/json"
 
 
 def _state(request: Request[Any, Any, Any]) -> GatewayState:
-    return request.app.state.gateway  # type: ignore[no-any-return]
+    return request.app.state.gateway  # type: ignore[no-any-return]  # litestar's State holds Any; set by create_app
 
 
 async def _proxy(scope: dict[str, Any], receive: Any, send: Any, endpoint: str) -> None:

@@ -134,7 +134,7 @@ class GatewayHttpProtocol(HttpToolsProtocol):
 
     # ---- uvicorn's hooks ---------------------------------------------------------------------
 
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # uvicorn always passes a Transport
         super().connection_made(transport)
         self._arm()  # a connection must start, and finish, its first request's headers in time
 

@@ -9,7 +9,7 @@ stream ends with an error event, so no client ever sees a stream that looks comp
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -130,7 +130,7 @@ async def relay_sse(
     client_wants_usage: bool,
     client_model: str | None = None,
     on_done: Callable[[StreamResult], Awaitable[None] | None],
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     """Yield the client's SSE bytes; call ``on_done`` exactly once with how it ended."""
     state = _Choices()
     held: list[dict[str, Any]] = []

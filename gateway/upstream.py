@@ -51,7 +51,7 @@ class UpstreamRejected(UpstreamError):
         super().__init__(f"the upstream rejected the request with HTTP {upstream_status}{label}")
         self.upstream_status = upstream_status
         self.upstream_code = upstream_code  # the upstream's own short code (probes judge by it)
-        self.status_code = upstream_status  # type: ignore[misc]
+        self.status_code = upstream_status  # type: ignore[misc]  # declared per class; this error carries the upstream's
 
 
 class StreamTooLong(UpstreamTimeout):

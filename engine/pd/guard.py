@@ -272,7 +272,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
         self._inner.save_kv_layer(layer_name, kv_layer, attn_metadata, **kwargs)
 
     def wait_for_save(self) -> None:
-        self._inner.wait_for_save()
+        self._inner.wait_for_save()  # type: ignore[no-untyped-call]  # vLLM leaves it unannotated
         meta = self._connector_metadata
         if not isinstance(meta, GuardMetadata):
             return
@@ -346,7 +346,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
     def get_num_new_matched_tokens(self, request: Request, num_computed_tokens: int) -> tuple[int | None, bool]:
         rid = request.request_id
         tid = (request.kv_transfer_params or {}).get(TRANSFER_ID_KEY)
-        if valid_transfer_id(tid):
+        if isinstance(tid, str) and valid_transfer_id(tid):
             self._tids[rid] = tid
         self._prompt_len[rid] = request.num_prompt_tokens
         self._local[rid] = num_computed_tokens
@@ -490,7 +490,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
         self._inner.handle_preemptions(inner)
 
     def shutdown(self) -> None:
-        self._inner.shutdown()
+        self._inner.shutdown()  # type: ignore[no-untyped-call]  # vLLM leaves it unannotated
 
     def get_kv_connector_stats(self) -> Any:
         return self._inner.get_kv_connector_stats()

@@ -23,7 +23,7 @@ __all__ = ["exposure_group"]
 REPORT_FORMATS = ["markdown", "json", "html", "pdf"]  # assess, drill, timeline
 
 
-class AwareDateTime(click.ParamType):
+class AwareDateTime(click.ParamType):  # type: ignore[type-arg]  # generic in the pinned click, not in every release pyproject allows
     name = "datetime"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> datetime:

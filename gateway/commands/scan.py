@@ -11,6 +11,7 @@ read error. A progress bar goes to stderr on a terminal (``--progress`` / ``--no
 
 from __future__ import annotations
 
+import io
 import sys
 from typing import TYPE_CHECKING
 
@@ -102,14 +103,11 @@ def scan_command(
     sys.exit(max((int(r.tier) for r in reports), default=0))
 
 
-class _Null:
-    """A sink for the progress bar when it is not shown."""
+class _Null(io.StringIO):
+    """A sink for the progress bar when it is not shown: a text stream that keeps nothing."""
 
-    def write(self, _s: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass
+    def write(self, s: str) -> int:
+        return len(s)
 
     def isatty(self) -> bool:
         return False

@@ -158,7 +158,7 @@ async def _check(connection: ASGIConnection[Any, Any, Any, Any], handler: BaseRo
                                  idle_s=config.session_idle_s) if token else None  # fmt: skip
     if session is None:
         raise SignInRequired()
-    connection.scope[_SCOPE_KEY] = session  # type: ignore[literal-required]
+    connection.scope[_SCOPE_KEY] = session  # type: ignore[literal-required]  # our key in the ASGI scope
     if unsafe:
         given = await _form_token(connection)
         if not given or not hmac.compare_digest(given.encode(), session.csrf_token.encode()):

@@ -22,7 +22,7 @@ from gateway.probe import EVENT_KIND as PROBE_EVENT
 __all__ = ["RANGES", "Overview", "TimeRange", "overview", "pick_range"]
 
 R = AuditRequest.__table__
-O = AuditOutcome.__table__  # noqa: E741
+O = AuditOutcome.__table__  # noqa: E741 -- O is the outcomes table, as in the SQL
 E = AuditEvent.__table__
 
 _MIN = 60_000_000

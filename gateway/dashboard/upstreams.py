@@ -30,7 +30,7 @@ from tiers.types import UpstreamKind
 __all__ = ["UPSTREAM_ROUTES"]
 
 R = AuditRequest.__table__
-O = AuditOutcome.__table__  # noqa: E741
+O = AuditOutcome.__table__  # noqa: E741 -- O is the outcomes table, as in the SQL
 E = AuditEvent.__table__
 
 

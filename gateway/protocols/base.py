@@ -12,7 +12,7 @@ upstreams that speak the request's ``wire``.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from gateway.errors import GatewayError, PromptTooLong
@@ -97,7 +97,7 @@ class Protocol:
         client_model: str,
         on_done: Callable[[StreamResult], Awaitable[None] | None],
         on_state: Callable[[list[str]], None] | None = None,
-    ) -> AsyncIterator[bytes]:
+    ) -> AsyncGenerator[bytes, None]:
         """The client's stream; ``on_state`` hears the vendor state of a stream that ended well."""
         raise NotImplementedError
 

@@ -10,7 +10,7 @@ once with how it ended (before the client sees the end).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import msgspec
@@ -102,7 +102,7 @@ async def drive(
     promised_usage: bool,
     on_done: Callable[[StreamResult], Awaitable[None] | None],
     on_state: Callable[[list[str]], None] | None = None,
-) -> AsyncIterator[bytes]:
+) -> AsyncGenerator[bytes, None]:
     result: StreamResult | None = StreamResult(OutcomeKind.CLIENT_CLOSED, "client_closed")
     first = False
     vendor_type: str | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from engine import tokenize_request
@@ -48,7 +48,7 @@ class _OpenAI(Protocol):
 
     def relay(self, response: Any, *, mapping: dict[str, str], count: Any, promised_usage: bool,
               body: dict[str, Any], client_model: str, on_done: Any,
-              on_state: Any = None) -> AsyncIterator[bytes]:  # fmt: skip
+              on_state: Any = None) -> AsyncGenerator[bytes, None]:  # fmt: skip
         from gateway.streaming import relay_sse
 
         options = body.get("stream_options")

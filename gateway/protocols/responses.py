@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from typing import TYPE_CHECKING, Any
 
 from audit.types import OutcomeKind
@@ -138,7 +138,7 @@ class _Responses(Protocol):
 
     def relay(self, response: Any, *, mapping: dict[str, str], count: Any, promised_usage: bool,
               body: dict[str, Any], client_model: str, on_done: Any,
-              on_state: Any = None) -> AsyncIterator[bytes]:  # fmt: skip
+              on_state: Any = None) -> AsyncGenerator[bytes, None]:  # fmt: skip
         return drive(response, _ResponsesRelay(mapping, client_model), count=count, promised_usage=promised_usage,
                      on_done=on_done, on_state=on_state)  # fmt: skip
 
