@@ -40,7 +40,7 @@ from audit.assessment import assess
 from audit.disclosures import parse_disclosure
 from audit.queries import ExposureFilter, count_rows, rows_select, stream_rows
 from audit.report import write_rows
-from migrations import upgrade  # noqa: E402
+from migrations import upgrade  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
 PG_ADMIN = os.environ.get("TIERGATE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 FP_KEY = b"bench-fingerprint-key"

@@ -26,8 +26,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.tiers.documents import documents  # noqa: E402
-from tiers import Classifier, Content, Segment, TiersConfig  # noqa: E402
+from tests.tiers.documents import documents  # noqa: E402 -- after the sys.path line: run as a script from the checkout
+from tiers import Classifier, Content, Segment, TiersConfig  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
 FAMILIES = ("PERSON", "ORGANIZATION", "ADDRESS", "DATE_OF_BIRTH")
 

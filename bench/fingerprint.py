@@ -21,10 +21,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from overhead import MB, chat_body  # noqa: E402
+from overhead import MB, chat_body  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
-from audit.fingerprint import fingerprint_bytes, normalized_utf8  # noqa: E402
-from tests.audit.test_fingerprint_normal_form import oracle  # noqa: E402
+from audit.fingerprint import fingerprint_bytes, normalized_utf8  # noqa: E402 -- after the sys.path line: run as a script from the checkout
+from tests.audit.test_fingerprint_normal_form import oracle  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
 KEY = os.urandom(32)
 

@@ -31,9 +31,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from overhead import pct, pin, prompt, start_tiergate, start_upstream  # noqa: E402
+from overhead import pct, pin, prompt, start_tiergate, start_upstream  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
-from tests.support.servers import free_port  # noqa: E402
+from tests.support.servers import free_port  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
 MB = 1 << 20
 

@@ -36,8 +36,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.tiers.faker_documents import clean_documents, faker_documents  # noqa: E402
-from tiers import Classifier, Content, Segment, Tier, TiersConfig  # noqa: E402
+from tests.tiers.faker_documents import clean_documents, faker_documents  # noqa: E402 -- after the sys.path line: run as a script from the checkout
+from tiers import Classifier, Content, Segment, Tier, TiersConfig  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
 GROUPS = {
     "named in the issue (tuned on)": ["sqlalchemy", "litestar", "pydantic", "aiohttp", "presidio_analyzer", "click"],

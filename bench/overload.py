@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
-import json
 import sqlite3
 import sys
 import tempfile
@@ -30,9 +29,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from overhead import MB, chat_body, machine, pin, start_tiergate, start_upstream, worktree  # noqa: E402
+from overhead import MB, chat_body, machine, pin, start_tiergate, start_upstream, worktree  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
-from tests.support.servers import free_port  # noqa: E402
+from tests.support.servers import free_port  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
 
 async def burst(url: str, key: str, bodies: list[bytes]) -> tuple[list[httpx.Response], float]:
