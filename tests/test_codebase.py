@@ -125,6 +125,7 @@ def test_ruff_check() -> None:
     assert not problems, "\n\n".join(problems)
 
 
+@pytest.mark.timeout(900)  # a cold cache (every CI run) checks ~200 modules: about 2 minutes here
 def test_mypy() -> None:
     problems = _compare("mypy", *mypy_findings())
     assert not problems, "\n\n".join(problems)
