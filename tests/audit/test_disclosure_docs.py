@@ -23,6 +23,6 @@ def test_docs_example_parses() -> None:
 def test_module_docstring_example_parses() -> None:
     doc = audit.disclosures.__doc__ or ""
     after = doc.split("Example::\n\n", 1)[1]
-    block = textwrap.dedent("".join(re.match(r"((?:    .*\n|\n)*)", after).group(1)))  # type: ignore[union-attr]
+    block = textwrap.dedent("".join(re.match(r"((?:    .*\n|\n)*)", after).group(1)))  # type: ignore[union-attr]  # no match fails the test right here
     spec = parse_disclosure(block)
     assert spec.providers == ("examplecloud",) and spec.upstreams == ("ec-shared",)

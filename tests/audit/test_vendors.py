@@ -91,7 +91,7 @@ def test_register_rejects_mistakes() -> None:
 
 def test_docstring_example_is_a_valid_register() -> None:
     doc = audit.vendors.__doc__ or ""
-    block = re.search(r"\n(    vendors:\n(?:    .*\n)+)", doc).group(1)  # type: ignore[union-attr]
+    block = re.search(r"\n(    vendors:\n(?:    .*\n)+)", doc).group(1)  # type: ignore[union-attr]  # no match fails the test right here
     register = VendorRegister.model_validate(yaml.safe_load(block)["vendors"])
     assert register.providers["cloudflare-workers-ai"].tenant_isolation is not None
 

@@ -15,7 +15,7 @@ from tests.dashboard.conftest import PASSWORD, Seeded, make_fakes, start_gateway
 
 def _signin_form(client: httpx.Client, next_path: str = "/admin/") -> str:
     page = client.get("/admin/sign-in", params={"next": next_path})
-    return re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+    return re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]  # no match fails the test right here
 
 
 def _attempt(client: httpx.Client, username: str, password: str, next_path: str = "/admin/") -> httpx.Response:
@@ -123,7 +123,7 @@ def test_headers_cookie_and_open_redirect(seeded: Seeded) -> None:
         assert page.headers["cache-control"] == "no-store" and page.headers["x-frame-options"] == "DENY"
         assert "<script>" not in page.text  # no inline script anywhere
         # A form posted from another origin is refused before anything else is looked at.
-        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]
+        token = re.search(r'name="csrf_token" value="([^"]+)"', page.text).group(1)  # type: ignore[union-attr]  # no match fails the test right here
         forged = client.post("/admin/keys", data={"csrf_token": token, "tenant": "x", "name": "y"},
                              headers={"origin": "http://evil.example"})  # fmt: skip
         assert forged.status_code == 403
@@ -198,7 +198,7 @@ def test_every_page_on_postgresql(postgres_db: str, tmp_path: Path, classifier: 
             assert "1 ok · 0 failed" in ups and "hardened" in ups
             assert "acme" in web.get("/admin/keys").text
             page = web.get("/admin/policy").text
-            token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+            token = re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]  # no match fails the test right here
             disclosure = ("title: t\nreference: R\nupstreams: [local]\nwindow:\n"
                           "  start: 2020-01-01T00:00:00Z\n  end: 2099-01-01T00:00:00Z\n")  # fmt: skip
             result = web.post("/admin/exposure", data={"csrf_token": token, "disclosure": disclosure},

@@ -29,7 +29,7 @@ RUNGS = [512, 2048, 4096]
 
 
 def _csrf(page: str) -> str:
-    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]
+    return re.search(r'name="csrf_token" value="([^"]+)"', page).group(1)  # type: ignore[union-attr]  # no match fails the test right here
 
 
 def _climb_and_record(gw: Any, lower: bool) -> Any:
@@ -72,7 +72,7 @@ def test_probe_page_links_a_failed_ladder_to_its_exposure_assessment(tmp_path: P
             assert re.search(r'<tr class="rung bad" data-rung="4096">', page)
             assert re.search(r'<tr class="rung good" data-rung="2048">', page)
             assert page.count('class="assess"') == 1  # only the failure offers an assessment
-            draft = html.unescape(re.search(r"<textarea name=\"disclosure\" hidden>(.*?)</textarea>", page, re.S).group(1))  # type: ignore[union-attr]
+            draft = html.unescape(re.search(r"<textarea name=\"disclosure\" hidden>(.*?)</textarea>", page, re.S).group(1))  # type: ignore[union-attr]  # no match fails the test right here
             spec = yaml.safe_load(draft)
             assert spec["upstreams"] == ["vendor"] and spec["conditions"] == {"min_prompt_tokens": 2049}
             # The window opens when the same probe of the same upstream last passed.
@@ -123,6 +123,6 @@ def test_probe_page_lists_isolation_probes_with_sparse_details(seeded: Any) -> N
     assert page.status_code == 200
     rows = re.findall(r'data-kind="isolation_probe" class="probe-run (\w+)"', page.text)
     assert sorted(rows) == ["bad", "good"]
-    draft = html.unescape(re.search(r"<textarea name=\"disclosure\" hidden>(.*?)</textarea>", page.text, re.S).group(1))  # type: ignore[union-attr]
+    draft = html.unescape(re.search(r"<textarea name=\"disclosure\" hidden>(.*?)</textarea>", page.text, re.S).group(1))  # type: ignore[union-attr]  # no match fails the test right here
     spec = yaml.safe_load(draft)
     assert spec["upstreams"] == ["vendor"] and "conditions" not in spec

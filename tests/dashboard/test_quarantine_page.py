@@ -14,7 +14,7 @@ from tests.dashboard.conftest import PASSWORD, Seeded
 
 
 def _csrf(html: str) -> str:
-    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]
+    return re.search(r'name="csrf_token" value="([^"]+)"', html).group(1)  # type: ignore[union-attr]  # no match fails the test right here
 
 
 def _signed_in(seeded: Seeded, username: str) -> httpx.Client:
@@ -104,7 +104,7 @@ def test_tier3_refused_when_its_only_upstream_is_quarantined(seeded: Seeded) -> 
                 client.chat.completions.create(model="chat", messages=[{"role": "user",
                                                "content": "Refund card 4111 1111 1111 1111 today."}])  # fmt: skip
             except openai.APIStatusError as exc:
-                assert exc.status_code == 503 and exc.body["code"] == "upstream_quarantined"  # type: ignore[index]
+                assert exc.status_code == 503 and exc.body["code"] == "upstream_quarantined"  # type: ignore[index]  # an error body is a dict
                 break
             assert time.monotonic() < deadline
             time.sleep(0.1)

@@ -127,7 +127,7 @@ def _refused(gw: GatewayHarness) -> None:
         client.chat.completions.create(
             model="chat", messages=[{"role": "user", "content": TIER3}], max_tokens=3
         )
-    assert err.value.body["code"] == "tier_not_allowed"  # type: ignore[index]
+    assert err.value.body["code"] == "tier_not_allowed"  # type: ignore[index]  # an error body is a dict
     assert SSN not in str(err.value.body)
     assert (
         'tiergate_onprem_hardened{upstream="engine"} 0.0'

@@ -85,7 +85,7 @@ def test_timeout_before_the_answer_is_504(gw: GatewayHarness, fake: FakeUpstream
     client = gw.openai(gw.create_key())
     with pytest.raises(openai.APIStatusError) as err:
         client.chat.completions.create(model="chat", messages=[{"role": "user", "content": PROMPT}])
-    assert err.value.status_code == 504 and err.value.body["code"] == "upstream_timeout"  # type: ignore[index]
+    assert err.value.status_code == 504 and err.value.body["code"] == "upstream_timeout"  # type: ignore[index]  # an error body is a dict
     assert _outcomes(gw)[-1][:2] == ("timeout", 504)
 
 

@@ -115,7 +115,7 @@ def test_recorded_alarms_alert(fakes: FakeUpstreams, sqlite_db: str, tmp_path: P
                                                 "seq": by_rule["quarantine"]["details"]["seq"]}
 
 
-def _FailingWrites(inner: Any) -> FailingWrites:
+def _failing_writes(inner: Any) -> FailingWrites:
     """The real store, whose write-ahead commits fail: the audit log is unavailable."""
     return FailingWrites(inner, ping_fails=False)
 
@@ -125,7 +125,7 @@ def test_audit_unavailable_and_ratelimit_fail_open(fakes: FakeUpstreams, sqlite_
     with WebhookReceiver() as hook:
         cfg = base_config(fakes, alerts=_alerts({"name": "generic", "url": hook.url}),
                           redis_url="redis://127.0.0.1:1/0", limits={"auth_cache_s": 0, "requests_per_minute": 100})
-        with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier, store_wrapper=_FailingWrites) as gw:
+        with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier, store_wrapper=_failing_writes) as gw:
             client = gw.openai(gw.create_key())
             with pytest.raises(openai.InternalServerError) as err:
                 client.chat.completions.create(model="chat", messages=[{"role": "user", "content": PROMPT}])

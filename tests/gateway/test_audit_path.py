@@ -69,7 +69,7 @@ def test_audit_failure_503_nothing_forwarded(fakes: FakeUpstreams, db_url: str, 
                 client.chat.completions.create(model="chat", stream=stream,
                                                messages=[{"role": "user", "content": PROMPT}])  # fmt: skip
             assert err.value.status_code == 503
-            assert err.value.body["code"] == "audit_unavailable"  # type: ignore[index]
+            assert err.value.body["code"] == "audit_unavailable"  # type: ignore[index]  # an error body is a dict
             assert MARKER not in str(err.value.body)
     assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 0
 

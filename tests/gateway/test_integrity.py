@@ -46,7 +46,7 @@ def test_integrity_failure_502_no_text_flagged(gateway: GatewayHarness, fakes: F
     with pytest.raises(openai.InternalServerError) as err:
         _ask(gateway)
     assert err.value.status_code == 502
-    assert err.value.body["code"] == "upstream_integrity_error"  # type: ignore[index]
+    assert err.value.body["code"] == "upstream_integrity_error"  # type: ignore[index]  # an error body is a dict
     assert LEAK not in err.value.response.text
     (out,) = gateway.rows("SELECT status, http_status, integrity_flag, error_class FROM audit_outcomes")
     assert out["status"] == "integrity_error" and out["http_status"] == 502

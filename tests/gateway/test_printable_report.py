@@ -71,12 +71,12 @@ def test_printable_reports_of_real_traffic(fakes: FakeUpstreams, sqlite_db: str,
     assert "DRILL" not in html and "Timeline" in html and "<td>loaded</td>" in html
     assert "\u201cper-account\u201d" in html and "\u4e2d\u6587" in html  # the HTML keeps every character
     assert "DUE FOR REVIEW: given for vLLM 0.10.1; the vendor now serves vLLM 0.11.2" in html
-    style = re.search(r"<style>(.*?)</style>", html, re.S).group(1)  # type: ignore[union-attr]
+    style = re.search(r"<style>(.*?)</style>", html, re.S).group(1)  # type: ignore[union-attr]  # no match fails the test right here
     digest = base64.b64encode(hashlib.sha256(style.encode()).digest()).decode()
     assert f"style-src 'sha256-{digest}'" in CSP and "script-src" not in CSP and "default-src 'none'" in CSP
     assert "@media print" in style and "size: A4" in style and "display: table-header-group" in style
 
-    did = re.search(r"<dt>Disclosure id</dt><dd>(\d+)</dd>", html).group(1)  # type: ignore[union-attr]
+    did = re.search(r"<dt>Disclosure id</dt><dd>(\d+)</dd>", html).group(1)  # type: ignore[union-attr]  # no match fails the test right here
     made = cli("timeline", did, "--format", "pdf", "-o", str(pdf_file))
     assert made.exit_code == 0, made.output
     data = pdf_file.read_bytes()

@@ -93,7 +93,7 @@ def _until(client: openai.OpenAI, text: str, wanted: str, started: float) -> flo
             if _answer(client, text) == wanted:
                 return time.monotonic() - started
         except openai.APIStatusError as exc:  # still quarantined on this replica
-            assert exc.body["code"] == "upstream_quarantined"  # type: ignore[index]
+            assert exc.body["code"] == "upstream_quarantined"  # type: ignore[index]  # an error body is a dict
         time.sleep(0.02)
     raise AssertionError(f"still not routed to {wanted} after {deadline - started:.1f}s")
 
@@ -131,14 +131,14 @@ def _quarantine_moves_traffic(v: FakeUpstreams, db_url: str, tmp_path: Path, cla
                     _answer(c, TIER1)
                 except openai.APIStatusError as exc:
                     took.append(time.monotonic() - started)
-                    assert exc.status_code == 503 and exc.body["code"] == "upstream_quarantined"  # type: ignore[index]
+                    assert exc.status_code == 503 and exc.body["code"] == "upstream_quarantined"  # type: ignore[index]  # an error body is a dict
                     break
                 assert time.monotonic() < deadline, "the second quarantine did not reach a replica"
                 time.sleep(0.02)
             err = _refused(c, TIER3)
-            assert err.status_code == 503 and err.body["code"] == "upstream_quarantined"  # type: ignore[index]
-            assert "provider vendor-b, model vendor-b-model" in err.body["message"]  # type: ignore[index]
-            assert "ded-a" not in err.body["message"]  # type: ignore[index]
+            assert err.status_code == 503 and err.body["code"] == "upstream_quarantined"  # type: ignore[index]  # an error body is a dict
+            assert "provider vendor-b, model vendor-b-model" in err.body["message"]  # type: ignore[index]  # an error body is a dict
+            assert "ded-a" not in err.body["message"]  # type: ignore[index]  # an error body is a dict
         assert len(v["shared-s"].ledger) == 0  # never fell back to lower trust
         assert SSN not in v["shared-s"].ledger.raw_text()
 

@@ -85,7 +85,7 @@ def test_safe_prompt_length_exact(fakes: FakeUpstreams, sqlite_db: str, tmp_path
         ask(150)
         with pytest.raises(openai.BadRequestError) as err:
             ask(151)
-        assert err.value.body["code"] == "context_length_exceeded"  # type: ignore[index]
+        assert err.value.body["code"] == "context_length_exceeded"  # type: ignore[index]  # an error body is a dict
     assert len(fakes["vendor"].ledger) == 1 and len(fakes["local"].ledger) == 2
 
 
@@ -120,7 +120,7 @@ def test_safe_prompt_length_asks_the_engine_when_the_estimate_cannot_tell(
         before = gw.rows("SELECT count(*) AS n FROM audit_requests")[0]["n"]
         with pytest.raises(openai.BadRequestError) as err:
             ask(298)  # estimate 75 tokens (fits), engine count 304 (does not)
-        assert err.value.body["code"] == "context_length_exceeded"  # type: ignore[index]
+        assert err.value.body["code"] == "context_length_exceeded"  # type: ignore[index]  # an error body is a dict
         assert len(fakes["local"].tokenized) == 2 and len(fakes["local"].ledger) == 2
         # The count itself was a forward: its row, then an outcome naming the engine's count.
         rows = gw.rows("SELECT r.upstream, o.status, o.error_class, o.usage_prompt_tokens FROM audit_requests r "

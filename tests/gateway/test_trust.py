@@ -55,7 +55,7 @@ def test_tier3_refused_when_onprem_unhardened(fakes_unhardened: FakeUpstreams, s
         client = gw.openai(gw.create_key())
         with pytest.raises(openai.PermissionDeniedError) as err:
             client.chat.completions.create(model="chat", messages=[{"role": "user", "content": TIER3}])
-        assert err.value.body["code"] == "tier_not_allowed"  # type: ignore[index]
+        assert err.value.body["code"] == "tier_not_allowed"  # type: ignore[index]  # an error body is a dict
         assert SSN not in str(err.value.body)
         text = httpx.get(gw.url + "/metrics").text
         assert 'tiergate_onprem_hardened{upstream="local"} 0.0' in text
@@ -180,5 +180,5 @@ def test_client_may_raise_the_tier_never_lower_it(gateway: GatewayHarness, fakes
 
     with pytest.raises(openai.BadRequestError) as err:
         client.chat.completions.create(model="chat", messages=harmless, extra_headers={"X-Tiergate-Tier": "0"})
-    assert err.value.body["param"] == "x-tiergate-tier"  # type: ignore[index]
+    assert err.value.body["param"] == "x-tiergate-tier"  # type: ignore[index]  # an error body is a dict
     assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 2

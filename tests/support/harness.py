@@ -122,8 +122,8 @@ class GatewayHarness:
         s = self.settings.secrets
         return AuditStore.open(
             self.settings.audit,
-            fingerprint_key=s.fingerprint_key.get_secret_value().encode(),  # type: ignore[union-attr]
-            checkpoint_key=s.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]
+            fingerprint_key=s.fingerprint_key.get_secret_value().encode(),  # type: ignore[union-attr]  # required by Settings
+            checkpoint_key=s.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]  # required by Settings
         )
 
     def admin(self, work: Callable[[Any], Any]) -> Any:
