@@ -297,6 +297,12 @@ class TiergateKVGuard(KVConnectorBase_V1):
     def get_transfer_results(self, finished_req_ids: set[str]) -> KVConnectorTransferResults:
         inner = self._inner.get_transfer_results(finished_req_ids)
         sending, recving, failed = set(inner.finished_sending), set(inner.finished_recving), set(inner.failed_recving)
+        # The inner connector may not free what the guard holds, early or late; a held request's
+        # load is not judged either (its "finished" may come before the data).
+        swallowed = (sending | recving) & self._swallow
+        sending -= swallowed
+        recving -= swallowed
+        failed -= swallowed
         for rid in recving:
             claim = self._pending_claims.pop(rid, None)
             if claim is None:
@@ -310,11 +316,6 @@ class TiergateKVGuard(KVConnectorBase_V1):
             ack = self._acks_waiting.pop(rid, None)
             if ack is not None:
                 self._store.ack(ack.transfer_id, ack.role, self._rank)
-        # The inner connector may not free what the guard holds, early or late.
-        swallowed = (sending | recving) & self._swallow
-        sending -= swallowed
-        recving -= swallowed
-        failed -= swallowed
         for rid, outcome in self._releases.poll():
             self._counters.add(f"deferred_{outcome}")
             hold = self._hold_info.pop(rid)

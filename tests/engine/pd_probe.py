@@ -89,8 +89,41 @@ def main(role: str, model: str, spec_path: str) -> None:
             if time.monotonic() > deadline:
                 raise SystemExit("producer never finished")
             time.sleep(0.2)
+    def late_run(job: dict) -> dict:
+        """A split request aborted while its (late) load is in flight, then another tenant's
+        request that needs the blocks: its answer must equal its answer alone."""
+        engine = llm.llm_engine
+        alone = run(job["victim"], job["victim_tokens"], None)
+        pd_faults.FAULT["mode"] = "late"
+        # Only a guarded consumer's transport acknowledges: the stock one shares the directory,
+        # and its acks would speak for the guarded consumer's transfer of the same id.
+        pd_faults.LATE.update(ack=job["late_ack"] and spec["guard"], records=spec["records"])
+        landed = pd_faults.LATE["landed"]
+        split = SamplingParams(max_tokens=4, temperature=0.0, extra_args={"kv_transfer_params": {
+            "tiergate_transfer_id": job["tid"]}})  # fmt: skip
+        engine.add_request(f"late-{job['tid']}", {"prompt_token_ids": job["prompt"]}, split)
+        engine.step()  # its blocks are allocated and the transfer starts
+        engine.abort_request([f"late-{job['tid']}"])
+        engine.step()  # the abort reaches the transport
+        pd_faults.FAULT["mode"] = "none"
+        params = SamplingParams(max_tokens=job["victim_tokens"], temperature=0.0, ignore_eos=True, logprobs=3)
+        engine.add_request(f"victim-{job['tid']}", {"prompt_token_ids": job["victim"]}, params)
+        final = None
+        deadline = time.monotonic() + 120
+        while engine.has_unfinished_requests() and time.monotonic() < deadline:
+            for out in engine.step():
+                if out.request_id.startswith("victim-") and out.finished:
+                    final = out.outputs[0]
+        assert final is not None, "the victim did not finish"
+        firsts = [sorted(d.values(), key=lambda lp: -lp.logprob)[0].logprob for d in (final.logprobs or [])]
+        return {"alone": alone, "tokens": list(final.token_ids), "logprobs": firsts, "finish": final.finish_reason,
+                "late_writes_landed": pd_faults.LATE["landed"] - landed}  # fmt: skip
+
     results = []
     for job in spec["jobs"]:
+        if role == "kv_consumer" and job.get("late_ack") is not None:
+            results.append(late_run(job))
+            continue
         pd_faults.FAULT["mode"] = "none"
         if role == "kv_consumer" and job.get("foreign"):
             run(job["foreign"], 4, None)
@@ -102,6 +135,13 @@ def main(role: str, model: str, spec_path: str) -> None:
         result["faulty_loads"] = pd_faults.FAULT["loads"] - loads
         results.append(result)
     if role == "kv_producer":
+        from engine.pd.records import RecordStore
+
+        for job in spec["jobs"]:
+            if job.get("late_ack") is not None:
+                # A pushing sender acknowledges when its writes are done; here the transport
+                # plays that sender (pd_faults.LATE), so this process's own ack must not count.
+                RecordStore(Path(spec["records"])).root.joinpath(f"{job['tid']}.producer.r0.ack").unlink(missing_ok=True)
         Path(spec["producer_done"]).write_text("done")
     print(json.dumps({"role": role, "guard": spec["guard"], "jobs": results}))
 

@@ -28,6 +28,9 @@ pytestmark = [pytest.mark.vllm, pytest.mark.timeout(600)]
 
 # (tag, the consumer's transport fault, blocks the sender's record vouches for; None = all)
 JOBS = (("clean", "none", None), ("short", "short", None), ("flip", "flip", None), ("bound", "short", 1))
+# Late writes after an abort: the transport acknowledges once its write landed, or never.
+LATE_JOBS = (("lateack", True), ("latenoack", False))
+RELEASE_TIMEOUT_S = 5.0  # far beyond the few idle engine steps before the late write lands
 
 
 def _prompt(i: int, n: int) -> list[int]:
@@ -51,10 +54,14 @@ def split_runs(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> di
             {"tid": f"{tag}-transfer-0{i}", "prompt": _prompt(i, 600 + 10 * i), "max_tokens": 12,
              "fault": fault, "foreign": _foreign(i, guard), "vouch_blocks": vouch}  # fmt: skip
             for i, (tag, fault, vouch) in enumerate(JOBS)
+        ] + [
+            {"tid": f"{tag}-transfer-0{i}", "prompt": _prompt(i, 600 + 10 * i), "max_tokens": 4,
+             "late_ack": ack, "victim": _foreign(i, guard), "victim_tokens": 24}  # fmt: skip
+            for i, (tag, ack) in enumerate(LATE_JOBS, start=len(JOBS))
         ]
         spec = {"store": str(tmp / "store"), "records": str(tmp / "records"), "guard": guard,
                 "state_dir": str(tmp / f"state-{name}"), "producer_done": str(tmp / "producer.done"),
-                "jobs": jobs}  # fmt: skip
+                "release_timeout_s": RELEASE_TIMEOUT_S, "jobs": jobs}  # fmt: skip
         (tmp / f"{name}.json").write_text(json.dumps(spec))
         env = {**engine_env(tmp / name), "VLLM_ENABLE_V1_MULTIPROCESSING": "0", "VLLM_PLUGINS": ""}
         (tmp / name).mkdir()
@@ -76,7 +83,7 @@ def split_runs(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> di
                 proc.wait()
     results["guard_counts"] = {
         k: sum(p.counts[k] for p in read_guard_processes(tmp / "state-guard")) for k in
-        ("verified", "boundary_refused", "checksum_mismatch")
+        ("verified", "boundary_refused", "checksum_mismatch", "deferred_drained", "deferred_timeout")
     }  # fmt: skip
     return results
 
@@ -109,3 +116,21 @@ def test_stock_decodes_over_foreign_kv_the_guard_refuses(split_runs: dict, index
     assert not _same_as_single_node(ref, stock), "the fault did not change the stock answer: the test proves nothing"
     assert guarded["finish"] == "error" and guarded["tokens"] == []
     assert split_runs["guard_counts"][counter] >= 1
+
+
+@pytest.mark.parametrize(("index", "outcome"), [(len(JOBS), "deferred_drained"), (len(JOBS) + 1, "deferred_timeout")])
+def test_a_late_write_after_an_abort_lands_in_another_tenants_blocks_on_stock_not_with_the_guard(
+    split_runs: dict, index: int, outcome: str
+) -> None:
+    """A split request is aborted while its transfer is in flight; the transport reports it
+    finished at once (as NIXL frees aborted requests' blocks) and its write lands a few steps
+    later. Stock: vLLM has handed the blocks to the next tenant, whose answer changes. Guard: the
+    blocks stay held until the sender acknowledged (drained) or the timeout zeroed them."""
+    stock, guarded = split_runs["stock"]["jobs"][index], split_runs["guard"]["jobs"][index]
+    for run in (stock, guarded):
+        assert run["late_writes_landed"] == 1 and len(run["alone"]["tokens"]) == 24
+    assert guarded["finish"] == "length" and (guarded["tokens"], guarded["logprobs"]) == (
+        guarded["alone"]["tokens"], guarded["alone"]["logprobs"])  # fmt: skip
+    assert (stock["tokens"], stock["logprobs"]) != (stock["alone"]["tokens"], stock["alone"]["logprobs"]), (
+        "the late write did not reach the next tenant on stock: the test proves nothing")
+    assert split_runs["guard_counts"][outcome] >= 1
