@@ -517,6 +517,8 @@ CELLS = {
     "small": [Cell(1024, 1), Cell(1024, 8), Cell(1024, 64), Cell(100 * 1024, 1), Cell(100 * 1024, 8),
               Cell(1024, 1, one_body=True)],
     "big": [Cell(MB, 1), Cell(3 * MB, 1), Cell(MB, 1, identifiers=True), Cell(3 * MB, 1, identifiers=True)],
+    "audit": [Cell(1024, 1), Cell(1024, 8)],  # with --postgres: the audit backend's cost
+    "scale": [Cell(1024, 8), Cell(1024, 64)],  # with --workers 1,2 --no-pin: throughput per worker count
 }  # fmt: skip
 
 
