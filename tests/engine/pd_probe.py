@@ -43,7 +43,7 @@ def _transfer_config(role: str, spec: dict) -> object:
 
     settings = GuardSettings(inner=inner, record_dir=spec["records"], state_dir=spec["state_dir"],
                              release_timeout_s=spec.get("release_timeout_s", 30.0))  # fmt: skip
-    return KVTransferConfig(**json.loads(guard_transfer_config(role, settings)))  # type: ignore[arg-type]
+    return KVTransferConfig(**json.loads(guard_transfer_config(role, settings)))  # type: ignore[arg-type]  # the JSON vLLM parses from the command line, same keys
 
 
 def _vouch_only(records: str, tid: str, blocks: int) -> None:
