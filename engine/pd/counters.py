@@ -67,7 +67,8 @@ def read_guard_processes(state_dir: Path) -> list[GuardProcess]:
         try:
             record = json.loads(path.read_text())
             pid = int(record["pid"])
-            raw = (state_dir / f"kvguard-{pid}.count").read_bytes()[: _COUNT.size]
+            count_path = state_dir / f"kvguard-{pid}.count"
+            raw = count_path.read_bytes()[: _COUNT.size] if count_path.exists() else b""
             values = _COUNT.unpack(raw) if len(raw) == _COUNT.size else (0,) * len(COUNTER_NAMES)
             found.append(
                 GuardProcess(
