@@ -40,7 +40,7 @@ from audit.assessment import assess
 from audit.disclosures import parse_disclosure
 from audit.queries import ExposureFilter, count_rows, rows_select, stream_rows
 from audit.report import write_rows
-from migrations import upgrade  # noqa: E402 -- after the sys.path line: run as a script from the checkout
+from migrations import upgrade
 
 PG_ADMIN = os.environ.get("TIERGATE_BENCH_PG", "postgresql://postgres@127.0.0.1:5432/test")
 FP_KEY = b"bench-fingerprint-key"
@@ -262,10 +262,10 @@ async def big_queries(backend: Backend, workdir: Path, rows: int, keep: Path | N
             f"  start: {start.isoformat()}\n  end: {end.isoformat()}\n"
         )
         out["assess_s"], a = await timed(lambda: assess(store.engine, spec), repeat=2)
-        out["assess_rows"] = a.total  # type: ignore[attr-defined]
+        out["assess_rows"] = a.total  # type: ignore[attr-defined]  # timed() returns the awaited value untyped
         wide = spec.model_copy(update={"providers": (), "upstreams": tuple(f"upstream-{i}" for i in range(8))})
         out["assess_all_s"], a2 = await timed(lambda: assess(store.engine, wide), repeat=1)
-        out["assess_all_rows"] = a2.total  # type: ignore[attr-defined]
+        out["assess_all_rows"] = a2.total  # type: ignore[attr-defined]  # timed() returns the awaited value untyped
     finally:
         await store.close()
         await backend.drop()
@@ -287,7 +287,7 @@ async def verify_rate(backend: Backend, workdir: Path, total: int) -> tuple[floa
         c0 = time.process_time()
         elapsed, report = await timed(lambda: store.verify(), repeat=1)
         cpu = time.process_time() - c0
-        assert report.ok, report.problems  # type: ignore[attr-defined]
+        assert report.ok, report.problems  # type: ignore[attr-defined]  # timed() returns the awaited value untyped
     finally:
         await store.close()
         await backend.drop()

@@ -30,7 +30,7 @@ def test_quarantine_release_and_their_events(db_url: str, tmp_path: Path) -> Non
             c = await quarantine(store, provider="examplecloud", reason="all of it", actor="ops:ben")
             for bad in ({}, {"upstream": "cf", "provider": "p"}):
                 with pytest.raises(QuarantineError, match="exactly one"):
-                    await quarantine(store, reason="r", actor="a", **bad)  # type: ignore[arg-type]
+                    await quarantine(store, reason="r", actor="a", **bad)  # type: ignore[arg-type]  # deliberately the wrong type: the test is that it is refused
             with pytest.raises(QuarantineError, match="reason"):
                 await quarantine(store, upstream="other", reason="  ", actor="a")
             with pytest.raises(QuarantineError, match="actor"):

@@ -59,7 +59,7 @@ def test_probe_page_links_a_failed_ladder_to_its_exposure_assessment(tmp_path: P
             vendor = fakes["vendor"]
             vendor.script = echo_markers
             passed = _climb_and_record(gw, lower=True)
-            vendor.script = Incident(3000, lambda body: vendor.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]
+            vendor.script = Incident(3000, lambda body: vendor.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]  # Incident is called as the fake's script (tests/support/incident.py)
             failed = _climb_and_record(gw, lower=True)
             assert passed.passed and not failed.passed
             client = httpx.Client(base_url=gw.url)

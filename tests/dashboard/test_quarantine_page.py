@@ -82,7 +82,7 @@ def test_quarantine_and_release_from_the_upstreams_page(seeded: Seeded) -> None:
         root.close()
         # The seeded gateway is shared by the session: never leave it quarantined.
         async def cleanup(store: object) -> None:
-            for q in await active_quarantines(store.engine):  # type: ignore[attr-defined]
+            for q in await active_quarantines(store.engine):  # type: ignore[attr-defined]  # the store the harness hands over is the real AuditStore
                 await release(store, q.id, reason="test cleanup", actor="test")
 
         seeded.gw.admin(cleanup)
@@ -111,7 +111,7 @@ def test_tier3_refused_when_its_only_upstream_is_quarantined(seeded: Seeded) -> 
         assert len(seeded.fakes["vendor"].ledger) == before
     finally:
         async def cleanup(store: object) -> None:
-            for q in await active_quarantines(store.engine):  # type: ignore[attr-defined]
+            for q in await active_quarantines(store.engine):  # type: ignore[attr-defined]  # the store the harness hands over is the real AuditStore
                 await release(store, q.id, reason="test cleanup", actor="test")
 
         seeded.gw.admin(cleanup)

@@ -74,7 +74,7 @@ def test_active_only_when_every_process_reported(
 ) -> None:
     """Root alone reporting is not enough; root and worker reporting is; helpers need not report."""
     sup, worker, helper = tree
-    root = sup.process.popen.pid  # type: ignore[union-attr]
+    root = sup.process.popen.pid  # type: ignore[union-attr]  # the fixture started the process
     status = sup.zeroing_status()
     assert not status.active and set(status.missing) == {root, worker}
     _record(sup.state_dir, root)
@@ -90,7 +90,7 @@ def test_active_only_when_every_process_reported(
 def test_dead_engine_is_not_active(tree: tuple[EngineSupervisor, int, int]) -> None:
     """Once the engine's processes are gone, old records vouch for nothing."""
     sup, worker, _ = tree
-    _record(sup.state_dir, sup.process.popen.pid)  # type: ignore[union-attr]
+    _record(sup.state_dir, sup.process.popen.pid)  # type: ignore[union-attr]  # the fixture started the process
     _record(sup.state_dir, worker)
     assert sup.zeroing_status().active
     sup.stop()

@@ -83,7 +83,7 @@ def _client(tmp_path: Path, engine: ScriptedEngine, **salt: object) -> TestClien
         kv_cache_memory_bytes=1 << 20,
         cache_salt=CacheSaltConfig(**salt),
     )
-    app = create_front(FakeSupervisor(cfg), transport=httpx.MockTransport(engine))  # type: ignore[arg-type]
+    app = create_front(FakeSupervisor(cfg), transport=httpx.MockTransport(engine))  # type: ignore[arg-type]  # a test fake standing in for the real class
     return TestClient(app)
 
 

@@ -43,8 +43,8 @@ class MessagesEngine:
         return httpx.Response(200, json=message)
 
 
-def _client(tmp_path: Path, engine: MessagesEngine, **salt: object):  # type: ignore[no-untyped-def]
-    return _front_client(tmp_path, engine, **salt)  # type: ignore[arg-type]
+def _client(tmp_path: Path, engine: MessagesEngine, **salt: object):  # type: ignore[no-untyped-def]  # a test helper; its parameters say enough
+    return _front_client(tmp_path, engine, **salt)  # type: ignore[arg-type]  # a test fake standing in for the real class
 
 
 def test_messages_admitted_counted_and_clamped(tmp_path: Path) -> None:

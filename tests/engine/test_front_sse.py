@@ -49,7 +49,7 @@ MESSAGE = {"model": "tiny", "max_tokens": 5, "messages": [{"role": "user", "cont
 
 
 def test_an_honest_spread_stream_is_relayed_event_for_event(tmp_path: Path) -> None:
-    with _client(tmp_path, SpreadEngine()) as client:  # type: ignore[arg-type]
+    with _client(tmp_path, SpreadEngine()) as client:  # type: ignore[arg-type]  # a test fake standing in for the real class
         text = client.post("/v1/completions", json=COMPLETION).text
         anthropic = client.post("/v1/messages", json=MESSAGE).text
     events = iter_events([text.encode()])
@@ -64,7 +64,7 @@ def test_an_honest_spread_stream_is_relayed_event_for_event(tmp_path: Path) -> N
 
 
 def test_a_placeholder_usage_spread_over_lines_is_caught(tmp_path: Path) -> None:
-    with _client(tmp_path, SpreadEngine(usage_prompt=1)) as client:  # type: ignore[arg-type]
+    with _client(tmp_path, SpreadEngine(usage_prompt=1)) as client:  # type: ignore[arg-type]  # a test fake standing in for the real class
         text = client.post("/v1/completions", json=COMPLETION).text
         anthropic = client.post("/v1/messages", json=MESSAGE).text
     events = iter_events([text.encode()])

@@ -227,12 +227,12 @@ def test_the_front_exposes_the_guards_counters_as_metrics(tmp_path) -> None:
     cfg = EngineConfig(model=tmp_path, served_model_name="tiny", max_model_len=2048, kv_cache_memory_bytes=1 << 20,
                        disaggregation=split)  # fmt: skip
     supervisor = FakeSupervisor(cfg)
-    supervisor.state_dir = tmp_path / "state"  # type: ignore[attr-defined]
-    counters = GuardCounters(supervisor.state_dir, {"role": "worker:kv_consumer", "inner": "x", "protections": []})  # type: ignore[attr-defined]
+    supervisor.state_dir = tmp_path / "state"  # type: ignore[attr-defined]  # the fake gains the attribute the real supervisor has
+    counters = GuardCounters(supervisor.state_dir, {"role": "worker:kv_consumer", "inner": "x", "protections": []})  # type: ignore[attr-defined]  # the fake gains the attribute the real supervisor has
     counters.add("deferred_timeout", 2)
     counters.add("deferred_drained")
     counters.add("checksum_mismatch", 3)
-    app = create_front(supervisor, transport=httpx.MockTransport(ScriptedEngine()))  # type: ignore[arg-type]
+    app = create_front(supervisor, transport=httpx.MockTransport(ScriptedEngine()))  # type: ignore[arg-type]  # a test fake standing in for the real class
     with TestClient(app) as client:
         text = client.get("/metrics").text
     assert 'tiergate_kv_deferred_release_total{outcome="timeout"} 2.0' in text

@@ -73,7 +73,7 @@ def test_ladder_passes_up_to_the_context_and_the_rung_over_it_is_refused(
 
 def _prefix(engine: EngineServer, tiny_model: Path, salting: str) -> PrefixCacheReport:
     # Timing on a shared 2-core machine is noisy: this test judges the cache by its content.
-    cfg = PrefixCacheSettings(prefix_tokens=1024, rounds=2, salting=salting, ttft_noise_s=5.0,  # type: ignore[arg-type]
+    cfg = PrefixCacheSettings(prefix_tokens=1024, rounds=2, salting=salting, ttft_noise_s=5.0,  # type: ignore[arg-type]  # salting is one of the literals, passed as a str
                               request_extra=_speaks(tiny_model))  # fmt: skip
     up = _upstream(engine, tiny_model)
 

@@ -43,4 +43,4 @@ def test_distinct_tenants_never_share_a_salt(a: str, b: str) -> None:
 def test_bad_key_or_tenant_is_refused(key: object, tenant: str) -> None:
     """A short or non-bytes key and an empty tenant raise instead of salting weakly."""
     with pytest.raises(ValueError):
-        derive_cache_salt(key, tenant)  # type: ignore[arg-type]
+        derive_cache_salt(key, tenant)  # type: ignore[arg-type]  # deliberately the wrong type: the test is that it is refused

@@ -41,7 +41,7 @@ def _upstream(url: str, **extra: Any) -> UpstreamSettings:
 
 def _incident(usage: str = "placeholder", limit: int = N) -> FakeUpstream:
     fake = FakeUpstream(name="vendor")
-    fake.script = Incident(limit, lambda body: fake.prompt_tokens("/v1/chat/completions", body), usage=usage)  # type: ignore[arg-type]
+    fake.script = Incident(limit, lambda body: fake.prompt_tokens("/v1/chat/completions", body), usage=usage)  # type: ignore[arg-type]  # Incident is called as the fake's script (tests/support/incident.py)
     return fake
 
 

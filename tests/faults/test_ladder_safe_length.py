@@ -96,7 +96,7 @@ def test_failed_rung_lowers_safe_length_on_a_running_gateway_until_restored(tmp_
     prompts above the last good rung within its poll interval (the vendor receives none of them)
     and still forwards shorter ones; `--restore-safe-length` brings the configured length back."""
     fake = FakeUpstream(name="vendor")
-    fake.script = Incident(3000, lambda body: fake.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]
+    fake.script = Incident(3000, lambda body: fake.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]  # Incident is called as the fake's script (tests/support/incident.py)
     db = f"sqlite+aiosqlite:///{tmp_path / 'audit.db'}"
     with FakeUpstreams(fake) as fakes:
         cfg = {"upstreams": [{"name": "vendor", "base_url": fakes.base_url("vendor"), "kind": "shared",
@@ -109,7 +109,7 @@ def test_failed_rung_lowers_safe_length_on_a_running_gateway_until_restored(tmp_
             key = gw.create_key("acme", max_tier=2)
             fake.script = lambda r: Scripted("ok")
             assert _send(gw, key, 2500) == 200  # the configured length lets it through
-            fake.script = Incident(3000, lambda body: fake.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]
+            fake.script = Incident(3000, lambda body: fake.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]  # Incident is called as the fake's script (tests/support/incident.py)
             runner = CliRunner()
             probe = runner.invoke(main, ["probe", "--config", str(ops), "--upstream", "vendor", "--ladder",
                                          "--rungs", "512,2048,4096", "--lower-safe-length"])  # fmt: skip
@@ -137,7 +137,7 @@ def test_a_failure_above_the_safe_length_alarms_but_keeps_it(tmp_path: Path) -> 
     """When safe_prompt_tokens already keeps production prompts below the failing rung, the rung
     alarms (event, exit 1) but the safe length is not lowered: production never reaches it."""
     fake = FakeUpstream(name="vendor")
-    fake.script = Incident(3000, lambda body: fake.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]
+    fake.script = Incident(3000, lambda body: fake.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]  # Incident is called as the fake's script (tests/support/incident.py)
     db = f"sqlite+aiosqlite:///{tmp_path / 'audit.db'}"
     with FakeUpstreams(fake) as fakes:
         cfg = {"upstreams": [{"name": "vendor", "base_url": fakes.base_url("vendor"), "kind": "shared",
@@ -161,7 +161,7 @@ def test_server_climbs_the_ladder_on_schedule_and_obeys_its_own_lowering(tmp_pat
     import httpx
 
     fake = FakeUpstream(name="vendor")
-    fake.script = Incident(3000, lambda body: fake.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]
+    fake.script = Incident(3000, lambda body: fake.prompt_tokens("/v1/chat/completions", body))  # type: ignore[arg-type]  # Incident is called as the fake's script (tests/support/incident.py)
     db = f"sqlite+aiosqlite:///{tmp_path / 'audit.db'}"
     with FakeUpstreams(fake) as fakes:
         cfg = {"upstreams": [{"name": "vendor", "base_url": fakes.base_url("vendor"), "kind": "shared",

@@ -33,7 +33,7 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-def _invoke(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
+def _invoke(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]  # a test helper; its parameters say enough
     return CliRunner().invoke(main, ["scan", *args], input=input, catch_exceptions=False)
 
 

@@ -121,7 +121,7 @@ def test_errors_raise_the_sdk_exceptions(gateway: GatewayHarness, fakes: FakeUps
         gateway.openai(gateway.create_key()).chat.completions.create(model="nope", messages=HELLO)
     _assert_shape(e404.value, 404, "model_not_found")
     with pytest.raises(openai.UnprocessableEntityError) as e422:
-        client.chat.completions.create(model="chat", messages="not a list")  # type: ignore[arg-type]
+        client.chat.completions.create(model="chat", messages="not a list")  # type: ignore[arg-type]  # deliberately the wrong type: the test is that it is refused
     _assert_shape(e422.value, 422)
     big = "x" * (gateway.settings.server.max_body_bytes + 10)
     with pytest.raises(openai.APIStatusError) as e413:

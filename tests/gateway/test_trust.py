@@ -122,7 +122,7 @@ def test_tier2_tool_call_arguments_restored(gateway: GatewayHarness, fakes: Fake
                     args += call.function.arguments or "" if call.function else ""
     else:
         reply = client.chat.completions.create(model="chat", messages=messages, tools=tools)
-        args = reply.choices[0].message.tool_calls[0].function.arguments  # type: ignore[index,union-attr]
+        args = reply.choices[0].message.tool_calls[0].function.arguments  # type: ignore[index,union-attr]  # the answer has a tool call: the test fails here if not
     assert json.loads(args) == {"to": EMAIL, "subject": "shipment"}
     assert EMAIL not in fakes["vendor"].ledger.raw_text()
 

@@ -127,8 +127,8 @@ def test_bad_input_fails_closed(clf: Classifier) -> None:
     """Content that is not text, or an invalid floor, fails closed instead of raising."""
     from tiers import Content, Segment
 
-    assert clf.classify(Content((Segment(("x",), 5),))).failed_closed  # type: ignore[arg-type]
-    assert clf.classify(content("hi"), floor=7).failed_closed  # type: ignore[arg-type]
+    assert clf.classify(Content((Segment(("x",), 5),))).failed_closed  # type: ignore[arg-type]  # deliberately the wrong type: the test is that it is refused
+    assert clf.classify(content("hi"), floor=7).failed_closed  # type: ignore[arg-type]  # deliberately the wrong type: the test is that it is refused
 
 
 def test_phone_after_600_kb_of_digit_groups(clf: Classifier) -> None:

@@ -125,7 +125,7 @@ def test_no_shipped_pattern_needs_the_backtracking_fallback(config: TiersConfig)
     assert scanner.slow_patterns == ()
 
 
-def test_a_users_weak_backtracking_pattern_runs_only_near_its_context(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_users_weak_backtracking_pattern_runs_only_near_its_context(tmp_path) -> None:  # type: ignore[no-untyped-def]  # pytest's tmp_path fixture
     """A user pattern with a look-ahead that rescans the line, scored below ``min_score``, is
     searched only around its context words: one such word in 300 KB of candidates neither times
     out nor misses the match next to it."""

@@ -45,7 +45,7 @@ def test_at_least_150_providers() -> None:
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
-def test_provider_token_found_whole(clf: Classifier, fmt) -> None:  # type: ignore[no-untyped-def]
+def test_provider_token_found_whole(clf: Classifier, fmt) -> None:  # type: ignore[no-untyped-def]  # fmt is a parametrised row of the token table
     """A token of the documented shape is one finding covering all of it."""
     token = fmt.shape.sample(seed=7)
     text = f"key: {token}"
@@ -53,7 +53,7 @@ def test_provider_token_found_whole(clf: Classifier, fmt) -> None:  # type: igno
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
-def test_provider_masked_token_is_no_secret(clf: Classifier, fmt) -> None:  # type: ignore[no-untyped-def]
+def test_provider_masked_token_is_no_secret(clf: Classifier, fmt) -> None:  # type: ignore[no-untyped-def]  # fmt is a parametrised row of the token table
     """The same shape filled with a mask (documentation's ``xxxx``) is not a secret."""
     sample = fmt.shape.sample(seed=7)
     masked = "".join("x" if c.isalnum() and i >= len(sample) // 3 else c for i, c in enumerate(sample))
@@ -61,7 +61,7 @@ def test_provider_masked_token_is_no_secret(clf: Classifier, fmt) -> None:  # ty
 
 
 @pytest.mark.parametrize("fmt", FORMATS, ids=IDS)
-def test_provider_token_one_short_is_not_that_token(clf: Classifier, fmt) -> None:  # type: ignore[no-untyped-def]
+def test_provider_token_one_short_is_not_that_token(clf: Classifier, fmt) -> None:  # type: ignore[no-untyped-def]  # fmt is a parametrised row of the token table
     """One character short of the documented length, the token is not reported whole by its
     own format (a wider format may still take it: then not as this exact value)."""
     import re2
