@@ -54,6 +54,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from migrations import upgrade  # noqa: E402
 from tests.support.servers import free_port, wait_http  # noqa: E402
 
 PY = sys.executable
@@ -580,7 +581,7 @@ def _split_one(mode: str, size: int, n: int, up_port: int, null_store: type) -> 
                 state = app.state.gateway
                 key = "tg_x"
                 if mode.startswith("real store"):
-                    await state.store.upgrade()
+                    await upgrade(state.store)
                     key, _ = await state.store.create_key("t", "n", 3, None)
                 body = json.dumps({"model": "bench", "messages": [{"role": "user", "content": prompt(size, 1)}]})
                 async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://gw",
