@@ -62,9 +62,9 @@ def _layer_weight(index: int) -> int:
 def _block_words(layer: torch.Tensor, block_ids: list[int], n: int) -> torch.Tensor:
     """``[len(block_ids), words]`` int64 of the first ``n`` slots of each block."""
     index = torch.tensor(block_ids, dtype=torch.long, device=layer.device)
-    part = layer.index_select(0, index)[:, :, :n, :]
-    # Slots first, then heads: the order of the covered bytes is the same on both sides.
-    flat = part.permute(0, 2, 1, 3).contiguous().view(len(block_ids), -1)
+    # Both sides hold the same layout, so the covered bytes are hashed in storage order: one copy
+    # (the gather) instead of two (a slots-first permute cost half the hash's time on CPU).
+    flat = layer.index_select(0, index)[:, :, :n, :].reshape(len(block_ids), -1)
     return flat.view(torch.int32).to(torch.int64)
 
 
