@@ -90,6 +90,9 @@ CODE_NEGATIVES = [
     ("IP_ADDRESS", "e.g. 1.2.3.4 and the resolver 8.8.8.8"),
     ("EMAIL_ADDRESS", "agent@example.com and password@www.example.com"),
     ("ADDRESS", "Spring 6 and Spring 5.3 errors"),
+    ("CREDIT_CARD", "metrics_value=0.2662102282047272, modularity 0.35714285714285715, and 5454545454545454"),
+    ("US_SSN", "'sha256': '9be78edb5b928eba33aa88f431551348f7466ba9f5ef3daf1d552398722a5436'"),
+    ("CONFIDENTIALITY_MARKER", "'nda': '\\u0928', 'ear99.txt' and itar"),
 ]
 
 # (entity, text, value that must be reported whole)
@@ -108,6 +111,9 @@ OUTSIDE_POSITIVES = [
     ("PERSON", "Juergen Heintze hat bestätigt.", "Juergen Heintze"),
     ("PERSON", "Gonzalez, Maria signed", "Gonzalez, Maria"),
     ("PHONE_NUMBER", "call 4155552671 today", "4155552671"),
+    ("CREDIT_CARD", "card 4111 1111 1111 1111 on file", "4111 1111 1111 1111"),
+    ("US_SSN", "ssn_536228451", "536228451"),
+    ("CONFIDENTIALITY_MARKER", "we signed an NDA last week", "NDA"),
     ("IP_ADDRESS", "the gateway at 192.168.10.20 drops it", "192.168.10.20"),
     ("ADDRESS", "Anschrift: Schillerring 12, 68161 Mannheim", "Schillerring 12, 68161 Mannheim"),
     ("ORGANIZATION", "order from Textor GmbH & Co. KGaA today", "Textor GmbH & Co. KGaA"),

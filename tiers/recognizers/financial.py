@@ -81,6 +81,15 @@ class CardRecognizer(CreditCardRecognizer):
             return False
         return self._COLUMNS or not _one_group_per_line(pattern_text)
 
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Digits after a decimal point are a fraction (``0.2662102282047272``, a float's
+        repr in every test suite), not a card; one repeated pair (``5454545454545454``) is a
+        test pattern."""
+        if start >= 2 and text[start - 1] == "." and text[start - 2].isdigit():
+            return True
+        digits = "".join(c for c in text[start:end] if c.isdigit())
+        return len(set(digits[0::2])) == 1 and len(set(digits[1::2])) == 1
+
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The longest valid card that starts the candidate, cut at a group boundary."""
         groups = [(m.end(), m.end() - m.start()) for m in _GROUPS.finditer(text)]

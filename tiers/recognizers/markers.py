@@ -50,7 +50,12 @@ _OPENING_A_LINE = r"(?m)^" + _DECORATION + r"(?P<value>CONFIDENTIAL)[ \t]*(?::|[
 
 def _phrase(phrase: str, joiners: str) -> str:
     words = phrase.replace("-", " ").split() if "-" in joiners else phrase.split()
-    return joiners.join(re2.escape(w) for w in words)
+    out = joiners.join(re2.escape(w) for w in words)
+    # an acronym alone is one only as written: "NDA", "ITAR", "GxP"; "nda" is a glyph name,
+    # "ear99" a file name
+    if len(words) == 1 and len(phrase) <= 5 and phrase[:1].isupper() and not phrase[1:].islower():
+        return "(?-i:" + out + ")"
+    return out
 
 
 class MarkerRecognizer(TiersPatternRecognizer):

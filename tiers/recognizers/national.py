@@ -46,6 +46,18 @@ class SsnRecognizer(pr.UsSsnRecognizer):
         ]
 
 
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Nine digits inside a long hex token are part of a digest (a sha256 in a listing),
+        not an SSN glued to a word."""
+        lo, hi = start, end
+        while lo > 0 and text[lo - 1] in _HEX:
+            lo -= 1
+        while hi < len(text) and text[hi] in _HEX:
+            hi += 1
+        return hi - lo >= 16 and (lo, hi) != (start, end)
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
 _NINO_EXCLUDED = frozenset({"BG", "GB", "NK", "KN", "NT", "TN", "ZZ"})
 
 
