@@ -257,7 +257,7 @@ def create_app(
             yield
 
     return Litestar(
-        route_handlers=[*ROUTES, dashboard_router(), *([demo_router()] if settings.server.demo else [])],
+        route_handlers=[*ROUTES, dashboard_router(settings.dashboard), *([demo_router()] if settings.server.demo else [])],
         lifespan=[lifespan],
         exception_handlers={Exception: handle_exception},
         request_max_body_size=settings.server.max_body_bytes,
