@@ -435,7 +435,10 @@ class TiergateKVGuard(KVConnectorBase_V1):
         if not in_flight:
             self._queued.acks.append(_Ack(rid, tid, own, after_inner=inner_delay))
             return inner_delay, params
-        exclusive = tuple(block_ids[zero_from:]) if self._kv_cache_manager is None else self._exclusive(block_ids[zero_from:])
+        # A receiver's transfer targets the blocks it claimed, which vLLM's list (blocks of computed
+        # tokens) may not cover yet while the load is in flight.
+        at_risk = list(dict.fromkeys([*block_ids[zero_from:], *(claim.loaded if claim is not None else ())]))
+        exclusive = tuple(at_risk) if self._kv_cache_manager is None else self._exclusive(at_risk)
         if self._kv_cache_manager is not None:
             # Their contents may be rewritten by the stale transfer: never a prefix-cache hit again.
             self._kv_cache_manager.evict_blocks(set(exclusive))
