@@ -24,10 +24,10 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "build" / "hyperscan"))
 
-import re2  # noqa: E402
+import re2  # noqa: E402 -- after the sys.path lines above
 
-from tiers import TiersConfig  # noqa: E402
-from tiers.recognizers.registry import build_registry  # noqa: E402
+from tiers import TiersConfig  # noqa: E402 -- after the sys.path lines above
+from tiers.recognizers.registry import build_registry  # noqa: E402 -- after the sys.path lines above
 
 
 def _text() -> bytes:
