@@ -69,6 +69,8 @@ __all__ = [
 
 _MIN_PASSWORD = 12
 DEFAULT_HASHER = PasswordHasher()  # argon2-cffi's RFC 9106 low-memory profile (Argon2id)
+
+
 # Verified against for unknown usernames, so "no such admin" costs the same time as a wrong password.
 @functools.cache
 def _dummy_hash(hasher: PasswordHasher) -> str:

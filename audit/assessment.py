@@ -90,16 +90,21 @@ class Assessment:
             "total": self.total,
             "by_tier": {str(k): v for k, v in sorted(self.by_tier.items())},
             "by_tenant_key": [
-                {"tenant": t.tenant, "key_id": t.key_id, "requests": t.requests,
-                 "max_tier": t.max_tier} for t in self.by_tenant_key
+                {"tenant": t.tenant, "key_id": t.key_id, "requests": t.requests, "max_tier": t.max_tier}
+                for t in self.by_tenant_key
             ],  # fmt: skip
             "by_day": [{"day": d.isoformat(), "requests": n} for d, n in self.by_day],
             "earliest": self.earliest.isoformat() if self.earliest else None,
             "latest": self.latest.isoformat() if self.latest else None,
             "entities": [
-                {"entity_type": e.entity_type, "requests": e.requests,
-                 "occurrences": e.occurrences, "stripped_requests": e.stripped_requests,
-                 "unstripped_requests": e.unstripped_requests} for e in self.entities
+                {
+                    "entity_type": e.entity_type,
+                    "requests": e.requests,
+                    "occurrences": e.occurrences,
+                    "stripped_requests": e.stripped_requests,
+                    "unstripped_requests": e.unstripped_requests,
+                }
+                for e in self.entities
             ],  # fmt: skip
             "tier3_total": self.tier3_total,
             "tier3_shared": self.tier3_shared,
@@ -197,8 +202,7 @@ async def assess(engine: AsyncEngine, spec: DisclosureSpec, *, disclosure_id: in
     notes = []
     if by_tier.get(3):
         notes.append(
-            f"TIER 3: {by_tier[3]} regulated / customer-confidential request(s) reached the "
-            "disclosed vendor's model"
+            f"TIER 3: {by_tier[3]} regulated / customer-confidential request(s) reached the disclosed vendor's model"
         )
     if tier3_shared:
         notes.append(

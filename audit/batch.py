@@ -81,5 +81,3 @@ def insert_sql(table: str, paramstyle: str) -> str:
     else:  # pragma: no cover - only the two supported drivers reach here
         raise AuditWriteError(f"unsupported driver paramstyle {paramstyle}")
     return f"INSERT INTO {table} ({', '.join(cols)}) VALUES ({marks})"
-
-

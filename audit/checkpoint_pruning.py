@@ -91,7 +91,7 @@ async def _hashes_at(conn: AsyncConnection, seqs: Iterable[int]) -> dict[int, se
     wanted = sorted(seqs)
     out: dict[int, set[str]] = {}
     for i in range(0, len(wanted), _CHUNK):
-        chunk = wanted[i:i + _CHUNK]
+        chunk = wanted[i : i + _CHUNK]
         for table in _TABLES:
             rows = await conn.execute(select(table.c.seq, table.c.hash).where(table.c.seq.in_(chunk)))
             for seq, digest in rows:

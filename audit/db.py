@@ -42,9 +42,7 @@ def make_engine(url: str, *, sqlite_synchronous: str = "FULL", pool_size: int = 
         _install_sqlite_hooks(engine, sqlite_synchronous)
         return engine
     if parsed.get_backend_name() == "postgresql":
-        return create_async_engine(
-            parsed, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
-        )
+        return create_async_engine(parsed, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True)
     raise ValueError(f"unsupported audit database backend: {parsed.get_backend_name()}")
 
 

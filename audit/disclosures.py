@@ -96,7 +96,9 @@ class Conditions(BaseModel):
     """Only prompts with at least this many characters were affected."""
     stream_only: bool = False
     """Only streamed requests were affected."""
-    endpoints: tuple[Literal["chat", "completions", "embeddings", "responses", "messages", "count_tokens"], ...] | None = None
+    endpoints: (
+        tuple[Literal["chat", "completions", "embeddings", "responses", "messages", "count_tokens"], ...] | None
+    ) = None
     """Only these endpoints were affected (default: all)."""
 
 
@@ -237,4 +239,3 @@ async def list_disclosures(engine: AsyncEngine, *, visible_to: str | None = None
         out.append(StoredDisclosure(int(r.id), r.reference, r.title, r.tenant, from_us(r.loaded_us),
                                     window.start, window.end, r.source_sha256))  # fmt: skip
     return out
-

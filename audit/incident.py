@@ -14,7 +14,15 @@ from sqlalchemy import select
 from audit.assessment import Assessment, assess
 from audit.disclosures import DisclosureSpec, save_disclosure
 from audit.models import Disclosure
-from audit.playbook import Playbook, PlaybookError, PlaybookRegister, Timeline, disclosure_tenant, read_timeline, record_step
+from audit.playbook import (
+    Playbook,
+    PlaybookError,
+    PlaybookRegister,
+    Timeline,
+    disclosure_tenant,
+    read_timeline,
+    record_step,
+)
 from audit.queries import ExposureFilter
 
 __all__ = ["assess_recorded", "incident_step", "load_and_assess", "stored_incident"]

@@ -96,7 +96,11 @@ async def lower_safe_length(store: Any, *, upstream: str, max_prompt_tokens: int
     force already limits it as far or further: a limit is only ever lowered automatically."""
     if max_prompt_tokens < 0:
         raise LengthCapError("max_prompt_tokens must be >= 0")
-    upstream, reason, actor = _text(upstream, "upstream", 200), _text(reason, "reason", 2000), _text(actor, "actor", 200)
+    upstream, reason, actor = (
+        _text(upstream, "upstream", 200),
+        _text(reason, "reason", 2000),
+        _text(actor, "actor", 200),
+    )
     at = to_us(now or datetime.now(UTC))
     async with store.engine.begin() as conn:
         lowest = (await conn.execute(select(_C.c.max_prompt_tokens).where(
@@ -115,7 +119,11 @@ async def lower_safe_length(store: Any, *, upstream: str, max_prompt_tokens: int
 async def restore_safe_length(store: Any, *, upstream: str, reason: str, actor: str,
                               now: datetime | None = None) -> tuple[LengthCap, ...]:  # fmt: skip
     """End every lowering in force for ``upstream``: the configured safe length applies again."""
-    upstream, reason, actor = _text(upstream, "upstream", 200), _text(reason, "reason", 2000), _text(actor, "actor", 200)
+    upstream, reason, actor = (
+        _text(upstream, "upstream", 200),
+        _text(reason, "reason", 2000),
+        _text(actor, "actor", 200),
+    )
     at = to_us(now or datetime.now(UTC))
     async with store.engine.begin() as conn:
         rows = (await conn.execute(select(_C).where(_C.c.upstream == upstream, _C.c.restored_us.is_(None))

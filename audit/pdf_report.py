@@ -66,7 +66,9 @@ class _Pdf(FPDF):
         self.set_text_color(0, 0, 0)
 
 
-def _para(pdf: FPDF, text: str, *, size: float = 9.5, style: str = "", color: tuple[int, int, int] | None = None) -> None:
+def _para(
+    pdf: FPDF, text: str, *, size: float = 9.5, style: str = "", color: tuple[int, int, int] | None = None
+) -> None:
     pdf.set_font("Helvetica", style, size)
     if color:
         pdf.set_text_color(*color)

@@ -104,9 +104,7 @@ def outcome_row(out: Outcome, now_us: int) -> PendingRow:
         "http_status": _int("http_status", out.http_status),
         "upstream_status": _int("upstream_status", out.upstream_status, nullable=True),
         "usage_prompt_tokens": _int("usage_prompt_tokens", out.usage_prompt_tokens, nullable=True),
-        "usage_completion_tokens": _int(
-            "usage_completion_tokens", out.usage_completion_tokens, nullable=True
-        ),
+        "usage_completion_tokens": _int("usage_completion_tokens", out.usage_completion_tokens, nullable=True),
         "latency_us": latency,
         "error_class": _short("error_class", out.error_class, 100),
         "integrity_flag": bool(out.integrity_flag),

@@ -95,12 +95,12 @@ async def write_rows(
         if fmt == "csv":
             cells = [conv(getattr(row, name)) for name, conv in getters]
             if more:
-                cells += [_plain(more.get(k)) for k in fields[len(getters):]]
+                cells += [_plain(more.get(k)) for k in fields[len(getters) :]]
             writer.writerow(cells)
         elif fmt == "markdown":
             cells = [conv(getattr(row, name)) for name, conv in getters]
             if more:
-                cells += [_plain(more.get(k)) for k in fields[len(getters):]]
+                cells += [_plain(more.get(k)) for k in fields[len(getters) :]]
             out.write("| " + " | ".join(_md(c) for c in cells) + " |\n")
         elif fmt == "table":
             out.write("  ".join(_clean(conv(getattr(row, name))).ljust(w)[:w]
@@ -140,8 +140,7 @@ def render_assessment_json(a: Assessment, vendors: Sequence[VendorReview] = (),
 
 _VERDICT_TEXT = {
     "nothing_matched": "Nothing we sent matches this disclosure.",
-    "tier1_only": "Requests matched, but all were Tier 1 (general): nothing we classify as "
-    "sensitive was sent.",
+    "tier1_only": "Requests matched, but all were Tier 1 (general): nothing we classify as sensitive was sent.",
     "sensitive_data_may_be_exposed": "SENSITIVE DATA MAY BE EXPOSED: Tier 2 or Tier 3 requests "
     "matched this disclosure.",
 }
@@ -189,8 +188,14 @@ def _vendor_lines(vendors: Sequence[VendorReview]) -> list[str]:
             lines += [head, "", "> **No answers on record for this provider in the vendor register.**", ""]
             continue
         due = f"{v.due} of {len(v.answers)} answer(s) missing or due for review" if v.due else "all answers current"
-        lines += [head, "", f"{due}.", "", "| question | the vendor's answer | given | for engine | status |",
-                  "|---|---|---|---|---|"]
+        lines += [
+            head,
+            "",
+            f"{due}.",
+            "",
+            "| question | the vendor's answer | given | for engine | status |",
+            "|---|---|---|---|---|",
+        ]
         for r in v.answers:
             label = r.question.key.replace("_", " ")
             if r.answer is None:
@@ -202,8 +207,9 @@ def _vendor_lines(vendors: Sequence[VendorReview]) -> list[str]:
             if r.answer.source:
                 text += f" (source: {_one_line(r.answer.source)})"
             status = "current" if not r.due else "**DUE FOR REVIEW**: " + _one_line("; ".join(r.due))
-            lines.append(f"| {label} | {text} | {r.answer.given.isoformat()} | {_one_line(r.answer.engine) or '-'} "
-                         f"| {status} |")
+            lines.append(
+                f"| {label} | {text} | {r.answer.given.isoformat()} | {_one_line(r.answer.engine) or '-'} | {status} |"
+            )
         lines.append("")
     return lines
 
@@ -273,16 +279,23 @@ def render_assessment_markdown(a: Assessment, vendors: Sequence[VendorReview] = 
         "",
     ]  # fmt: skip
     if a.tier3_total:
-        lines += [f"## Tier-3 requests ({a.tier3_total}; first {len(a.tier3)} listed)", "",
-                  "| time | request | tenant | upstream (kind) | tokens |", "|---|---|---|---|---|"]
-        lines += [f"| {r.created_at.isoformat()} | {_md(r.request_id)} | {_md(r.tenant or '')} | "
-                  f"{_md(r.upstream or '')} ({_md(r.upstream_kind or '')}) | {r.prompt_tokens} |"
-                  for r in a.tier3]
+        lines += [
+            f"## Tier-3 requests ({a.tier3_total}; first {len(a.tier3)} listed)",
+            "",
+            "| time | request | tenant | upstream (kind) | tokens |",
+            "|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {r.created_at.isoformat()} | {_md(r.request_id)} | {_md(r.tenant or '')} | "
+            f"{_md(r.upstream or '')} ({_md(r.upstream_kind or '')}) | {r.prompt_tokens} |"
+            for r in a.tier3
+        ]
         lines.append("")
     if a.longest:
-        lines += ["## Longest prompts", "", "| tokens | chars | request | tenant | tier |",
-                  "|---|---|---|---|---|"]
-        lines += [f"| {r.prompt_tokens} | {r.prompt_chars} | {_md(r.request_id)} | "
-                  f"{_md(r.tenant or '')} | {r.tier} |" for r in a.longest]
+        lines += ["## Longest prompts", "", "| tokens | chars | request | tenant | tier |", "|---|---|---|---|---|"]
+        lines += [
+            f"| {r.prompt_tokens} | {r.prompt_chars} | {_md(r.request_id)} | {_md(r.tenant or '')} | {r.tier} |"
+            for r in a.longest
+        ]
         lines.append("")
     return "\n".join(lines)

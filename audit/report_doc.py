@@ -57,8 +57,9 @@ def _timeline(t: Timeline) -> list[Section]:
                   r["actor"], r["owner"] or "-", format_span(r["took_s"]), step_summary(r))
                  for i, r in enumerate(t.rows(), 1))  # fmt: skip
     return [
-        Section("Playbook and clock", tuple(lines), ("role", "who"),
-                tuple(playbook_roles(t.playbook)), alarm=overdue),  # fmt: skip
+        Section(
+            "Playbook and clock", tuple(lines), ("role", "who"), tuple(playbook_roles(t.playbook)), alarm=overdue
+        ),  # fmt: skip
         Section("Timeline", (), ("#", "step", "at (UTC)", "by", "owner per playbook", "took", "what"), rows),
     ]
 

@@ -54,10 +54,7 @@ async def latest_purge(conn: AsyncConnection) -> PurgeAnchor | None:
     """The newest purge event's range and anchor, or None when no (readable) purge event exists."""
     row = (
         await conn.execute(
-            select(_EVENTS.c.detail)
-            .where(_EVENTS.c.kind == "purge")
-            .order_by(_EVENTS.c.seq.desc())
-            .limit(1)
+            select(_EVENTS.c.detail).where(_EVENTS.c.kind == "purge").order_by(_EVENTS.c.seq.desc()).limit(1)
         )
     ).first()
     if row is None:
@@ -99,9 +96,7 @@ async def _first_recent_seq(conn: AsyncConnection, cutoff_us: int) -> int | None
 
 async def _plan(conn: AsyncConnection, cutoff_us: int) -> tuple[int, int, bytes, dict[str, int]] | None:
     head_seq = int((await conn.execute(select(_HEAD.c.seq).where(_HEAD.c.id == 1))).scalar_one())
-    firsts = [
-        (await conn.execute(select(func.min(t.c.seq)))).scalar() for t in _TABLES.values()
-    ]
+    firsts = [(await conn.execute(select(func.min(t.c.seq)))).scalar() for t in _TABLES.values()]
     present = [int(s) for s in firsts if s is not None]
     if not present:
         return None
@@ -169,9 +164,7 @@ async def purge(store: AuditStore, now: datetime, *, batch_size: int = 10_000,
         async with engine.connect() as plain:
             conn = await plain.execution_options(**{IMMEDIATE: True})
             await conn.begin()
-            await conn.execute(
-                delete(_SEGMENTS).where(_SEGMENTS.c.request_seq >= lo, _SEGMENTS.c.request_seq <= hi)
-            )
+            await conn.execute(delete(_SEGMENTS).where(_SEGMENTS.c.request_seq >= lo, _SEGMENTS.c.request_seq <= hi))
             for name, table in _TABLES.items():
                 result = await conn.execute(delete(table).where(table.c.seq >= lo, table.c.seq <= hi))
                 deleted[name] += max(result.rowcount or 0, 0)

@@ -47,7 +47,5 @@ class AuditSettings(BaseModel):
     @model_validator(mode="after")
     def _check_retention(self) -> AuditSettings:
         if self.retention_days < MIN_RETENTION_DAYS and not (self.force_retention_reason or "").strip():
-            raise ValueError(
-                f"retention_days below {MIN_RETENTION_DAYS} requires force_retention_reason"
-            )
+            raise ValueError(f"retention_days below {MIN_RETENTION_DAYS} requires force_retention_reason")
         return self

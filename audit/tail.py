@@ -55,10 +55,11 @@ async def read_after(engine: AsyncEngine, after: int, limit: int) -> list[TailRe
     requests = select(_R.c.seq, _R.c.created_us, _R.c.hash, *(_R.c[f] for f in _REQUEST_FIELDS), _R.c.findings) \
         .where(_R.c.seq > after).order_by(_R.c.seq).limit(limit)  # fmt: skip
     outcomes = (
-        select(_O.c.seq, _O.c.created_us, _O.c.hash, *(_O.c[f] for f in _OUTCOME_FIELDS), _R.c.tenant,
-               _R.c.upstream)
+        select(_O.c.seq, _O.c.created_us, _O.c.hash, *(_O.c[f] for f in _OUTCOME_FIELDS), _R.c.tenant, _R.c.upstream)
         .select_from(_O.outerjoin(_R, _R.c.request_id == _O.c.request_id))
-        .where(_O.c.seq > after).order_by(_O.c.seq).limit(limit)
+        .where(_O.c.seq > after)
+        .order_by(_O.c.seq)
+        .limit(limit)
     )
     events = select(_E.c.seq, _E.c.created_us, _E.c.hash, _E.c.kind, _E.c.detail) \
         .where(_E.c.seq > after).order_by(_E.c.seq).limit(limit)  # fmt: skip

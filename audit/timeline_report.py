@@ -86,7 +86,9 @@ def timeline_markdown(t: Timeline) -> list[str]:
                   "|---|---|---|---|---|---|---|---|"]  # fmt: skip
         for i, r in enumerate(t.rows(), 1):
             step = r["step"] + (" (drill)" if r["drill"] else "")
-            lines.append(f"| {i} | {step} | {r['at'].isoformat()} | {_md(r['actor'])} | {_md(r['owner'] or '-')} "
-                         f"| {format_span(r['took_s'])} | {format_span(r['since_start_s'])} | {_md(step_summary(r))} |")
+            lines.append(
+                f"| {i} | {step} | {r['at'].isoformat()} | {_md(r['actor'])} | {_md(r['owner'] or '-')} "
+                f"| {format_span(r['took_s'])} | {format_span(r['since_start_s'])} | {_md(step_summary(r))} |"
+            )
         lines.append("")
     return lines

@@ -89,11 +89,15 @@ class Question:
 
 
 QUESTIONS: tuple[Question, ...] = (
-    Question("tenant_isolation", "How are tenants isolated inside the engine (KV cache, prefix "
-             "cache, batching)?", True),  # fmt: skip
+    Question(
+        "tenant_isolation", "How are tenants isolated inside the engine (KV cache, prefix cache, batching)?", True
+    ),  # fmt: skip
     Question("containment", "How long from detection to containment? With an example.", True),
-    Question("serving_engine", "Which serving engine and version are in our requests' path, and "
-             "who patches them, how fast?", True),  # fmt: skip
+    Question(
+        "serving_engine",
+        "Which serving engine and version are in our requests' path, and who patches them, how fast?",
+        True,
+    ),  # fmt: skip
     Question("notification", "Do they notify us of an incident, and within what time?", False),
     Question("reconstruction", "Can they reconstruct which of our requests an incident affected?", True),
     Question("data_retention", "How long do they keep prompts and outputs?", False),

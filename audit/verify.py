@@ -86,8 +86,9 @@ class VerifyReport:
             "head_seq": self.head_seq,
             "checkpoints_checked": self.checkpoints_checked,
             "purged_through": self.purged_through,
-            "unfinished_purge": None if self.unfinished_purge is None else {
-                "from_seq": self.unfinished_purge[0], "through_seq": self.unfinished_purge[1]},
+            "unfinished_purge": None
+            if self.unfinished_purge is None
+            else {"from_seq": self.unfinished_purge[0], "through_seq": self.unfinished_purge[1]},
             "first_bad": None if self.ok else _problem_dict(self.problems[0]),
             "problems": [_problem_dict(p) for p in self.problems],
         }
@@ -106,10 +107,7 @@ async def _page(conn: AsyncConnection, after: int, upto: int) -> list[tuple[int,
         cols = [table.c[c] for c in CHAINED_COLUMNS[name]] + [table.c.hash]
         got = (
             await conn.execute(
-                select(*cols)
-                .where(table.c.seq > after, table.c.seq <= upto)
-                .order_by(table.c.seq)
-                .limit(_PAGE)
+                select(*cols).where(table.c.seq > after, table.c.seq <= upto).order_by(table.c.seq).limit(_PAGE)
             )
         ).all()
         fetched.append((name, got))
@@ -210,9 +208,7 @@ async def verify_chain(
             if progress is not None:
                 progress(records)
 
-        beyond = [
-            (await conn.execute(select(func.max(t.c.seq)))).scalar() for t in _TABLES.values()
-        ]
+        beyond = [(await conn.execute(select(func.max(t.c.seq)))).scalar() for t in _TABLES.values()]
         top = max((b for b in beyond if b is not None), default=0)
         if top > head_seq:
             # Writers commit rows and the head together, so a row is legitimately past the head

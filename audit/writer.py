@@ -193,11 +193,7 @@ class ChainWriter:
     async def _write_in(self, conn: AsyncConnection, batch: list[list[PendingRow]]) -> list[list[int]]:
         # Defend the write-ahead guarantee against a server configured with async commit.
         await conn.execute(text("SET LOCAL synchronous_commit = on"))
-        head = (
-            await conn.execute(
-                select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
-            )
-        ).one()
+        head = (await conn.execute(select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update())).one()
         linked = link_batch(int(head.seq), bytes(head.hash), batch, self._hasher)
         for table, rows in linked.rows.items():
             if len(rows) >= _COPY_FROM:
