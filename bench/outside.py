@@ -207,7 +207,7 @@ def secrets(clf: Classifier, rows: list[dict[str, object]], show: int) -> None:
             rel = str(r["file"])
             found = list(scan_file(str(sp / rel)))
             if not found:
-                ours_only += any(e == "SECRET" for e, _ in r["values"])  # type: ignore[attr-defined]
+                ours_only += any(e == "SECRET" for e, _ in r["values"])  # type: ignore[attr-defined]  # a row holds objects; "values" is its list of (entity, value)
                 continue
             theirs_files.add(rel)
             text = (sp / rel).read_text("utf-8")

@@ -54,8 +54,8 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from migrations import upgrade  # noqa: E402
-from tests.support.servers import free_port, wait_http  # noqa: E402
+from migrations import upgrade  # noqa: E402 -- after the sys.path line: run as a script from the checkout
+from tests.support.servers import free_port, wait_http  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
 PY = sys.executable
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -83,7 +83,7 @@ def cpu_seconds(pid: int) -> float:
 class Proc:
     def __init__(self, args: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
                  log: Path | None = None) -> None:  # fmt: skip
-        out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115
+        out = open(log, "wb") if log else subprocess.DEVNULL  # noqa: SIM115 -- the child process writes it for its whole life
         self.p = subprocess.Popen(args, env={**os.environ, **(env or {})}, cwd=cwd, stdout=out,
                                   stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
 
@@ -218,7 +218,7 @@ def chat_body(size: int, seed: int, *, identifiers: bool = False, stream: bool =
     about ``size`` bytes, split where the request's number goes: ``prefix + str(n) + suffix``."""
     rng = random.Random(seed)
     messages: list[dict[str, str]] = [{"role": "system", "content": _SYSTEM}]
-    for turn in range(rng.randint(1, 3)):
+    for _turn in range(rng.randint(1, 3)):
         messages.append({"role": "user", "content": rng.choice(_USER)})
         messages.append({"role": "assistant", "content": rng.choice(_ASSISTANT)})
     spent = sum(len(m["content"]) + 30 for m in messages) + 80

@@ -32,7 +32,6 @@ from gateway.errors import (
     NotFound,
     PayloadTooLarge,
     Unprocessable,
-    error_body,
 )
 from gateway.hardening import HardeningMonitor
 from gateway.metrics import Metrics
@@ -89,7 +88,7 @@ def _translate_http(exc: HTTPException) -> GatewayError:
         return BadRequest("malformed request")
     if status in (401, 403, 422, 429, 503):
         err = Unprocessable("request refused", code="refused")
-        err.status_code = status  # type: ignore[misc]
+        err.status_code = status  # type: ignore[misc]  # declared per class; this error carries the store's status
         return err
     return GatewayError()
 
@@ -141,14 +140,14 @@ def create_app(
         from tiers import Classifier
 
         secrets = settings.secrets
-        fp_key = secrets.fingerprint_key.get_secret_value().encode()  # type: ignore[union-attr]
+        fp_key = secrets.fingerprint_key.get_secret_value().encode()  # type: ignore[union-attr]  # required by Settings
         owned: audit_store.AuditStore | None = None  # opened, migrated, maintained and closed here
         the_store: AuditStore
         if store is None:
             the_store = owned = await audit_store.AuditStore.open(
                 settings.audit,
                 fingerprint_key=fp_key,
-                checkpoint_key=secrets.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]
+                checkpoint_key=secrets.checkpoint_key.get_secret_value().encode(),  # type: ignore[union-attr]  # required by Settings
             )
         else:
             the_store = store
@@ -218,7 +217,7 @@ def create_app(
                 counters=counters,
                 metrics=metrics,
                 hardened=hardening.is_hardened,
-                salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
+                salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]  # required by Settings
                 now=clock or (lambda: datetime.now(UTC)),
                 safe_tokens=safe_lengths.safe_tokens,
                 tracer=tracer,
@@ -230,14 +229,14 @@ def create_app(
                 probes = asyncio.create_task(run_scheduled(
                     clients, settings.probes, record_event=the_store.record_event,
                     metrics=ProbeMetrics(metrics.registry),
-                    salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
+                    salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]  # required by Settings
                 ))  # fmt: skip
                 stack.callback(probes.cancel)
             from gateway.probes.schedule import scheduled_probe_tasks
 
             for task in scheduled_probe_tasks(
                 clients, settings, the_store, registry=metrics.registry, board=safe_lengths, on_lowered=lengths.poke,
-                salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]
+                salt_key=secrets.cache_salt_key.get_secret_value().encode(),  # type: ignore[union-attr]  # required by Settings
             ):  # fmt: skip
                 stack.callback(task.cancel)
             if settings.siem.sinks and settings.siem.in_server:  # the signed audit stream, off the request path
