@@ -14,16 +14,41 @@ share one SQLite file).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
-from sqlalchemy import event
+from sqlalchemy import CursorResult, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
-__all__ = ["IMMEDIATE", "configure_sqlite", "is_sqlite", "make_engine"]
+__all__ = ["IMMEDIATE", "configure_sqlite", "is_sqlite", "inserted_id", "make_engine", "write_transaction"]
 
 # Execution option the writer sets to take SQLite's write lock at BEGIN.
 IMMEDIATE = "tiergate_immediate"
+
+
+@asynccontextmanager
+async def write_transaction(engine: AsyncEngine) -> AsyncIterator[AsyncConnection]:
+    """A transaction that reads rows and then writes on what it read.
+
+    On SQLite it holds the write lock from its BEGIN: a deferred transaction that read first cannot
+    upgrade a snapshot another writer has moved past, and fails at once with "database is locked"
+    instead of waiting out busy_timeout. Two concurrent ones then queue instead of one failing.
+    PostgreSQL ignores the option (its row locks and the statements' own guards serialise them).
+    """
+    async with engine.connect() as plain:
+        conn = await plain.execution_options(**{IMMEDIATE: True})
+        async with conn.begin():
+            yield conn
+
+
+def inserted_id(result: CursorResult[Any]) -> int:
+    """The integer key of the one row an INSERT wrote (both backends report it)."""
+    key = result.inserted_primary_key
+    if key is None or key[0] is None:
+        raise RuntimeError("the database did not report the key of the row it inserted")
+    return int(key[0])
 
 
 def is_sqlite(engine_or_url: AsyncEngine | str) -> bool:

@@ -18,6 +18,7 @@ from sqlalchemy import BigInteger, Index, Integer, String, Text, insert, select,
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
+from audit.db import inserted_id, write_transaction
 from audit.errors import AuditError
 from audit.models import Base
 from audit.timeutil import from_us, to_us
@@ -102,7 +103,7 @@ async def lower_safe_length(store: Any, *, upstream: str, max_prompt_tokens: int
         _text(actor, "actor", 200),
     )
     at = to_us(now or datetime.now(UTC))
-    async with store.engine.begin() as conn:
+    async with write_transaction(store.engine) as conn:
         lowest = (await conn.execute(select(_C.c.max_prompt_tokens).where(
             _C.c.upstream == upstream, _C.c.restored_us.is_(None)).order_by(_C.c.max_prompt_tokens).limit(1))).scalar()  # fmt: skip
         if lowest is not None and int(lowest) <= max_prompt_tokens:
@@ -110,7 +111,7 @@ async def lower_safe_length(store: Any, *, upstream: str, max_prompt_tokens: int
         result = await conn.execute(insert(_C).values(
             upstream=upstream, max_prompt_tokens=max_prompt_tokens, failed_rung_tokens=failed_rung_tokens,
             reason=reason, actor=actor, created_us=at))  # fmt: skip
-        cap = LengthCap(int(result.inserted_primary_key[0]), upstream, max_prompt_tokens, failed_rung_tokens,
+        cap = LengthCap(inserted_id(result), upstream, max_prompt_tokens, failed_rung_tokens,
                         reason, actor, from_us(at))  # fmt: skip
     await store.record_event(LOWERED, cap.as_dict())
     return cap
@@ -125,7 +126,7 @@ async def restore_safe_length(store: Any, *, upstream: str, reason: str, actor: 
         _text(actor, "actor", 200),
     )
     at = to_us(now or datetime.now(UTC))
-    async with store.engine.begin() as conn:
+    async with write_transaction(store.engine) as conn:
         rows = (await conn.execute(select(_C).where(_C.c.upstream == upstream, _C.c.restored_us.is_(None))
                                    .order_by(_C.c.id))).all()  # fmt: skip
         if not rows:

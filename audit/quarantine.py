@@ -20,6 +20,7 @@ from sqlalchemy import BigInteger, Index, Integer, String, Text, and_, insert, s
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.orm import Mapped, mapped_column
 
+from audit.db import inserted_id, write_transaction
 from audit.errors import AuditError
 from audit.models import Base
 from audit.timeutil import from_us, to_us
@@ -141,7 +142,7 @@ async def quarantine(store: Any, *, upstream: str | None = None, provider: str |
     target = _target(upstream, provider, model)
     reason, actor = _text(reason, "reason", 2000), _text(actor, "actor", 200)
     at = to_us(now or datetime.now(UTC))
-    async with store.engine.begin() as conn:
+    async with write_transaction(store.engine) as conn:
         existing = (await conn.execute(
             select(_Q.c.id).where(_Q.c.released_us.is_(None), _same_target(*target)))).scalar()  # fmt: skip
         if existing is not None:
@@ -149,7 +150,7 @@ async def quarantine(store: Any, *, upstream: str | None = None, provider: str |
         result = await conn.execute(insert(_Q).values(
             upstream=target[0], provider=target[1], model=target[2], reason=reason, actor=actor,
             created_us=at))  # fmt: skip
-        qid = int(result.inserted_primary_key[0])
+        qid = inserted_id(result)
     entry = QuarantineEntry(qid, *target, reason, actor, from_us(at))
     await store.record_event(QUARANTINED, {k: v for k, v in entry.as_dict().items()
                                            if not k.startswith("release")})  # fmt: skip
@@ -168,7 +169,7 @@ async def release(store: Any, quarantine_id: int | None = None, *, upstream: str
     else:
         where = _same_target(*_target(upstream, provider, model))
     at = to_us(now or datetime.now(UTC))
-    async with store.engine.begin() as conn:
+    async with write_transaction(store.engine) as conn:
         row = (await conn.execute(select(_Q).where(where, _Q.c.released_us.is_(None)))).first()
         if row is None:
             raise QuarantineError("no quarantine in force matches")
