@@ -301,12 +301,15 @@ async def main() -> None:
     ap.add_argument("--writes", type=int, default=20_000)
     ap.add_argument("--unbatched-writes", type=int, default=1_000)
     ap.add_argument("--verify-rows", type=int, default=50_000)
-    ap.add_argument("--concurrency", type=int, default=1024,
-                    help="concurrent writers: a gateway's in-flight requests")
+    ap.add_argument("--concurrency", type=int, default=1024, help="concurrent writers: a gateway's in-flight requests")
     ap.add_argument("--skip", default="", help="comma list of: write,query,verify")
-    ap.add_argument("--keep", type=Path, default=None,
-                    help="keep the 10M-row databases here (SQLite file; PostgreSQL database "
-                         "tg_bench_keep_N) and reuse them on the next run instead of refilling")
+    ap.add_argument(
+        "--keep",
+        type=Path,
+        default=None,
+        help="keep the 10M-row databases here (SQLite file; PostgreSQL database "
+        "tg_bench_keep_N) and reuse them on the next run instead of refilling",
+    )
     ap.add_argument("--fill-only", action="store_true", help="with --keep: fill, measure nothing")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))

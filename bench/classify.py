@@ -157,9 +157,7 @@ def recall(planted: list[Planted], found: list[tuple[str, int, int]], types: set
     wanted = [p for p in planted if types is None or p.entity in types]
     if not wanted:
         return 1.0
-    hit = sum(
-        any(e == p.entity and s < p.end and p.start < end for e, s, end in found) for p in wanted
-    )
+    hit = sum(any(e == p.entity and s < p.end and p.start < end for e, s, end in found) for p in wanted)
     return hit / len(wanted)
 
 
@@ -207,7 +205,9 @@ def main() -> None:
         print("| text | size | tiers (classify+strip) | recall tiers (all types) |")
         print("|---|---:|---:|---:|")
     else:
-        print("| text | size | tiers (classify+strip) | presidio | speed-up | recall tiers / presidio (presidio types) | recall tiers (all types) |")
+        print(
+            "| text | size | tiers (classify+strip) | presidio | speed-up | recall tiers / presidio (presidio types) | recall tiers (all types) |"
+        )
         print("|---|---:|---:|---:|---:|---|---:|")
     for kind in KINDS:
         for size in args.sizes:

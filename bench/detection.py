@@ -89,10 +89,16 @@ def code(clf: Classifier, n: int) -> None:
             continue
         read += 1
         chars += len(text)
-        found = [(f.entity_type, text[f.start : f.end]) for f in clf.classify(_content(text)).findings if f.entity_type in FAMILIES]
+        found = [
+            (f.entity_type, text[f.start : f.end])
+            for f in clf.classify(_content(text)).findings
+            if f.entity_type in FAMILIES
+        ]
         flagged += bool(found)
         values.update(found)
-    print(f"## Python standard library sources ({read} files, {chars / 1e6:.1f} M characters, {time.perf_counter() - t0:.1f} s)\n")
+    print(
+        f"## Python standard library sources ({read} files, {chars / 1e6:.1f} M characters, {time.perf_counter() - t0:.1f} s)\n"
+    )
     print(f"{flagged} files with a PERSON / ORGANIZATION / ADDRESS / DATE_OF_BIRTH finding; most frequent values:\n")
     for (fam, value), k in values.most_common(30):
         print(f"- {k} × {fam} `{value}`")

@@ -77,11 +77,7 @@ def worker(model: str, requests: int, max_tokens: int) -> None:
 
     def prompts(salt: int) -> list[dict]:
         return [
-            {
-                "prompt_token_ids": [
-                    (salt * 31 + i * 7 + j * 13) % 250 for j in range(200 + 20 * i)
-                ]
-            }
+            {"prompt_token_ids": [(salt * 31 + i * 7 + j * 13) % 250 for j in range(200 + 20 * i)]}
             for i in range(requests)
         ]
 
@@ -129,8 +125,12 @@ def split_worker(role: str, model: str, store: str, records: str, guarded: bool,
         for i in range(requests):
             ids = [(s * 1009 + i * 7 + j * 13) % 250 for j in range(600 + 40 * i)]  # distinct per s < 250
             extra = {"kv_transfer_params": {"tiergate_transfer_id": f"bench-{s}-{i:04d}"}}
-            items.append(({"prompt_token_ids": ids},
-                          SamplingParams(max_tokens=out_tokens, temperature=0.0, ignore_eos=True, extra_args=extra)))
+            items.append(
+                (
+                    {"prompt_token_ids": ids},
+                    SamplingParams(max_tokens=out_tokens, temperature=0.0, ignore_eos=True, extra_args=extra),
+                )
+            )
         return items
 
     def go(s: int) -> tuple[list, float, float]:
@@ -174,8 +174,10 @@ def split_main(rounds: int, requests: int, max_tokens: int) -> None:
         model = build_tiny_model(tmp / "model")
         results: dict[str, list[dict[str, dict]]] = {"stock": [], "guard": []}
         for r in range(rounds):
-            for mode in (("stock", "guard") if r % 2 == 0 else ("guard", "stock")):
-                results[mode].append(run_split(mode, model, tmp, requests, max_tokens, salt=10 * r + len(results[mode])))
+            for mode in ("stock", "guard") if r % 2 == 0 else ("guard", "stock"):
+                results[mode].append(
+                    run_split(mode, model, tmp, requests, max_tokens, salt=10 * r + len(results[mode]))
+                )
                 print(mode, results[mode][-1], flush=True)
     assert all(x[role]["failed"] == 0 for v in results.values() for x in v for role in x), "a clean run failed"
     pairs = list(zip(results["stock"], results["guard"], strict=True))
@@ -244,20 +246,11 @@ def main() -> None:
         for r in range(args.rounds):
             order = ("stock", "plugin") if r % 2 == 0 else ("plugin", "stock")
             for mode in order:
-                results[mode].append(
-                    run(mode, model, tmp, args.requests, args.max_tokens)
-                )
+                results[mode].append(run(mode, model, tmp, args.requests, args.max_tokens))
                 print(mode, results[mode][-1], flush=True)
-    tput = {
-        m: statistics.median(x["tokens_per_s"] for x in v) for m, v in results.items()
-    }
-    ttft = {
-        m: statistics.median(x["ttft_median_ms"] for x in v) for m, v in results.items()
-    }
-    cpu = {
-        m: statistics.median(x["tokens_per_cpu_s"] for x in v)
-        for m, v in results.items()
-    }
+    tput = {m: statistics.median(x["tokens_per_s"] for x in v) for m, v in results.items()}
+    ttft = {m: statistics.median(x["ttft_median_ms"] for x in v) for m, v in results.items()}
+    cpu = {m: statistics.median(x["tokens_per_cpu_s"] for x in v) for m, v in results.items()}
     zero = statistics.median(x["zeroing_cpu_fraction"] for x in results["plugin"])
     # Each round ran one stock and one plugin process back to back: their ratio cancels the slow
     # drift of a shared machine that the medians per mode above still carry.
@@ -284,14 +277,10 @@ def main() -> None:
     )
     print(f"share of engine CPU time inside block zeroing (plugin): {100 * zero:.3f} %")
     print(f"blocks zeroed per plugin run: {results['plugin'][0]['blocks_zeroed']}")
-    print(
-        "\nbytes zeroed per token (each token's KV slot is zeroed once, when its block is new):"
-    )
+    print("\nbytes zeroed per token (each token's KV slot is zeroed once, when its block is new):")
     for name, layers, heads, dim, nbytes in REAL_MODELS:
         per_token = 2 * layers * heads * dim * nbytes
-        print(
-            f"  {name}: {per_token // 1024} KiB/token, {16 * per_token // (1 << 20)} MiB per 16-token block"
-        )
+        print(f"  {name}: {per_token // 1024} KiB/token, {16 * per_token // (1 << 20)} MiB per 16-token block")
 
 
 if __name__ == "__main__":

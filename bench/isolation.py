@@ -194,7 +194,7 @@ def main() -> None:
         mock.stop()
         if worktree is not None:
             subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(worktree)], check=False)
-    print(f"\ndirect 1 KB chat to the mock: p50 {pct(base_direct, .5):.2f} ms, p99 {pct(base_direct, .99):.2f} ms\n")
+    print(f"\ndirect 1 KB chat to the mock: p50 {pct(base_direct, 0.5):.2f} ms, p99 {pct(base_direct, 0.99):.2f} ms\n")
     print("\n".join(lines))
 
 

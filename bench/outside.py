@@ -42,16 +42,64 @@ from tiers import Classifier, Content, Segment, Tier, TiersConfig  # noqa: E402 
 
 GROUPS = {
     "named in the issue (tuned on)": ["sqlalchemy", "litestar", "pydantic", "aiohttp", "presidio_analyzer", "click"],
-    "second look (tuned once)": ["jinja2", "rich", "alembic", "httpx", "redis", "requests", "mako", "markdown_it",
-                                 "anyio", "uvicorn"],
-    "third look (measured first at d26dfb3, then tuned)": ["starlette", "openai", "anthropic", "pygments", "yaml",
-                                                           "schemathesis", "hypothesis", "msgspec", "opentelemetry"],
-    "held out (never looked at before this figure)": ["networkx", "huggingface_hub", "sentry_sdk", "pypdf", "fpdf",
-                                                      "dns", "jwt", "loguru", "lark", "fsspec", "cloudpathlib",
-                                                      "packaging"],
+    "second look (tuned once)": [
+        "jinja2",
+        "rich",
+        "alembic",
+        "httpx",
+        "redis",
+        "requests",
+        "mako",
+        "markdown_it",
+        "anyio",
+        "uvicorn",
+    ],
+    "third look (measured first at d26dfb3, then tuned)": [
+        "starlette",
+        "openai",
+        "anthropic",
+        "pygments",
+        "yaml",
+        "schemathesis",
+        "hypothesis",
+        "msgspec",
+        "opentelemetry",
+    ],
+    "held out (never looked at before this figure)": [
+        "networkx",
+        "huggingface_hub",
+        "sentry_sdk",
+        "pypdf",
+        "fpdf",
+        "dns",
+        "jwt",
+        "loguru",
+        "lark",
+        "fsspec",
+        "cloudpathlib",
+        "packaging",
+    ],
 }
-SUFFIXES = {".py", ".pyi", ".txt", ".md", ".rst", ".html", ".js", ".css", ".yaml", ".yml", ".json", ".toml",
-            ".cfg", ".ini", ".sql", ".j2", ".jinja", ""}
+SUFFIXES = {
+    ".py",
+    ".pyi",
+    ".txt",
+    ".md",
+    ".rst",
+    ".html",
+    ".js",
+    ".css",
+    ".yaml",
+    ".yml",
+    ".json",
+    ".toml",
+    ".cfg",
+    ".ini",
+    ".sql",
+    ".j2",
+    ".jinja",
+    "",
+}
 
 # Values read and judged to identify a real person, mailbox or company (credits, copyright
 # lines, maintainers); a file whose findings are all of these is Tier 2 by design.
@@ -65,7 +113,10 @@ IDENTIFYING = frozenset(
     Andreas Amann|Laurent Bercot's|Nils Winter|Stefan Matthias Aust|Matt Good|Douglas R. Hofstadter|Chris Bracco|
     Miikka Salminen|Sarah Drasner|Tobias Zoghaib|Chris Kempson|Jan T. Sott|Camil Staps|Clark Evans's|
     Konstantinos Sagonas|Celeste Hollenbeck|christian.bizouard@obspm.fr|Christian Bizouard|Robert Kern""".replace(
-        "\n", "").replace("    ", "").split("|")
+        "\n", ""
+    )
+    .replace("    ", "")
+    .split("|")
 )
 
 
@@ -93,8 +144,10 @@ def repos(clf: Classifier, show: int) -> list[dict[str, object]]:
     sp = _site_packages()
     rows: list[dict[str, object]] = []
     print("## Real repositories (installed packages' source trees, file by file)\n")
-    print("| group | package | files | MB | Tier 2 | identifying only | by names not in the list | by other values "
-          "| Tier 2 by nobody | Tier 3 |")
+    print(
+        "| group | package | files | MB | Tier 2 | identifying only | by names not in the list | by other values "
+        "| Tier 2 by nobody | Tier 3 |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     totals: dict[str, Counter[str]] = {}
     shown: list[str] = []
@@ -130,12 +183,16 @@ def repos(clf: Classifier, show: int) -> list[dict[str, object]]:
                 if d.tier > Tier.GENERAL and nobody:
                     shown.append(f"- {int(d.tier)} `{rel}`: " + ", ".join(f"{e} `{v[:60]}`" for e, v in nobody[:4]))
             tot.update(c)
-            print(f"| {group} | {pkg} | {c['files']} | {c['chars'] / 1e6:.1f} | {c['tier2']} | {c['identifying']} | "
-                  f"{c['names']} | {c['other']} | {c['nobody']} ({c['nobody'] / max(c['files'], 1):.1%}) | {c['tier3']} |")
+            print(
+                f"| {group} | {pkg} | {c['files']} | {c['chars'] / 1e6:.1f} | {c['tier2']} | {c['identifying']} | "
+                f"{c['names']} | {c['other']} | {c['nobody']} ({c['nobody'] / max(c['files'], 1):.1%}) | {c['tier3']} |"
+            )
     for group, c in totals.items():
-        print(f"| **{group}** | all | {c['files']} | {c['chars'] / 1e6:.1f} | {c['tier2']} | {c['identifying']} | "
-              f"{c['names']} | {c['other']} ({c['other'] / max(c['files'], 1):.1%}) | "
-              f"**{c['nobody']} ({c['nobody'] / max(c['files'], 1):.1%})** | **{c['tier3']}** |")
+        print(
+            f"| **{group}** | all | {c['files']} | {c['chars'] / 1e6:.1f} | {c['tier2']} | {c['identifying']} | "
+            f"{c['names']} | {c['other']} ({c['other'] / max(c['files'], 1):.1%}) | "
+            f"**{c['nobody']} ({c['nobody'] / max(c['files'], 1):.1%})** | **{c['tier3']}** |"
+        )
     print(f"\n({time.perf_counter() - t0:.1f} s; failed closed: {sum(c['failed'] for c in totals.values())})\n")
     if show:
         print("Files raised by values that identify nobody (first values of each):\n")
@@ -172,29 +229,38 @@ def faker(clf: Classifier, per_carrier: int) -> None:
         n = sum(total[(fam, lang)] for lang in ("en", "de", "fr"))
         h = sum(hits[(fam, lang)] for lang in ("en", "de", "fr"))
         print(f"| {fam} | " + " | ".join(cells) + f" | {h / n:.1%} |")
-    print(f"\nstray findings (outside every planted value): {sum(stray.values())}"
-          + (": " + ", ".join(f"{e} `{v}`" for (e, v), _ in stray.most_common(8)) if stray else ""))
+    print(
+        f"\nstray findings (outside every planted value): {sum(stray.values())}"
+        + (": " + ", ".join(f"{e} `{v}`" for (e, v), _ in stray.most_common(8)) if stray else "")
+    )
     for fam in families:
         if missed[fam]:
             print(f"\nmissed {fam} (first 10): " + "; ".join(v for v, _ in missed[fam].most_common(10)))
     clean = clean_documents(25, seed=2026)
     same = sum(not clf.classify(_content(t)).findings for _, t in clean)
     bad = [t for _, t in clean if clf.classify(_content(t)).findings]
-    print(f"\nclean Faker prose forwarded byte-identical: {same} of {len(clean)} ({same / len(clean):.1%})"
-          + (": not " + " | ".join(bad[:5]) if bad else "") + "\n")
+    print(
+        f"\nclean Faker prose forwarded byte-identical: {same} of {len(clean)} ({same / len(clean):.1%})"
+        + (": not " + " | ".join(bad[:5]) if bad else "")
+        + "\n"
+    )
 
 
 def secrets(clf: Classifier, rows: list[dict[str, object]], show: int) -> None:
     print("## Secrets: outside samples and an outside scanner\n")
-    print("No registry package ships outside secret samples: detect-secrets 1.5.0 (wheel and sdist: its tests "
-          "are not in the sdist), trufflehog3 3.0.10 (a rules.yml of regexes, no examples), the secretlint "
-          "rule packages on npm (module code and a README without sample lines).")
+    print(
+        "No registry package ships outside secret samples: detect-secrets 1.5.0 (wheel and sdist: its tests "
+        "are not in the sdist), trufflehog3 3.0.10 (a rules.yml of regexes, no examples), the secretlint "
+        "rule packages on npm (module code and a README without sample lines)."
+    )
     try:
         from detect_secrets.core.scan import scan_file
         from detect_secrets.settings import default_settings
     except ImportError:
-        print("\ndetect-secrets is not importable: `pip install --target build/detect-secrets --no-deps "
-              "detect-secrets==1.5.0` and run with PYTHONPATH=build/detect-secrets to compare.\n")
+        print(
+            "\ndetect-secrets is not importable: `pip install --target build/detect-secrets --no-deps "
+            "detect-secrets==1.5.0` and run with PYTHONPATH=build/detect-secrets to compare.\n"
+        )
         return
     sp = _site_packages()
     kinds: Counter[str] = Counter()
@@ -224,12 +290,15 @@ def secrets(clf: Classifier, rows: list[dict[str, object]], show: int) -> None:
                 kinds[secret.type] += 1
                 covered[secret.type] += hit
                 if not hit:
-                    missed.append(f"- {secret.type}: `{rel}:{secret.line_number}` "
-                                  f"`{lines[secret.line_number - 1].strip()[:90]}`")
+                    missed.append(
+                        f"- {secret.type}: `{rel}:{secret.line_number}` `{lines[secret.line_number - 1].strip()[:90]}`"
+                    )
     n, h = sum(kinds.values()), sum(covered.values())
-    print(f"\ndetect-secrets 1.5.0 (Apache-2.0, default plugins and filters) on the same {len(rows)} files: "
-          f"{n} secrets in {len(theirs_files)} files; Tiergate's SECRET findings cover {h} of them "
-          f"({h / max(n, 1):.1%}); files with a SECRET of ours that detect-secrets does not flag: {ours_only}.\n")
+    print(
+        f"\ndetect-secrets 1.5.0 (Apache-2.0, default plugins and filters) on the same {len(rows)} files: "
+        f"{n} secrets in {len(theirs_files)} files; Tiergate's SECRET findings cover {h} of them "
+        f"({h / max(n, 1):.1%}); files with a SECRET of ours that detect-secrets does not flag: {ours_only}.\n"
+    )
     print("| detect-secrets type | found by it | also by Tiergate |\n|---|---:|---:|")
     for kind, k in kinds.most_common():
         print(f"| {kind} | {k} | {covered[kind]} |")

@@ -59,8 +59,10 @@ from tests.support.servers import free_port, wait_http  # noqa: E402 -- after th
 
 PY = sys.executable
 CLK_TCK = os.sysconf("SC_CLK_TCK")
-WORDS = ("the quarterly plan needs review before we ship the new release to every region while "
-         "keeping latency low and costs predictable across teams and vendors").split()
+WORDS = (
+    "the quarterly plan needs review before we ship the new release to every region while "
+    "keeping latency low and costs predictable across teams and vendors"
+).split()
 
 
 def prompt(size: int, seed: int) -> str:
@@ -191,7 +193,7 @@ _SYSTEM = ("You are a careful assistant for the operations team. Answer briefly,
 _USER = [
     "Can you summarise the incident from last night and list what we still have to follow up on?",
     "The deploy to eu-west failed twice with a timeout on the health check; what should I look at first?",
-    "Here is the stack trace from the worker:\n  File \"worker.py\", line 88, in run\n    batch = queue.get(timeout=5)\nqueue.Empty",
+    'Here is the stack trace from the worker:\n  File "worker.py", line 88, in run\n    batch = queue.get(timeout=5)\nqueue.Empty',
     "Rewrite this paragraph for the customer update so it is shorter and does not promise a date.",
     "Which of these three options is cheaper to run for a year if traffic doubles in the spring?",
     "def retry(fn, attempts=3):\n    for i in range(attempts):\n        try:\n            return fn()\n        except TimeoutError:\n            time.sleep(2 ** i)\n    raise",
@@ -602,28 +604,47 @@ def _split_one(mode: str, size: int, n: int, up_port: int, null_store: type) -> 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--litellm", action="store_true", help="also measure LiteLLM proxy (pip installs it)")
-    parser.add_argument("--litellm-dir", type=Path, default=ROOT / "build",
-                        help="where LiteLLM's own venv is (made there on first use)")
-    parser.add_argument("--ref", action="append", default=[],
-                        help="also run the Tiergate of this git revision (git archive), same run; repeatable")
-    parser.add_argument("--source", action="append", default=[], type=Path,
-                        help="also run the Tiergate of this source tree; repeatable")
-    parser.add_argument("--postgres", action="store_true",
-                        help="each Tiergate also with its audit log on PostgreSQL (a scratch database on 127.0.0.1)")
-    parser.add_argument("--workers", default="1",
-                        help="uvicorn workers per Tiergate, comma-separated for one target each (e.g. 1,2)")
-    parser.add_argument("--no-tree", action="store_true",
-                        help="leave out the Tiergate of this working tree (only --ref / --source ones)")
+    parser.add_argument(
+        "--litellm-dir", type=Path, default=ROOT / "build", help="where LiteLLM's own venv is (made there on first use)"
+    )
+    parser.add_argument(
+        "--ref",
+        action="append",
+        default=[],
+        help="also run the Tiergate of this git revision (git archive), same run; repeatable",
+    )
+    parser.add_argument(
+        "--source", action="append", default=[], type=Path, help="also run the Tiergate of this source tree; repeatable"
+    )
+    parser.add_argument(
+        "--postgres",
+        action="store_true",
+        help="each Tiergate also with its audit log on PostgreSQL (a scratch database on 127.0.0.1)",
+    )
+    parser.add_argument(
+        "--workers", default="1", help="uvicorn workers per Tiergate, comma-separated for one target each (e.g. 1,2)"
+    )
+    parser.add_argument(
+        "--no-tree",
+        action="store_true",
+        help="leave out the Tiergate of this working tree (only --ref / --source ones)",
+    )
     parser.add_argument("--cells", default="small,big", help="cell groups: small, big (comma-separated)")
     parser.add_argument("--repeats", type=int, default=3, help="rounds over every cell and target")
     parser.add_argument("--seconds", type=float, default=4.0, help="wrk's duration per cell and round")
     parser.add_argument("--quick", action="store_true", help="one round of 2 s per cell")
     parser.add_argument("--split", action="store_true", help="only the in-process null vs real store split")
-    parser.add_argument("--tracing", action="store_true",
-                        help="with --split: the real store with tracing off vs on (OTLP/HTTP to a local receiver)")
+    parser.add_argument(
+        "--tracing",
+        action="store_true",
+        help="with --split: the real store with tracing off vs on (OTLP/HTTP to a local receiver)",
+    )
     parser.add_argument("--no-pin", action="store_true", help="leave every process free to use every CPU")
-    parser.add_argument("--protocols", action="store_true",
-                        help="only the per-protocol cells: chat, messages, responses, whole and streamed (bench/protocols.py)")
+    parser.add_argument(
+        "--protocols",
+        action="store_true",
+        help="only the per-protocol cells: chat, messages, responses, whole and streamed (bench/protocols.py)",
+    )
     args = parser.parse_args()
     if args.protocols:
         from bench.protocols import run

@@ -83,8 +83,10 @@ def main() -> None:
     re2_scan(0)
     r1 = time.perf_counter() - t0
     r2 = _twice(re2_scan)
-    print(f"RE2 sets of 32 ({len(patterns)} patterns): one scan {r1 * 1e3:.1f} ms; two threads {r2 * 1e3:.1f} ms "
-          f"(ratio {r2 / r1:.2f})")
+    print(
+        f"RE2 sets of 32 ({len(patterns)} patterns): one scan {r1 * 1e3:.1f} ms; two threads {r2 * 1e3:.1f} ms "
+        f"(ratio {r2 / r1:.2f})"
+    )
     try:
         import hyperscan
     except ImportError:
@@ -100,8 +102,12 @@ def main() -> None:
             continue
     db = hyperscan.Database()
     t0 = time.perf_counter()
-    db.compile(expressions=[p.encode() for p in usable], ids=list(range(len(usable))), elements=len(usable),
-               flags=[flags] * len(usable))
+    db.compile(
+        expressions=[p.encode() for p in usable],
+        ids=list(range(len(usable))),
+        elements=len(usable),
+        flags=[flags] * len(usable),
+    )
     compile_s = time.perf_counter() - t0
     scratch = [hyperscan.Scratch(db) for _ in range(2)]
     seen: set[int] = set()
@@ -117,8 +123,10 @@ def main() -> None:
     hs_scan(0)
     h1 = time.perf_counter() - t0
     h2 = _twice(hs_scan)
-    print(f"Hyperscan {hyperscan.__version__} ({len(usable)} of {len(patterns)} patterns compile, prefilter): "
-          f"compile {compile_s:.1f} s; one scan {h1 * 1e3:.1f} ms; two threads {h2 * 1e3:.1f} ms (ratio {h2 / h1:.2f})")
+    print(
+        f"Hyperscan {hyperscan.__version__} ({len(usable)} of {len(patterns)} patterns compile, prefilter): "
+        f"compile {compile_s:.1f} s; one scan {h1 * 1e3:.1f} ms; two threads {h2 * 1e3:.1f} ms (ratio {h2 / h1:.2f})"
+    )
 
 
 if __name__ == "__main__":

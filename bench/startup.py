@@ -126,7 +126,9 @@ def main() -> None:
             print(f"  {name:10} run {i + 1}: ready {took:5.2f} s, idle RSS {rss:6.1f} MiB, loaded: {loaded}",
                   flush=True)  # fmt: skip
     print()
-    print("| target | ready s (median, min–max) | idle RSS MiB (median, min–max) | torch / transformers / spacy loaded |")
+    print(
+        "| target | ready s (median, min–max) | idle RSS MiB (median, min–max) | torch / transformers / spacy loaded |"
+    )
     print("|---|---|---|---|")
     for name, rows in results.items():
         ts = [r[0] for r in rows]

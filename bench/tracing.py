@@ -69,8 +69,11 @@ def measure(enabled: bool | None) -> float:
         exporter = Dropping()
     tracer = build_tracer(TracingSettings(enabled=bool(enabled)), exporter=exporter)
     classified, outbound, data = _stand_ins()
-    step = (lambda i: bare(i, classified, outbound, data)) if enabled is None else (
-        lambda i: one_request(tracer, i, classified, outbound, data))
+    step = (
+        (lambda i: bare(i, classified, outbound, data))
+        if enabled is None
+        else (lambda i: one_request(tracer, i, classified, outbound, data))
+    )
     for i in range(500):
         step(i)
     best = float("inf")

@@ -30,9 +30,7 @@ __all__ = [
 class AdmissionError(Exception):
     """A request the engine front refuses; ``code`` is the OpenAI error code."""
 
-    def __init__(
-        self, message: str, *, status_code: int = 400, code: str = "invalid_request"
-    ) -> None:
+    def __init__(self, message: str, *, status_code: int = 400, code: str = "invalid_request") -> None:
         super().__init__(message)
         self.status_code = status_code
         self.code = code
@@ -55,9 +53,7 @@ class Admitted:
     def headers(self) -> dict[str, str]:
         out = {"X-Tiergate-Prompt-Tokens": str(self.prompt_tokens)}
         if self.clamped:
-            out["X-Tiergate-Max-Tokens-Clamped"] = (
-                f"{self.max_tokens_requested}->{self.max_tokens_effective}"
-            )
+            out["X-Tiergate-Max-Tokens-Clamped"] = f"{self.max_tokens_requested}->{self.max_tokens_effective}"
         if self.dropped:
             out["X-Tiergate-Dropped-Params"] = ",".join(self.dropped)
         return out
@@ -82,12 +78,8 @@ def prepare_body(
             raise AdmissionError("prompt must be one string or one list of token ids")
     if derived_salt is not None:
         out["cache_salt"] = derived_salt
-    elif require_salt and not (
-        isinstance(out.get("cache_salt"), str) and out["cache_salt"]
-    ):
-        raise AdmissionError(
-            "cache_salt is required by this engine", code="cache_salt_required"
-        )
+    elif require_salt and not (isinstance(out.get("cache_salt"), str) and out["cache_salt"]):
+        raise AdmissionError("cache_salt is required by this engine", code="cache_salt_required")
     for key in ("max_tokens", "max_completion_tokens", "min_tokens"):
         value = out.get(key)
         if value is not None and (type(value) is not int or value < 0):
@@ -147,9 +139,7 @@ def prepare_responses(
 
 
 def _is_token_list(value: object) -> bool:
-    return (
-        isinstance(value, list) and bool(value) and all(type(t) is int for t in value)
-    )
+    return isinstance(value, list) and bool(value) and all(type(t) is int for t in value)
 
 
 def completion_prompt_tokens(body: dict[str, Any]) -> int | None:
@@ -175,11 +165,7 @@ def admit(
             code="context_length_exceeded",
         )
     out = dict(body)
-    key = limit_key or (
-        "max_completion_tokens"
-        if out.get("max_completion_tokens") is not None
-        else "max_tokens"
-    )
+    key = limit_key or ("max_completion_tokens" if out.get("max_completion_tokens") is not None else "max_tokens")
     requested = out.get(key)
     effective = requested
     if requested is not None and requested > room:

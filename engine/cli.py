@@ -71,9 +71,7 @@ def serve_command(config_path: Path) -> None:
     from engine.preflight import PreflightError
     from engine.supervisor import EngineSupervisor
 
-    logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s"
-    )
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     config = _load(config_path)
     supervisor = EngineSupervisor(config)
     # An orchestrator's SIGTERM during the (minute-long) start: stop vLLM now rather than die and
@@ -95,9 +93,7 @@ def serve_command(config_path: Path) -> None:
     # Stop vLLM inside the app's shutdown: uvicorn re-raises SIGTERM once it has shut down, so
     # code after serve() would never run on a signal.
     app.on_shutdown.append(lambda: supervisor.stop())
-    server = uvicorn.Server(
-        uvicorn.Config(app, host=config.host, port=config.port, log_level="info")
-    )
+    server = uvicorn.Server(uvicorn.Config(app, host=config.host, port=config.port, log_level="info"))
     vllm_died = False
 
     async def run() -> None:
@@ -137,9 +133,7 @@ def _raise_stop(signum: int, frame: object) -> None:
 
 @engine_group.command(name="check")
 @click.argument("base_url")
-@click.option(
-    "--context-window", type=int, required=True, help="What the gateway admits."
-)
+@click.option("--context-window", type=int, required=True, help="What the gateway admits.")
 def check_command(base_url: str, context_window: int) -> None:
     """Fetch a running engine's manifest; exit 1 unless it is hardened and consistent."""
     import httpx
@@ -160,4 +154,3 @@ def check_command(base_url: str, context_window: int) -> None:
     if problems:
         raise click.ClickException("not hardened: " + "; ".join(problems))
     click.echo("hardened: yes")
-

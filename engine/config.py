@@ -119,9 +119,7 @@ class EngineConfig(BaseModel):
     @classmethod
     def _secret_file_exists(cls, value: CacheSaltConfig) -> CacheSaltConfig:
         if value.secret_file is not None and not value.secret_file.is_file():
-            raise ValueError(
-                f"cache_salt.secret_file {value.secret_file} does not exist"
-            )
+            raise ValueError(f"cache_salt.secret_file {value.secret_file} does not exist")
         return value
 
 

@@ -72,8 +72,11 @@ def responses_tokenize_request(body: dict[str, Any]) -> dict[str, Any]:
         if kind == "message":
             messages.append({"role": item.get("role", "user"), "content": _text(item.get("content"))})
         elif kind in ("function_call", "custom_tool_call"):
-            call = {"id": item.get("call_id"), "type": "function",
-                    "function": {"name": item.get("name"), "arguments": item.get("arguments", item.get("input", ""))}}
+            call = {
+                "id": item.get("call_id"),
+                "type": "function",
+                "function": {"name": item.get("name"), "arguments": item.get("arguments", item.get("input", ""))},
+            }
             if last is not None and "tool_calls" in last:
                 last["tool_calls"].append(call)
             elif last is not None:

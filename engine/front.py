@@ -105,14 +105,10 @@ class _Metrics:
                                 ["check"], registry=r)  # fmt: skip
 
 
-def _error(
-    status: int, message: str, code: str, headers: dict[str, str] | None = None
-) -> Response[Any]:
+def _error(status: int, message: str, code: str, headers: dict[str, str] | None = None) -> Response[Any]:
     kind = "invalid_request_error" if status < 500 else "engine_error"
     body = {"error": {"message": message, "type": kind, "code": code, "param": None}}
-    return Response(
-        body, status_code=status, headers=headers or {}, media_type="application/json"
-    )
+    return Response(body, status_code=status, headers=headers or {}, media_type="application/json")
 
 
 def _ok(
@@ -120,9 +116,7 @@ def _ok(
     headers: dict[str, str] | None = None,
     media_type: str = "application/json",
 ) -> Response[Any]:
-    return Response(
-        content, status_code=200, headers=headers or {}, media_type=media_type
-    )
+    return Response(content, status_code=200, headers=headers or {}, media_type=media_type)
 
 
 def _client(state: State) -> httpx.AsyncClient:
@@ -144,9 +138,7 @@ def manifest_route(state: State) -> Response[Any]:
 @get("/health", sync_to_thread=False)
 def health_route(state: State) -> Response[Any]:
     up = _supervisor(state).alive()
-    return Response(
-        {"ok": up}, status_code=200 if up else 503, media_type="application/json"
-    )
+    return Response({"ok": up}, status_code=200 if up else 503, media_type="application/json")
 
 
 @get("/metrics")
@@ -172,17 +164,13 @@ async def metrics_route(state: State) -> Response[Any]:
     return _ok(ours + theirs, media_type="text/plain; version=0.0.4")
 
 
-async def _proxy(
-    state: State, method: str, path: str, body: bytes | None = None
-) -> Response[Any]:
+async def _proxy(state: State, method: str, path: str, body: bytes | None = None) -> Response[Any]:
     try:
         upstream = await _client(state).request(
             method, path, content=body, headers={"content-type": "application/json"}
         )
     except httpx.HTTPError as exc:
-        return _error(
-            502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable"
-        )
+        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
     return Response(
         upstream.content,
         status_code=upstream.status_code,
@@ -196,9 +184,7 @@ async def models_route(state: State) -> Response[Any]:
 
 
 @post("/tokenize")
-async def tokenize_route(
-    request: Request[Any, Any, State], state: State
-) -> Response[Any]:
+async def tokenize_route(request: Request[Any, Any, State], state: State) -> Response[Any]:
     return await _proxy(state, "POST", "/tokenize", await request.body())
 
 
@@ -238,9 +224,7 @@ async def _tokenize(state: State, tok: dict[str, Any] | None) -> int:
         )
     count = response.json().get("count")
     if type(count) is not int:
-        raise AdmissionError(
-            "engine /tokenize gave no count", status_code=502, code="engine_error"
-        )
+        raise AdmissionError("engine /tokenize gave no count", status_code=502, code="engine_error")
     return count
 
 
@@ -262,9 +246,7 @@ def _derived_salt(request: Request[Any, Any, State], state: State) -> str | None
     return derive_cache_salt(salt_key, tenant)
 
 
-async def _generate(
-    request: Request[Any, Any, State], state: State, path: str, chat: bool
-) -> Response[Any] | Stream:
+async def _generate(request: Request[Any, Any, State], state: State, path: str, chat: bool) -> Response[Any] | Stream:
     metrics: _Metrics = state["metrics"]
     try:
         raw = json.loads(await request.body())
@@ -284,24 +266,18 @@ async def _generate(
             metrics.dropped.inc()
         readback = _supervisor(state).readback
         assert readback is not None
-        admitted = admit(
-            body, dropped, await _count(state, body, chat), readback.max_model_len
-        )
+        admitted = admit(body, dropped, await _count(state, body, chat), readback.max_model_len)
     except AdmissionError as exc:
         metrics.rejected.labels(exc.code).inc()
         return _error(exc.status_code, str(exc), exc.code)
     if admitted.clamped:
         metrics.clamped.inc()
     if admitted.body.get("stream"):
-        return await _forward_stream(
-            state, path, admitted.body, admitted.prompt_tokens, admitted.headers()
-        )
+        return await _forward_stream(state, path, admitted.body, admitted.prompt_tokens, admitted.headers())
     try:
         upstream = await _client(state).post(path, json=admitted.body)
     except httpx.HTTPError as exc:
-        return _error(
-            502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable"
-        )
+        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
     if upstream.status_code != 200:
         return Response(
             upstream.content,
@@ -336,9 +312,7 @@ async def _forward_stream(
     try:
         upstream = await upstream_cm.__aenter__()
     except httpx.HTTPError as exc:
-        return _error(
-            502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable"
-        )
+        return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
     if upstream.status_code != 200:
         content = await upstream.aread()
         await upstream_cm.__aexit__(None, None, None)
@@ -414,16 +388,12 @@ def _sse_error() -> bytes:
 
 
 @post("/v1/chat/completions")
-async def chat_route(
-    request: Request[Any, Any, State], state: State
-) -> Response[Any] | Stream:
+async def chat_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
     return await _generate(request, state, "/v1/chat/completions", chat=True)
 
 
 @post("/v1/completions")
-async def completions_route(
-    request: Request[Any, Any, State], state: State
-) -> Response[Any] | Stream:
+async def completions_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
     return await _generate(request, state, "/v1/completions", chat=False)
 
 
@@ -516,7 +486,9 @@ async def _messages(request: Request[Any, Any, State], state: State, *, count_on
     return _ok(answer, admitted.headers())
 
 
-async def _a_stream(state: State, body: dict[str, Any], counted: int, headers: dict[str, str]) -> Response[Any] | Stream:
+async def _a_stream(
+    state: State, body: dict[str, Any], counted: int, headers: dict[str, str]
+) -> Response[Any] | Stream:
     """Checked at the first usage that reports the prompt (see ``_a_reported``); a stream that
     ends without one is left to the gateway, whose relay requires usage."""
     metrics: _Metrics = state["metrics"]
@@ -598,7 +570,9 @@ async def _responses(request: Request[Any, Any, State], state: State) -> Respons
     return _ok(answer, admitted.headers())
 
 
-async def _r_stream(state: State, body: dict[str, Any], counted: int, headers: dict[str, str]) -> Response[Any] | Stream:
+async def _r_stream(
+    state: State, body: dict[str, Any], counted: int, headers: dict[str, str]
+) -> Response[Any] | Stream:
     """The usage arrives in the final response.completed (or .incomplete): checked there, the
     event withheld when it fails."""
     metrics: _Metrics = state["metrics"]
@@ -644,23 +618,15 @@ async def count_tokens_route(request: Request[Any, Any, State], state: State) ->
     return await _messages(request, state, count_only=True)
 
 
-def create_front(
-    supervisor: EngineSupervisor, transport: httpx.AsyncBaseTransport | None = None
-) -> Litestar:
+def create_front(supervisor: EngineSupervisor, transport: httpx.AsyncBaseTransport | None = None) -> Litestar:
     """The front app for a started supervisor (its readback must be present).
 
     ``transport`` replaces the network towards vLLM (tests use it to play a misbehaving engine).
     """
     cfg = supervisor.config
-    salt_key = (
-        cfg.cache_salt.secret_file.read_bytes().strip()
-        if cfg.cache_salt.secret_file
-        else None
-    )
+    salt_key = cfg.cache_salt.secret_file.read_bytes().strip() if cfg.cache_salt.secret_file else None
     if salt_key is not None:
-        derive_cache_salt(
-            salt_key, "startup-check"
-        )  # a short key fails here, not per request
+        derive_cache_salt(salt_key, "startup-check")  # a short key fails here, not per request
 
     async def open_client(app: Litestar) -> None:
         app.state["vllm_client"] = httpx.AsyncClient(
@@ -686,9 +652,7 @@ def create_front(
             count_tokens_route,
             responses_route,
         ],
-        state=State(
-            {"supervisor": supervisor, "metrics": _Metrics(), "salt_key": salt_key}
-        ),
+        state=State({"supervisor": supervisor, "metrics": _Metrics(), "salt_key": salt_key}),
         on_startup=[open_client],
         on_shutdown=[close_client],
         openapi_config=None,

@@ -66,9 +66,7 @@ def vllm_command(config: EngineConfig, port: int) -> list[str]:
         str(port),
         # cached_tokens in usage: the evidence for the cache-salt checks.
         "--enable-prompt-tokens-details",
-        "--enable-prefix-caching"
-        if config.prefix_caching
-        else "--no-enable-prefix-caching",
+        "--enable-prefix-caching" if config.prefix_caching else "--no-enable-prefix-caching",
     ]
     if config.enforce_eager:
         cmd.append("--enforce-eager")
@@ -93,9 +91,7 @@ def kv_transfer_config(config: EngineConfig) -> str:
     return guard_transfer_config(role, settings)
 
 
-def vllm_env(
-    config: EngineConfig, state_dir: Path, *, plugin: bool = True
-) -> dict[str, str]:
+def vllm_env(config: EngineConfig, state_dir: Path, *, plugin: bool = True) -> dict[str, str]:
     """vLLM's environment: our plugin only, offline, no telemetry, caches under ``state_dir``."""
     env = dict(os.environ)
     env.update(
@@ -234,9 +230,7 @@ class VllmProcess:
             while time.monotonic() < deadline:
                 code = self.popen.poll()
                 if code is not None:
-                    raise EngineStartError(
-                        f"vLLM exited with code {code} during start:\n{self.log_tail()}"
-                    )
+                    raise EngineStartError(f"vLLM exited with code {code} during start:\n{self.log_tail()}")
                 try:
                     if client.get(f"{self.base_url}/health").status_code == 200:
                         return
@@ -244,9 +238,7 @@ class VllmProcess:
                     pass
                 time.sleep(0.5)
         self.stop()
-        raise EngineStartError(
-            f"vLLM not healthy after {timeout_s:.0f}s:\n{self.log_tail()}"
-        )
+        raise EngineStartError(f"vLLM not healthy after {timeout_s:.0f}s:\n{self.log_tail()}")
 
     def alive(self) -> bool:
         return self.popen.poll() is None

@@ -60,9 +60,7 @@ class EngineManifest:
 
     schema: int  # MANIFEST_SCHEMA of the writer
     vllm_version: str  # vllm.__version__ in the engine
-    plugin_version: (
-        str | None
-    )  # the zeroing plugin's version; None when it is not loaded
+    plugin_version: str | None  # the zeroing plugin's version; None when it is not loaded
     model: str  # the served model name
     max_model_len: int  # read back from /v1/models after start
     block_size: int  # tokens per KV block, from vllm:cache_config_info
@@ -72,12 +70,8 @@ class EngineManifest:
     zeroing_processes: int  # vLLM processes in which the plugin reported itself active
     version_override: bool  # the plugin runs on a vLLM version it was not tested with
     prefix_caching: bool  # vLLM's prefix cache is on
-    cache_salt_required: (
-        bool  # the engine front rejects generation requests without cache_salt
-    )
-    over_long_rejected: (
-        bool  # the front answers 400 to prompts that do not fit max_model_len
-    )
+    cache_salt_required: bool  # the engine front rejects generation requests without cache_salt
+    over_long_rejected: bool  # the front answers 400 to prompts that do not fit max_model_len
     truncation_dropped: bool  # the front removes client truncation parameters
     disaggregated: bool  # prefill/decode split (served by engine.pd.router)
     preflight_ok: bool  # our pool check and the read-back both agreed with the config
@@ -99,9 +93,7 @@ class EngineManifest:
             raise ManifestMalformed("engine manifest is not a JSON object")
         schema = data.get("schema")
         if type(schema) is not int or schema != MANIFEST_SCHEMA:
-            raise ManifestMalformed(
-                f"engine manifest schema {schema!r} is not {MANIFEST_SCHEMA}"
-            )
+            raise ManifestMalformed(f"engine manifest schema {schema!r} is not {MANIFEST_SCHEMA}")
         values: dict[str, Any] = {}
         for f in dataclasses.fields(cls):
             if f.name not in data:
@@ -110,9 +102,7 @@ class EngineManifest:
                 raise ManifestMalformed(f"engine manifest lacks {f.name!r}")
             value = data[f.name]
             if not _has_type(value, f.type):
-                raise ManifestMalformed(
-                    f"engine manifest field {f.name!r} has the wrong type"
-                )
+                raise ManifestMalformed(f"engine manifest field {f.name!r} has the wrong type")
             values[f.name] = value
         return cls(**values)
 
@@ -141,13 +131,9 @@ async def fetch_manifest(client: httpx.AsyncClient, base_url: str) -> EngineMani
     try:
         response = await client.get(url)
     except httpx.HTTPError as exc:
-        raise ManifestUnreachable(
-            f"engine manifest at {url} unreachable: {type(exc).__name__}"
-        ) from exc
+        raise ManifestUnreachable(f"engine manifest at {url} unreachable: {type(exc).__name__}") from exc
     if response.status_code != 200:
-        raise ManifestUnreachable(
-            f"engine manifest at {url} answered HTTP {response.status_code}"
-        )
+        raise ManifestUnreachable(f"engine manifest at {url} answered HTTP {response.status_code}")
     try:
         data = response.json()
     except ValueError as exc:
@@ -178,9 +164,7 @@ def manifest_problems(m: EngineManifest, context_window: int) -> list[str]:
     if m.plugin_version is None:
         problems.append("the Tiergate KV hygiene plugin is not loaded")
     if m.prefix_caching and not m.cache_salt_required:
-        problems.append(
-            "prefix cache is shared across tenants: cache_salt is not required"
-        )
+        problems.append("prefix cache is shared across tenants: cache_salt is not required")
     if not m.over_long_rejected:
         problems.append("over-long prompts are not rejected by the engine front")
     if not m.truncation_dropped:
@@ -194,15 +178,9 @@ def manifest_problems(m: EngineManifest, context_window: int) -> list[str]:
     if m.block_size <= 0 or m.pool_tokens != (m.num_blocks - 1) * m.block_size:
         problems.append("engine KV pool numbers are inconsistent")
     if m.pool_tokens < m.max_model_len:
-        problems.append(
-            f"KV pool {m.pool_tokens} tokens < max_model_len {m.max_model_len}"
-        )
+        problems.append(f"KV pool {m.pool_tokens} tokens < max_model_len {m.max_model_len}")
     if m.pool_tokens < context_window:
-        problems.append(
-            f"KV pool {m.pool_tokens} tokens < gateway context window {context_window}"
-        )
+        problems.append(f"KV pool {m.pool_tokens} tokens < gateway context window {context_window}")
     if m.max_model_len < context_window:
-        problems.append(
-            f"engine max_model_len {m.max_model_len} < gateway context window {context_window}"
-        )
+        problems.append(f"engine max_model_len {m.max_model_len} < gateway context window {context_window}")
     return problems

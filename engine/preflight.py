@@ -52,9 +52,7 @@ class KvGeometry:
 
     @property
     def bytes_per_token(self) -> int:
-        return (
-            2 * self.layers * self.kv_heads * self.head_dim * self.dtype_bytes
-        )  # K and V
+        return 2 * self.layers * self.kv_heads * self.head_dim * self.dtype_bytes  # K and V
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +66,7 @@ class PoolPlan:
 
     @property
     def usable_tokens(self) -> int:
-        return (
-            max(0, self.num_blocks - 1) * self.block_size
-        )  # one block is vLLM's null block
+        return max(0, self.num_blocks - 1) * self.block_size  # one block is vLLM's null block
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,12 +97,8 @@ def read_geometry(config: EngineConfig) -> KvGeometry:
         raise PreflightError(f"cannot read {config.model}/config.json") from exc
     if raw.get("kv_lora_rank") is not None:
         raise PreflightError("MLA models are not supported by the KV pool preflight")
-    if raw.get("sliding_window") is not None or any(
-        t != "full_attention" for t in raw.get("layer_types") or []
-    ):
-        raise PreflightError(
-            "sliding-window / hybrid attention is not supported by the preflight"
-        )
+    if raw.get("sliding_window") is not None or any(t != "full_attention" for t in raw.get("layer_types") or []):
+        raise PreflightError("sliding-window / hybrid attention is not supported by the preflight")
     try:
         layers = int(raw["num_hidden_layers"])
         heads = int(raw["num_attention_heads"])
@@ -118,9 +110,7 @@ def read_geometry(config: EngineConfig) -> KvGeometry:
     if dtype == "auto":
         dtype = str(raw.get("dtype") or raw.get("torch_dtype") or "")
         if dtype not in ("bfloat16", "float16"):
-            raise PreflightError(
-                f"model dtype {dtype or 'unknown'!r}: set dtype explicitly"
-            )
+            raise PreflightError(f"model dtype {dtype or 'unknown'!r}: set dtype explicitly")
     tp = config.tensor_parallel_size
     if kv_heads % tp:
         raise PreflightError(f"{kv_heads} KV heads do not divide over {tp} devices")
@@ -176,21 +166,13 @@ def readback_problems(plan: PoolPlan, config: EngineConfig, got: ReadBack) -> li
     if got.num_blocks != plan.num_blocks:
         problems.append(f"KV blocks {got.num_blocks} != planned {plan.num_blocks}")
     if got.max_model_len != config.max_model_len:
-        problems.append(
-            f"max_model_len {got.max_model_len} != configured {config.max_model_len}"
-        )
+        problems.append(f"max_model_len {got.max_model_len} != configured {config.max_model_len}")
     if got.usable_tokens < got.max_model_len:
-        problems.append(
-            f"KV pool {got.usable_tokens} tokens < max_model_len {got.max_model_len}"
-        )
+        problems.append(f"KV pool {got.usable_tokens} tokens < max_model_len {got.max_model_len}")
     if got.prefix_caching != config.prefix_caching:
-        problems.append(
-            f"prefix caching {got.prefix_caching} != configured {config.prefix_caching}"
-        )
+        problems.append(f"prefix caching {got.prefix_caching} != configured {config.prefix_caching}")
     if got.model != config.served_model_name:
-        problems.append(
-            f"served model {got.model!r} != configured {config.served_model_name!r}"
-        )
+        problems.append(f"served model {got.model!r} != configured {config.served_model_name!r}")
     return problems
 
 

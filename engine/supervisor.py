@@ -60,11 +60,7 @@ _HELPER_CODE = (
 def is_helper_process(cmdline: list[str]) -> bool:
     """True for multiprocessing trackers and compile workers, judged by their exact launch form."""
     if "-c" in cmdline[:4]:
-        code = (
-            cmdline[cmdline.index("-c") + 1]
-            if cmdline.index("-c") + 1 < len(cmdline)
-            else ""
-        )
+        code = cmdline[cmdline.index("-c") + 1] if cmdline.index("-c") + 1 < len(cmdline) else ""
         if code.startswith(_HELPER_CODE):
             return True
     return (
@@ -127,9 +123,7 @@ class EngineSupervisor:
             self.readback = self._read_back()
             problems = readback_problems(self.plan, self.config, self.readback)
             if problems:
-                raise PreflightError(
-                    "vLLM disagrees with the plan: " + "; ".join(problems)
-                )
+                raise PreflightError("vLLM disagrees with the plan: " + "; ".join(problems))
             status = self.zeroing_status()
             if not status.active:
                 raise EngineStartError(
@@ -155,10 +149,7 @@ class EngineSupervisor:
         if not refusals:
             return None
         first = refusals[0]
-        return (
-            f"the KV hygiene plugin refused to load in vLLM (pid {first.pid}), so vLLM did not "
-            f"start: {first.reason}"
-        )
+        return f"the KV hygiene plugin refused to load in vLLM (pid {first.pid}), so vLLM did not start: {first.reason}"
 
     def _read_back(self) -> ReadBack:
         with httpx.Client(base_url=self.vllm_url, timeout=10.0) as client:
@@ -219,12 +210,7 @@ class EngineSupervisor:
 
     def manifest(self) -> EngineManifest:
         """The manifest as of now; raises ``EngineStartError`` when the engine is not running."""
-        if (
-            self.plan is None
-            or self.readback is None
-            or self.started_at is None
-            or not self.alive()
-        ):
+        if self.plan is None or self.readback is None or self.started_at is None or not self.alive():
             raise EngineStartError("engine is not running")
         status = self.zeroing_status()
         rb = self.readback

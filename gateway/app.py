@@ -127,8 +127,11 @@ def create_app(
 ) -> Litestar:
     if settings.server.demo:
         settings = with_demo(settings)
-        log.warning("demo mode: upstreams without an API key are replaced by the built-in echo vendor "
-                    "'%s' (shared, on loopback); it is not a real model", DEMO_UPSTREAM)
+        log.warning(
+            "demo mode: upstreams without an API key are replaced by the built-in echo vendor "
+            "'%s' (shared, on loopback); it is not a real model",
+            DEMO_UPSTREAM,
+        )
     metrics = Metrics()
     board = QuarantineBoard()
     router = Router(settings, quarantine=board)
@@ -156,9 +159,7 @@ def create_app(
                 stack.push_async_callback(owned.close)
                 if _auto_migrate(settings):
                     await upgrade(owned)
-            clients = {
-                u.name: UpstreamClient(u) for u in settings.upstreams
-            }
+            clients = {u.name: UpstreamClient(u) for u in settings.upstreams}
             for c in clients.values():
                 stack.push_async_callback(c.aclose)
             the_limiter = limiter
@@ -200,7 +201,9 @@ def create_app(
                 decoder_for=token_decoders(router, counters),
             )
             stack.callback(step.close)
-            auth = Authenticator(the_store, ttl_s=settings.limits.auth_cache_s, timeout_s=settings.limits.auth_timeout_s)
+            auth = Authenticator(
+                the_store, ttl_s=settings.limits.auth_cache_s, timeout_s=settings.limits.auth_timeout_s
+            )
             stack.push_async_callback(auth.aclose)  # before the store closes (the stack unwinds LIFO)
             from gateway.tracing import build_tracer
 
@@ -256,7 +259,11 @@ def create_app(
             yield
 
     return Litestar(
-        route_handlers=[*ROUTES, dashboard_router(settings.dashboard), *([demo_router()] if settings.server.demo else [])],
+        route_handlers=[
+            *ROUTES,
+            dashboard_router(settings.dashboard),
+            *([demo_router()] if settings.server.demo else []),
+        ],
         lifespan=[lifespan],
         exception_handlers={Exception: handle_exception},
         request_max_body_size=settings.server.max_body_bytes,

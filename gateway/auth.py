@@ -61,7 +61,11 @@ def bearer_token(headers: Any) -> str | None:
 
 class Authenticator:
     def __init__(
-        self, store: KeyStore, *, ttl_s: float = 2.0, clock: Callable[[], float] = time.monotonic,
+        self,
+        store: KeyStore,
+        *,
+        ttl_s: float = 2.0,
+        clock: Callable[[], float] = time.monotonic,
         timeout_s: float = 5.0,
     ) -> None:
         self._store = store

@@ -110,7 +110,11 @@ async def _events(base: dict[str, Any], text: str, usage: dict[str, int], chat: 
         piece = text[i : i + 16]
         choice = {"index": 0, "delta": {"content": piece}} if chat else {"index": 0, "text": piece}
         yield b"data: " + _encode({**base, "object": kind, "choices": [choice]}) + b"\n\n"
-    end = {"index": 0, "delta": {}, "finish_reason": "stop"} if chat else {"index": 0, "text": "", "finish_reason": "stop"}
+    end = (
+        {"index": 0, "delta": {}, "finish_reason": "stop"}
+        if chat
+        else {"index": 0, "text": "", "finish_reason": "stop"}
+    )
     yield b"data: " + _encode({**base, "object": kind, "choices": [end]}) + b"\n\n"
     yield b"data: " + _encode({**base, "object": kind, "choices": [], "usage": usage}) + b"\n\n"
     yield b"data: [DONE]\n\n"

@@ -49,9 +49,7 @@ def _choice_is_empty(choice: dict[str, Any]) -> bool:
     if "text" in choice:  # /v1/completions
         return not choice.get("text")
     message = choice.get("message") or choice.get("delta") or {}
-    return not message.get("content") and not message.get("tool_calls") and not message.get(
-        "function_call"
-    )
+    return not message.get("content") and not message.get("tool_calls") and not message.get("function_call")
 
 
 def check_answer(count: PromptCount, choices: Iterable[dict[str, Any]]) -> str | None:

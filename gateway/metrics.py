@@ -22,35 +22,49 @@ class Metrics:
     def __post_init__(self) -> None:
         r = self.registry
         self.requests = Counter(
-            "tiergate_requests", "Requests by tier, upstream and HTTP status",
-            ["endpoint", "tier", "upstream", "status"], registry=r,
+            "tiergate_requests",
+            "Requests by tier, upstream and HTTP status",
+            ["endpoint", "tier", "upstream", "status"],
+            registry=r,
         )
         self.refusals = Counter(
             "tiergate_refusals", "Requests refused by the gateway, by reason", ["reason"], registry=r
         )
         self.stripped = Counter(
-            "tiergate_identifiers_stripped", "Identifiers replaced by placeholders, by entity type",
-            ["entity"], registry=r,
+            "tiergate_identifiers_stripped",
+            "Identifiers replaced by placeholders, by entity type",
+            ["entity"],
+            registry=r,
         )
         self.latency = Histogram(
-            "tiergate_request_latency_seconds", "Time to the response head (streams: first byte)",
-            ["endpoint"], buckets=_LATENCY_BUCKETS, registry=r,
+            "tiergate_request_latency_seconds",
+            "Time to the response head (streams: first byte)",
+            ["endpoint"],
+            buckets=_LATENCY_BUCKETS,
+            registry=r,
         )
         self.integrity_failures = Counter(
-            "tiergate_integrity_failures", "Upstream answers withheld by the integrity check",
-            ["upstream", "reason"], registry=r,
+            "tiergate_integrity_failures",
+            "Upstream answers withheld by the integrity check",
+            ["upstream", "reason"],
+            registry=r,
         )
         self.fallbacks = Counter(
-            "tiergate_upstream_fallbacks", "Requests moved to the next upstream before any byte",
-            ["upstream", "reason"], registry=r,
+            "tiergate_upstream_fallbacks",
+            "Requests moved to the next upstream before any byte",
+            ["upstream", "reason"],
+            registry=r,
         )
         self.ratelimit_backend_errors = Counter(
-            "tiergate_ratelimit_backend_errors", "Rate-limit backend failures (request passed: fail open)",
+            "tiergate_ratelimit_backend_errors",
+            "Rate-limit backend failures (request passed: fail open)",
             registry=r,
         )
         self.onprem_hardened = Gauge(
-            "tiergate_onprem_hardened", "1 when the on-prem engine's manifest is hardened and consistent",
-            ["upstream"], registry=r,
+            "tiergate_onprem_hardened",
+            "1 when the on-prem engine's manifest is hardened and consistent",
+            ["upstream"],
+            registry=r,
         )
 
     def render(self) -> bytes:

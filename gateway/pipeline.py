@@ -71,9 +71,11 @@ def _translate(exc: TiersError) -> GatewayError:
     if isinstance(exc, ContentError):
         return BadRequest("the request body's prompt fields cannot be read")
     if isinstance(exc, VendorStateError):
-        return BadRequest("an earlier turn's thinking (or encrypted reasoning) holds an identifier this tier must "
-                          "strip, and the vendor refuses it edited: leave that turn's thinking out",
-                          code="vendor_state_holds_identifier")
+        return BadRequest(
+            "an earlier turn's thinking (or encrypted reasoning) holds an identifier this tier must "
+            "strip, and the vendor refuses it edited: leave that turn's thinking out",
+            code="vendor_state_holds_identifier",
+        )
     err = GatewayError("the prompt could not be processed safely; nothing was forwarded", code="strip_failed")
     return err
 
@@ -346,7 +348,11 @@ class Pipeline:
         return replace(outbound, count=counted_by_upstream(tokens))
 
     async def _write_ahead(
-        self, ctx: RequestContext, inbound: Inbound, principal: Principal, classified: Classified,
+        self,
+        ctx: RequestContext,
+        inbound: Inbound,
+        principal: Principal,
+        classified: Classified,
         outbound: Outbound,
     ) -> str:
         """Commit the next attempt's row; returns its id. Raises ``AuditUnavailable`` (nothing
@@ -458,14 +464,21 @@ class Pipeline:
             on_state=lambda values: self.vendor_states.remember(name, values),
         )
         self.metrics.latency.labels(inbound.endpoint).observe(self.monotonic() - inbound.started)
-        return Reply(200, stream=stream,
-                     headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))})
+        return Reply(
+            200, stream=stream, headers={"x-request-id": inbound.request_id, "x-tiergate-tier": str(int(tier))}
+        )
 
     # ---- how a request ends -------------------------------------------------------------------
 
     async def finish(
-        self, ctx: RequestContext, kind: OutcomeKind | None = None, *, exc: GatewayError | None = None,
-        upstream_status: int | None = None, usage: Any = None, error: str | None = None,
+        self,
+        ctx: RequestContext,
+        kind: OutcomeKind | None = None,
+        *,
+        exc: GatewayError | None = None,
+        upstream_status: int | None = None,
+        usage: Any = None,
+        error: str | None = None,
         integrity: bool = False,
     ) -> int:
         """Record how the request, or its open attempt, ended: every way, in this one place.
@@ -504,8 +517,16 @@ class Pipeline:
         return http_status
 
     def _outcome(
-        self, rid: str, started: float, kind: OutcomeKind, http_status: int, upstream_status: int | None,
-        *, usage: Any = None, error: str | None = None, integrity: bool = False,
+        self,
+        rid: str,
+        started: float,
+        kind: OutcomeKind,
+        http_status: int,
+        upstream_status: int | None,
+        *,
+        usage: Any = None,
+        error: str | None = None,
+        integrity: bool = False,
     ) -> None:
         """Record what happened after forwarding, in the background: the write-ahead row is
         already committed, so the client's answer does not wait for this one (``drain`` does)."""

@@ -295,8 +295,7 @@ async def probe_upstream(
     if onprem and not salt_key:
         raise ValueError("probing an on-prem upstream needs the cache-salt key")
     salts = [
-        derive_cache_salt(salt_key, f"tiergate-probe-{t}") if onprem and salt_key else None
-        for t in range(cfg.tenants)
+        derive_cache_salt(salt_key, f"tiergate-probe-{t}") if onprem and salt_key else None for t in range(cfg.tenants)
     ]
     markers = [new_marker() for _ in range(cfg.requests)]
     owner = {m: i for i, m in enumerate(markers)}

@@ -211,6 +211,8 @@ def target_problem(upstreams: Iterable[Any], upstream: str | None, provider: str
         if not ups:
             return f"no upstream in the config declares provider {provider.lower()!r}"
     if model is not None and not any(model in u.models.values() for u in ups):
-        return (f"{model!r} is not a vendor model id of that target (an upstream's `models` "
-                "values, as recorded in provider_model)")
+        return (
+            f"{model!r} is not a vendor model id of that target (an upstream's `models` "
+            "values, as recorded in provider_model)"
+        )
     return None

@@ -115,8 +115,13 @@ async def _refuse_websocket(scope: Any, receive: Any, send: Any) -> None:
     await receive()  # websocket.connect
     if "websocket.http.response" in (scope.get("extensions") or {}):
         payload = _encode(UpgradeRequired().body())
-        await send({"type": "websocket.http.response.start", "status": 426,
-                    "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]})
+        await send(
+            {
+                "type": "websocket.http.response.start",
+                "status": 426,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())],
+            }
+        )
         await send({"type": "websocket.http.response.body", "body": payload})
     else:
         await send({"type": "websocket.close", "code": 1008})
@@ -180,5 +185,16 @@ async def metrics(request: Request[Any, Any, Any]) -> Response[Any]:
     return Response(state.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
 
-ROUTES = [chat_completions, completions, embeddings, responses, messages, count_tokens, list_models, get_model,
-          healthz, readyz, metrics]
+ROUTES = [
+    chat_completions,
+    completions,
+    embeddings,
+    responses,
+    messages,
+    count_tokens,
+    list_models,
+    get_model,
+    healthz,
+    readyz,
+    metrics,
+]

@@ -489,9 +489,7 @@ class Settings(BaseSettings):
                 if up not in by_name:
                     raise ValueError(f"aliases.{i}.upstreams: unknown upstream {up!r}")
                 if alias.name not in by_name[up].models:
-                    raise ValueError(
-                        f"aliases.{i}.upstreams: upstream {up!r} does not offer {alias.name!r}"
-                    )
+                    raise ValueError(f"aliases.{i}.upstreams: upstream {up!r} does not offer {alias.name!r}")
         return self
 
     @property

@@ -116,9 +116,7 @@ def _flush_into(choice: dict[str, Any], index: int, restorers: Restorers) -> Non
             delta["content"] = (delta.get("content") or "") + rest
         else:  # a tool call's arguments
             delta = choice.setdefault("delta", {})
-            delta.setdefault("tool_calls", []).append(
-                {"index": key[2], "function": {"arguments": rest}}
-            )
+            delta.setdefault("tool_calls", []).append({"index": key[2], "function": {"arguments": rest}})
 
 
 async def relay_sse(
@@ -178,9 +176,7 @@ async def relay_sse(
         if failure is None and not done:
             failure = (OutcomeKind.UPSTREAM_ERROR, "upstream_incomplete")
         if failure is None:
-            reason = check_usage(count, usage, promised=promised_usage) or check_answer(
-                count, state.as_choices()
-            )
+            reason = check_usage(count, usage, promised=promised_usage) or check_answer(count, state.as_choices())
             if reason is not None:
                 failure = (OutcomeKind.INTEGRITY_ERROR, reason)
         if failure is not None:

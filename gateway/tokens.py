@@ -24,8 +24,15 @@ if TYPE_CHECKING:
     from tiers.content import TokenDecoder
 
 __all__ = [
-    "ESTIMATE_TOLERANCE", "EXACT_TOLERANCE", "EstimateCounter", "PromptCount", "TokenCounter", "TokenizerCounter",
-    "counted_by_upstream", "counter_for", "token_decoders",
+    "ESTIMATE_TOLERANCE",
+    "EXACT_TOLERANCE",
+    "EstimateCounter",
+    "PromptCount",
+    "TokenCounter",
+    "TokenizerCounter",
+    "counted_by_upstream",
+    "counter_for",
+    "token_decoders",
 ]
 
 # What a chat template may add around each message and the whole prompt (role markers, BOS,
@@ -133,9 +140,7 @@ EXACT_TOLERANCE = 1.25
 ESTIMATE_TOLERANCE = 3.0
 
 
-def counter_for(
-    tokenizer_file: Path | None, *, bytes_per_token: float, tolerance: float | None = None
-) -> TokenCounter:
+def counter_for(tokenizer_file: Path | None, *, bytes_per_token: float, tolerance: float | None = None) -> TokenCounter:
     """The upstream's counter; ``tolerance`` (its ``usage_tolerance``) widens or narrows the band
     of either kind, None takes the kind's own default."""
     if tokenizer_file is not None:

@@ -27,8 +27,14 @@ from gateway._aiohttp_proxy import env_proxy_for_url
 from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.settings import UpstreamSettings
 
-__all__ = ["Opened", "RetryableUpstreamError", "StreamTooLong", "UpstreamClient", "UpstreamRejected",
-           "UpstreamResponse"]
+__all__ = [
+    "Opened",
+    "RetryableUpstreamError",
+    "StreamTooLong",
+    "UpstreamClient",
+    "UpstreamRejected",
+    "UpstreamResponse",
+]
 
 
 class RetryableUpstreamError(UpstreamError):

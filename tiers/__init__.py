@@ -29,6 +29,7 @@ def __getattr__(name: str) -> Any:
         return getattr(classifier, name)
     raise AttributeError(f"module 'tiers' has no attribute {name!r}")
 
+
 __all__ = [
     "Classifier",
     "Content",

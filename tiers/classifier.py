@@ -68,9 +68,7 @@ class Classifier:
         self.config = config or TiersConfig()
         self._clock = clock
         self._policy = load_policy(self.config.policy)
-        self._tenant_policies = {
-            tenant: load_policy(path) for tenant, path in self.config.tenant_policies.items()
-        }
+        self._tenant_policies = {tenant: load_policy(path) for tenant, path in self.config.tenant_policies.items()}
         self.registry = build_registry(self.config)
         for rec in extra_recognizers:
             self.registry.add_recognizer(rec)
@@ -145,7 +143,7 @@ class Classifier:
         and cut to the context window, with the batch's separator; empty if there is none."""
         if i == 0 or len(content.segments[i - 1].text) > _BATCH_CHARS:
             return ""
-        prev = normalize_text(content.segments[i - 1].text)[-self.config.context_window:]
+        prev = normalize_text(content.segments[i - 1].text)[-self.config.context_window :]
         return prev + _SEPARATOR if prev else ""
 
     def _batch_findings(
@@ -194,9 +192,7 @@ class Classifier:
                         yield Finding(r.entity_type, i, s, e, rec.name, r.score)
             checkpoint()
 
-    def classify(
-        self, content: Content, tenant: str | None = None, floor: Tier = Tier.GENERAL
-    ) -> Decision:
+    def classify(self, content: Content, tenant: str | None = None, floor: Tier = Tier.GENERAL) -> Decision:
         """The tier of ``content`` under the tenant's policy, never below ``floor``. Never raises."""
         try:
             policy = self.policy_for(tenant)

@@ -49,7 +49,8 @@ _ID_DIGITS = 6
 # set, not a shape: a lowercase word such as a listed customer's name or "confidential" in a
 # `role` is read like any other string. Anything else found
 # there (digits, spaces, capitals, '@') is read like any other string.
-_KEYWORDS = frozenset("""
+_KEYWORDS = frozenset(
+    """
     system user assistant tool function developer model
     text input_text output_text refusal image_url input_image input_audio file input_file image
     document tool_use tool_result thinking redacted_thinking server_tool_use web_search_tool_result
@@ -69,7 +70,8 @@ _KEYWORDS = frozenset("""
     reasoning.encrypted_content file_search_call.results message.output_text.logprobs
     web_search_call.action.sources code_interpreter_call.outputs computer_call_output.output.image_url
     message.input_image.image_url
-""".split())
+""".split()
+)
 _DATA_URI = re.compile(r"data:([^,;]*)((?:;[^,;]*)*),", re.IGNORECASE)
 
 
@@ -119,7 +121,7 @@ class _Walk:
         m = _DATA_URI.match(value)
         assert m is not None
         mime, params = m.group(1).strip().lower() or "text/plain", m.group(2).lower()
-        header, payload = value[: m.end()], value[m.end():]
+        header, payload = value[: m.end()], value[m.end() :]
         if ";base64" in params:
             raw = _b64(payload)
         else:
@@ -127,7 +129,13 @@ class _Walk:
         self.file(raw, path, prompt, mime=mime, via=header, charset=_charset(params))
 
     def file(
-        self, raw: bytes | None, path: Path, prompt: bool, *, mime: str | None, via: str,
+        self,
+        raw: bytes | None,
+        path: Path,
+        prompt: bool,
+        *,
+        mime: str | None,
+        via: str,
         charset: str | None = None,
     ) -> None:
         """Inline file bytes: text is decoded and read; PDF text is read (and cannot be rewritten);
@@ -327,8 +335,8 @@ def _audio(w: _Walk, value: Any, path: Path) -> None:
 
 
 def _token_list(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(
-        isinstance(t, int) and not isinstance(t, bool) for t in value
+    return (
+        isinstance(value, list) and bool(value) and all(isinstance(t, int) and not isinstance(t, bool) for t in value)
     )
 
 
@@ -391,8 +399,15 @@ def _charset(params: str) -> str | None:
 
 # Charsets read as labelled; any other label is opaque (UTF-16 of a card number looks like CJK
 # text to us and like the card to a vendor that reads UTF-8).
-_CHARSETS = {"utf-8": "utf-8", "utf8": "utf-8", "us-ascii": "ascii", "ascii": "ascii",
-             "iso-8859-1": "latin-1", "latin-1": "latin-1", "latin1": "latin-1"}
+_CHARSETS = {
+    "utf-8": "utf-8",
+    "utf8": "utf-8",
+    "us-ascii": "ascii",
+    "ascii": "ascii",
+    "iso-8859-1": "latin-1",
+    "latin-1": "latin-1",
+    "latin1": "latin-1",
+}
 
 _TEXT_MIME = re.compile(
     r"(text/.*|application/(json|xml|csv|ld\+json|x-ndjson|ndjson|yaml|x-yaml|toml|javascript|"
@@ -425,8 +440,9 @@ _PARTS: dict[str, Spec] = {
     "input_image": obj(type=keyword, image_url=_media_url, detail=keyword),
     "input_audio": obj(type=keyword, input_audio=obj(data=_audio, format=keyword)),
     "file": obj(type=keyword, file=obj(file_data=_file_data, file_id=prose(False), filename=prose(False))),
-    "input_file": obj(type=keyword, file_data=_file_data, file_id=prose(False), filename=prose(False),
-                      file_url=_media_url),
+    "input_file": obj(
+        type=keyword, file_data=_file_data, file_id=prose(False), filename=prose(False), file_url=_media_url
+    ),
 }
 
 
@@ -492,13 +508,30 @@ def _message(w: _Walk, value: Any, path: Path) -> None:
     _MESSAGE(w, value, path)
 
 
-_TOOL = obj(type=keyword, function=obj(name=prose(False), description=prose(False), parameters=_free,
-                                      strict=number))
-_SAMPLING = {name: number for name in (
-    "stream", "temperature", "top_p", "n", "max_tokens", "max_completion_tokens", "seed",
-    "presence_penalty", "frequency_penalty", "logprobs", "top_logprobs", "parallel_tool_calls",
-    "store", "best_of", "echo", "dimensions",
-)}
+_TOOL = obj(type=keyword, function=obj(name=prose(False), description=prose(False), parameters=_free, strict=number))
+_SAMPLING = {
+    name: number
+    for name in (
+        "stream",
+        "temperature",
+        "top_p",
+        "n",
+        "max_tokens",
+        "max_completion_tokens",
+        "seed",
+        "presence_penalty",
+        "frequency_penalty",
+        "logprobs",
+        "top_logprobs",
+        "parallel_tool_calls",
+        "store",
+        "best_of",
+        "echo",
+        "dimensions",
+    )
+}
+
+
 def _stop(w: _Walk, value: Any, path: Path) -> None:
     if isinstance(value, list):
         for i, item in enumerate(value):
@@ -604,8 +637,9 @@ def _a_source(w: _Walk, value: Any, path: Path) -> None:
     if stype == "base64" and isinstance(value.get("data"), str):
         _SOURCE_META(w, {k: v for k, v in value.items() if k != "data"}, path)
         mime = value.get("media_type")
-        w.file(_b64(value["data"]), (*path, "data"), False, mime=mime.lower() if isinstance(mime, str) else None,
-               via="")
+        w.file(
+            _b64(value["data"]), (*path, "data"), False, mime=mime.lower() if isinstance(mime, str) else None, via=""
+        )
     elif stype == "text":
         obj(type=_source_type, media_type=_mime, data=prose(True))(w, value, path)
     elif stype == "content":
@@ -618,8 +652,9 @@ _A_TEXT = obj(type=keyword, text=prose(what="text block"), cache_control=_CACHE,
 _A_BLOCKS: dict[str, Spec] = {
     "text": _A_TEXT,
     "image": obj(type=keyword, source=_a_source, cache_control=_CACHE),
-    "document": obj(type=keyword, source=_a_source, title=prose(True), context=prose(True), cache_control=_CACHE,
-                    citations=_free),
+    "document": obj(
+        type=keyword, source=_a_source, title=prose(True), context=prose(True), cache_control=_CACHE, citations=_free
+    ),
     "tool_use": obj(type=keyword, id=prose(False), name=prose(False), input=_free, cache_control=_CACHE),
     "server_tool_use": obj(type=keyword, id=prose(False), name=prose(False), input=_free, cache_control=_CACHE),
     "thinking": obj(type=keyword, thinking=_state, signature=_state),
@@ -637,8 +672,9 @@ def _a_block(w: _Walk, value: Any, path: Path) -> None:
     if btype is not None and not isinstance(btype, str):
         raise _fail("content block type", path)
     if btype == "tool_result":
-        obj(type=keyword, tool_use_id=prose(False), content=_a_content, is_error=number,
-            cache_control=_CACHE)(w, value, path)
+        obj(type=keyword, tool_use_id=prose(False), content=_a_content, is_error=number, cache_control=_CACHE)(
+            w, value, path
+        )
         return
     # A block type we do not know (search results, web search results …): its text is the
     # prompt, all the rest read freely.
@@ -716,13 +752,14 @@ def _r_output(w: _Walk, value: Any, path: Path) -> None:
 _R_SUMMARY = listof(obj(type=keyword, text=prose(False)))
 _R_ITEMS: dict[str, Spec] = {
     "message": obj(type=keyword, role=keyword, content=_content, id=prose(False), status=keyword),
-    "function_call": obj(type=keyword, id=prose(False), call_id=prose(False), name=prose(False),
-                         arguments=_arguments, status=keyword),
-    "function_call_output": obj(type=keyword, id=prose(False), call_id=prose(False), output=_r_output,
-                                status=keyword),
+    "function_call": obj(
+        type=keyword, id=prose(False), call_id=prose(False), name=prose(False), arguments=_arguments, status=keyword
+    ),
+    "function_call_output": obj(type=keyword, id=prose(False), call_id=prose(False), output=_r_output, status=keyword),
     "custom_tool_call_output": obj(type=keyword, id=prose(False), call_id=prose(False), output=_r_output),
-    "reasoning": obj(type=keyword, id=prose(False), summary=_R_SUMMARY, content=_R_SUMMARY,
-                     encrypted_content=_state, status=keyword),
+    "reasoning": obj(
+        type=keyword, id=prose(False), summary=_R_SUMMARY, content=_R_SUMMARY, encrypted_content=_state, status=keyword
+    ),
 }
 
 
@@ -810,8 +847,10 @@ def _encode_file(seg: Segment) -> str:
 
 def _written(seg: Segment) -> Any:
     if seg.kind == "state":
-        raise VendorStateError("vendor state (thinking, signatures, encrypted reasoning) holds identifiers and "
-                               "cannot be rewritten: the vendor would refuse it")
+        raise VendorStateError(
+            "vendor state (thinking, signatures, encrypted reasoning) holds identifiers and "
+            "cannot be rewritten: the vendor would refuse it"
+        )
     if seg.kind == "file":
         return _encode_file(seg)
     return seg.text  # text, tokens (sent as their decoded text), numbers (as a string)
@@ -836,14 +875,14 @@ def apply_content(body: Mapping[str, Any], content: Content, original: Content |
     if original is not None and len(original.segments) != len(content.segments):
         raise ContentError("stripped content does not match the request")
     changed = [
-        seg for i, seg in enumerate(content.segments)
-        if original is None or seg.text != original.segments[i].text
+        seg for i, seg in enumerate(content.segments) if original is None or seg.text != original.segments[i].text
     ]
     token_parents = {seg.path[:-1] for seg in changed if seg.kind == "tokens"}
     if token_parents:
         changed_ids = {id(s) for s in changed}
         changed += [
-            seg for seg in content.segments
+            seg
+            for seg in content.segments
             if seg.kind == "tokens" and id(seg) not in changed_ids and seg.path[:-1] in token_parents
         ]
     keys = sorted((s for s in changed if s.kind == "key"), key=lambda s: -len(s.path))

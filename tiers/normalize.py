@@ -37,9 +37,7 @@ from ._confusables import confusable_folds
 __all__ = ["OffsetMap", "normalize_text", "normalize_with_map"]
 
 # Invisible characters whose category is not Cf (fillers, blank braille, Mongolian separator …).
-_INVISIBLE = frozenset(
-    "\u115f\u1160\u17b4\u17b5\u180e\u2800\u3164\uffa0\u034f\u200b\u2060\ufeff"
-)
+_INVISIBLE = frozenset("\u115f\u1160\u17b4\u17b5\u180e\u2800\u3164\uffa0\u034f\u200b\u2060\ufeff")
 
 # One escape, or one escape of an escaped "%" ("%2540" is "@" encoded twice).
 _ESCAPE = re.compile(r"%(?:25)?([0-9A-Fa-f]{2})")

@@ -105,8 +105,7 @@ class Policy:
         except YamlModelError as exc:
             raise PolicyError(str(exc)) from None
         rules = {
-            tier: TierRule(tier, frozenset(rule.allow), frozenset(rule.strip))
-            for tier, rule in model.tiers.items()
+            tier: TierRule(tier, frozenset(rule.allow), frozenset(rule.strip)) for tier, rule in model.tiers.items()
         }
         return cls(doc.source, model.default_floor, dict(model.entities), rules)
 

@@ -229,9 +229,7 @@ class Scanner:
         # pass per scan over all recognizers' words lists where they occur, and a candidate
         # looks them up by bisection.
         # Normalised like the text ("persönliche" -> "personliche", "sécurité" -> "securite").
-        context = {
-            " ".join(words) for w in (rec.context or []) if (words := _WORD.findall(normalize_text(w).lower()))
-        }
+        context = {" ".join(words) for w in (rec.context or []) if (words := _WORD.findall(normalize_text(w).lower()))}
         if context:
             self._context[id(rec)] = context
         patterns = list(rec.patterns)
@@ -348,8 +346,7 @@ class Scanner:
         windows: Iterable[tuple[int, int]]
         if comp.loose is not None:
             windows = _merge(
-                (max(0, s - _WINDOW), min(n, e + _WINDOW))
-                for s, e in _re2_spans(comp.loose, subject, 0, to_char, near)
+                (max(0, s - _WINDOW), min(n, e + _WINDOW)) for s, e in _re2_spans(comp.loose, subject, 0, to_char, near)
             )
         elif near is not None:
             windows = [(to_char(lo), to_char(hi)) for lo, hi in near]
@@ -363,9 +360,7 @@ class Scanner:
                     continue
                 yield s, e
 
-    def _accept(
-        self, comp: _Compiled, text: str, s: int, e: int, ctx_places: list[int] | None
-    ) -> Hit | None:
+    def _accept(self, comp: _Compiled, text: str, s: int, e: int, ctx_places: list[int] | None) -> Hit | None:
         rec = comp.rec
         score = comp.score
         if ctx_places is not None:

@@ -68,9 +68,7 @@ def _block_words(layer: torch.Tensor, block_ids: list[int], n: int) -> torch.Ten
     return flat.view(torch.int32).to(torch.int64)
 
 
-def block_checksums(
-    layers: Sequence[torch.Tensor], block_ids: Sequence[int], counts: Sequence[int]
-) -> list[int]:
+def block_checksums(layers: Sequence[torch.Tensor], block_ids: Sequence[int], counts: Sequence[int]) -> list[int]:
     """One 64-bit checksum per block: block ``block_ids[i]``'s first ``counts[i]`` slots."""
     if len(block_ids) != len(counts):
         raise ValueError("one token count per block")

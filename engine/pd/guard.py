@@ -214,8 +214,13 @@ class TiergateKVGuard(KVConnectorBase_V1):
         for hold in meta.holds:
             self._hold_info[hold.req_id] = hold
             self._releases.hold(
-                Deferral(hold.req_id, hold.transfer_id, hold.peer_role, hold.zero_block_ids,
-                         self._releases.now() + hold.timeout_s)  # fmt: skip
+                Deferral(
+                    hold.req_id,
+                    hold.transfer_id,
+                    hold.peer_role,
+                    hold.zero_block_ids,
+                    self._releases.now() + hold.timeout_s,
+                )  # fmt: skip
             )
             self._remember_swallow(hold.req_id)
         for ack in meta.acks:
@@ -386,7 +391,10 @@ class TiergateKVGuard(KVConnectorBase_V1):
         jobs: list[_Produce] = []
 
         def job(rid: str, start: int) -> None:
-            tid, end = self._tids.get(rid), min(start + so.num_scheduled_tokens.get(rid, 0), self._prompt_len.get(rid, 0))
+            tid, end = (
+                self._tids.get(rid),
+                min(start + so.num_scheduled_tokens.get(rid, 0), self._prompt_len.get(rid, 0)),
+            )
             if tid is not None and end > start:
                 jobs.append(_Produce(rid, tid, tuple(self._blocks[rid]), start, end))
                 self._produced.add(rid)
@@ -444,7 +452,9 @@ class TiergateKVGuard(KVConnectorBase_V1):
             self._kv_cache_manager.evict_blocks(set(exclusive))
         self._deferred[rid] = inner_delay or loading
         self._queued.holds.append(
-            _Hold(rid, tid, peer, own, exclusive, self._settings.release_timeout_s, inner_reports=inner_delay or loading)
+            _Hold(
+                rid, tid, peer, own, exclusive, self._settings.release_timeout_s, inner_reports=inner_delay or loading
+            )
         )
         return True, params
 
@@ -490,7 +500,9 @@ class TiergateKVGuard(KVConnectorBase_V1):
         self._inner.reset_capture_state()
 
     def handle_preemptions(self, kv_connector_metadata: KVConnectorMetadata) -> None:
-        inner = kv_connector_metadata.inner if isinstance(kv_connector_metadata, GuardMetadata) else kv_connector_metadata
+        inner = (
+            kv_connector_metadata.inner if isinstance(kv_connector_metadata, GuardMetadata) else kv_connector_metadata
+        )
         self._inner.handle_preemptions(inner)
 
     def shutdown(self) -> None:
@@ -553,4 +565,6 @@ class TiergateKVGuard(KVConnectorBase_V1):
     @classmethod
     def requires_piecewise_for_cudagraph(cls, extra_config: dict[str, Any]) -> bool:
         inner = GuardSettings.from_extra(extra_config).inner
-        return cls._inner_class(extra_config).requires_piecewise_for_cudagraph(inner.get("kv_connector_extra_config", {}))
+        return cls._inner_class(extra_config).requires_piecewise_for_cudagraph(
+            inner.get("kv_connector_extra_config", {})
+        )

@@ -59,9 +59,7 @@ def _wrap(cls: type, name: str, check: Callable[[Any, list[int]], None]) -> None
     original = getattr(cls, name, None)
     if original is None or getattr(original, "__tiergate_wrapped__", False):
         if original is None:
-            raise PluginRefused(
-                f"vLLM has no {cls.__name__}.{name}; KV zeroing cannot be verified"
-            )
+            raise PluginRefused(f"vLLM has no {cls.__name__}.{name}; KV zeroing cannot be verified")
         return
 
     def wrapped(self: Any, block_ids: list[int]) -> None:
@@ -81,16 +79,12 @@ def _no_check(_self: Any, _block_ids: list[int]) -> None:
 
 def _gpu_zeroer_built(self: Any, block_ids: list[int]) -> None:
     if block_ids and getattr(self, "_meta", None) is None:
-        raise PluginRefused(
-            "KV zeroer has no metadata: blocks would be handed out unzeroed"
-        )
+        raise PluginRefused("KV zeroer has no metadata: blocks would be handed out unzeroed")
 
 
 def _gpu_runner_has_zeroer(self: Any, block_ids: list[int]) -> None:
     if block_ids and not hasattr(self, "_kv_block_zeroer"):
-        raise PluginRefused(
-            "model runner has no KV zeroer: blocks would be handed out unzeroed"
-        )
+        raise PluginRefused("model runner has no KV zeroer: blocks would be handed out unzeroed")
 
 
 def _patch_runners() -> None:
@@ -166,9 +160,7 @@ def _install(state_dir: Path | None) -> None:
 
     if not isinstance(KVCacheConfig.__dict__.get("needs_kv_cache_zeroing"), property):
         raise PluginRefused("vLLM's KVCacheConfig.needs_kv_cache_zeroing is missing")
-    if "new_block_ids_to_zero" not in getattr(
-        SchedulerOutput, "__dataclass_fields__", {}
-    ):
+    if "new_block_ids_to_zero" not in getattr(SchedulerOutput, "__dataclass_fields__", {}):
         raise PluginRefused("vLLM's SchedulerOutput.new_block_ids_to_zero is missing")
     _patch_runners()
     KVCacheConfig.needs_kv_cache_zeroing = property(  # type: ignore[method-assign,assignment]  # patching vLLM is the plugin's job

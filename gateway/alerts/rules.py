@@ -112,8 +112,20 @@ class CounterRule:
 
 
 COUNTER_RULES = (
-    CounterRule("audit_unavailable", "tiergate_refusals_total", {"reason": "audit_unavailable"}, "critical",
-                "the audit log is unavailable: requests are refused (503), nothing forwarded", "refusals"),
-    CounterRule("ratelimit_fail_open", "tiergate_ratelimit_backend_errors_total", {}, "warning",
-                "the rate-limit backend failed: requests pass unlimited (fail open)", "limiter"),
+    CounterRule(
+        "audit_unavailable",
+        "tiergate_refusals_total",
+        {"reason": "audit_unavailable"},
+        "critical",
+        "the audit log is unavailable: requests are refused (503), nothing forwarded",
+        "refusals",
+    ),
+    CounterRule(
+        "ratelimit_fail_open",
+        "tiergate_ratelimit_backend_errors_total",
+        {},
+        "warning",
+        "the rate-limit backend failed: requests pass unlimited (fail open)",
+        "limiter",
+    ),
 )

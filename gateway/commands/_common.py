@@ -33,9 +33,7 @@ def load_or_exit(config_path: str | None) -> Settings:
         raise click.ClickException(str(exc)) from None
 
 
-def run_with_store(
-    settings: Settings, work: Callable[[Any], Awaitable[T]], *, migrate: bool | None = None
-) -> T:
+def run_with_store(settings: Settings, work: Callable[[Any], Awaitable[T]], *, migrate: bool | None = None) -> T:
     """Open the audit store, run ``work(store)``, close it; one event loop for the command.
 
     ``migrate``: apply migrations first (default: only in embedded SQLite mode). Audit and
@@ -65,6 +63,5 @@ def run_with_store(
         raise click.ClickException(str(exc)) from None
     except SQLAlchemyError as exc:  # e.g. no schema yet: say so without a traceback
         raise click.ClickException(
-            f"audit database error ({type(exc).__name__}); is the schema migrated? "
-            "run `tiergate db upgrade`"
+            f"audit database error ({type(exc).__name__}); is the schema migrated? run `tiergate db upgrade`"
         ) from None

@@ -87,9 +87,7 @@ def read_text(data: bytes) -> str | None:
         return data.decode("latin-1")
 
 
-def scan_text(
-    clf: Classifier, path: str, text: str, *, tenant: str | None, keep_stripped: bool
-) -> FileReport:
+def scan_text(clf: Classifier, path: str, text: str, *, tenant: str | None, keep_stripped: bool) -> FileReport:
     """Classify ``text`` as one segment and report it."""
     content = Content((Segment(("file",), text),))
     decision = clf.classify(content, tenant=tenant)
@@ -103,9 +101,7 @@ def scan_text(
             continue
         ends[f.entity_type] = f.end
         lines.setdefault(f.entity_type, []).append(bisect_right(starts, f.start))
-    entities = tuple(
-        EntityLines(e, len(ls), tuple(sorted(set(ls)))) for e, ls in sorted(lines.items())
-    )
+    entities = tuple(EntityLines(e, len(ls), tuple(sorted(set(ls)))) for e, ls in sorted(lines.items()))
     rule = clf.policy_for(tenant).rule(decision.tier)
     stripped: str | None = None
     if not rule.allows(UpstreamKind.SHARED):
@@ -117,6 +113,4 @@ def scan_text(
     else:
         shared = "as is"
         stripped = text if keep_stripped else None
-    return FileReport(
-        path, decision.tier, entities, shared, decision.failed_closed, decision.reasons, stripped
-    )
+    return FileReport(path, decision.tier, entities, shared, decision.failed_closed, decision.reasons, stripped)

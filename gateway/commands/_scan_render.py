@@ -19,7 +19,9 @@ def _lines(ls: tuple[int, ...], limit: int = 12) -> str:
 def _findings(r: FileReport) -> str:
     if not r.entities:
         return "no findings"
-    return "; ".join(f"{e.entity} x{e.count} (line{'s' if len(e.lines) > 1 else ''} {_lines(e.lines)})" for e in r.entities)
+    return "; ".join(
+        f"{e.entity} x{e.count} (line{'s' if len(e.lines) > 1 else ''} {_lines(e.lines)})" for e in r.entities
+    )
 
 
 def _summary(reports: list[FileReport], skipped: list[Skipped]) -> dict[str, int]:

@@ -24,12 +24,16 @@ def audit_group() -> None:
 @audit_group.command("verify")
 @config_option
 @db_url_option
-@click.option("--checkpoint-dir", type=click.Path(file_okay=False), default=None,
-              help="Signed checkpoints to check against (default: audit.checkpoint_dir).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
-@click.option("--progress/--no-progress", default=None,
-              help="Report progress on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--checkpoint-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Signed checkpoints to check against (default: audit.checkpoint_dir).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--progress/--no-progress", default=None, help="Report progress on stderr (default: when stderr is a terminal)."
+)
 def verify_command(config_path: str | None, db_url: str | None, checkpoint_dir: str | None,
                    fmt: str, progress: bool | None) -> None:  # fmt: skip
     """Recompute the hash chain and report the first bad record.
@@ -96,8 +100,11 @@ def checkpoint_command(config_path: str | None, db_url: str | None, prune: bool)
 @config_option
 @db_url_option
 @click.option("--batch-size", default=10_000, show_default=True, type=click.IntRange(1))
-@click.option("--progress/--no-progress", default=None,
-              help="Report each committed batch on stderr (default: when stderr is a terminal).")
+@click.option(
+    "--progress/--no-progress",
+    default=None,
+    help="Report each committed batch on stderr (default: when stderr is a terminal).",
+)
 def purge_command(config_path: str | None, db_url: str | None, batch_size: int,
                   progress: bool | None) -> None:  # fmt: skip
     """Delete audit rows older than audit.retention_days (never below 90 without a reason).
@@ -124,10 +131,19 @@ def purge_command(config_path: str | None, db_url: str | None, batch_size: int,
 
 @audit_group.command("verify-stream")
 @click.argument("path", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
-@click.option("--key-env", default="TIERGATE_SIEM_KEY", show_default=True,
-              help="Environment variable holding the stream's HMAC key (siem.key_env).")
-@click.option("--first-n", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Number the file's first line must have (a rotated capture's later file: where the last ended + 1).")
+@click.option(
+    "--key-env",
+    default="TIERGATE_SIEM_KEY",
+    show_default=True,
+    help="Environment variable holding the stream's HMAC key (siem.key_env).",
+)
+@click.option(
+    "--first-n",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Number the file's first line must have (a rotated capture's later file: where the last ended + 1).",
+)
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def verify_stream_command(path: str, key_env: str, first_n: int, fmt: str) -> None:
     """Check a received SIEM event stream (one line per record, syslog headers allowed): every

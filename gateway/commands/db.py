@@ -17,8 +17,7 @@ db_url_option = click.option(
     "--db-url",
     default=None,
     envvar="TIERGATE_DB_URL",
-    help="Audit database URL; overrides audit.url from the config "
-    "(e.g. postgresql+asyncpg://user@host/db).",
+    help="Audit database URL; overrides audit.url from the config (e.g. postgresql+asyncpg://user@host/db).",
 )
 
 

@@ -130,11 +130,13 @@ def query_command(config_path: str | None, db_url: str | None, upstream: tuple[s
 @click.argument("disclosure", type=click.Path(exists=True, dir_okay=False))
 @click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="markdown",
               show_default=True, help="html: printable, one file; pdf: needs --output (or a pipe).")  # fmt: skip
-@click.option("--record", is_flag=True,
-              help="A real incident: start the playbook's clock (steps `loaded` and `assessed`).")
+@click.option(
+    "--record", is_flag=True, help="A real incident: start the playbook's clock (steps `loaded` and `assessed`)."
+)
 @click.option("--actor", default=None, help="Who is loading it (required with --record).")
-@click.option("--tenant", default=None,
-              help="Assess for this tenant only (its rows, its playbook); default platform-wide.")
+@click.option(
+    "--tenant", default=None, help="Assess for this tenant only (its rows, its playbook); default platform-wide."
+)
 @output_option
 def assess_command(config_path: str | None, db_url: str | None, disclosure: str, fmt: str,
                    record: bool, actor: str | None, tenant: str | None, output: str | None) -> None:  # fmt: skip
@@ -213,11 +215,16 @@ def _write_report(report: str | bytes, output: str | None) -> None:
 @click.argument("disclosure_id", type=click.IntRange(1))
 @click.argument("step", type=click.Choice(["assessed", "decided", "notified", "closed"]))
 @click.option("--actor", required=True, help="Who did it.")
-@click.option("--reportable", type=click.Choice(["yes", "no"]), default=None,
-              help="decided: is the incident reportable?")
+@click.option(
+    "--reportable", type=click.Choice(["yes", "no"]), default=None, help="decided: is the incident reportable?"
+)
 @click.option("--reason", default=None, help="decided (required), closed: why.")
-@click.option("--party", type=click.Choice(["customers", "body"]), default=None,
-              help="notified: the affected customers or the notified body.")
+@click.option(
+    "--party",
+    type=click.Choice(["customers", "body"]),
+    default=None,
+    help="notified: the affected customers or the notified body.",
+)
 @click.option("--to", "to", default=None, help="notified: whom exactly (names, case number).")
 def step_command(config_path: str | None, db_url: str | None, disclosure_id: int, step: str, actor: str,
                  reportable: str | None, reason: str | None, party: str | None, to: str | None) -> None:  # fmt: skip
@@ -245,11 +252,18 @@ def step_command(config_path: str | None, db_url: str | None, disclosure_id: int
 @db_url_option
 @click.option("--actor", required=True, help="Who runs the drill.")
 @click.option("--tenant", default=None, help="Rehearse this tenant's playbook on its rows only.")
-@click.option("--hours", type=click.FloatRange(min=0.01, max=24 * 90), default=24.0, show_default=True,
-              help="The synthetic disclosure's window: the last this many hours of the log.")
-@click.option("--simulate", is_flag=True,
-              help="Record every later step at once, as the playbook's owners (rehearses the records, "
-                   "not the people).")
+@click.option(
+    "--hours",
+    type=click.FloatRange(min=0.01, max=24 * 90),
+    default=24.0,
+    show_default=True,
+    help="The synthetic disclosure's window: the last this many hours of the log.",
+)
+@click.option(
+    "--simulate",
+    is_flag=True,
+    help="Record every later step at once, as the playbook's owners (rehearses the records, not the people).",
+)
 @click.option("--format", "fmt", type=click.Choice(REPORT_FORMATS), default="markdown",
               show_default=True, help="html: printable, one file; pdf: needs --output (or a pipe).")  # fmt: skip
 @output_option
@@ -355,8 +369,9 @@ def match_command(config_path: str | None, db_url: str | None, document: str, fm
 @exposure_group.command("disclosures")
 @config_option
 @db_url_option
-@click.option("--tenant", default=None,
-              help="Only what this tenant's admins see: its own disclosures and platform-wide ones.")
+@click.option(
+    "--tenant", default=None, help="Only what this tenant's admins see: its own disclosures and platform-wide ones."
+)
 @click.option("--limit", type=click.IntRange(1), default=None, help="The newest N only.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv", "markdown"]),
               default="table", show_default=True)  # fmt: skip

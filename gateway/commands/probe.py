@@ -45,8 +45,12 @@ def _rungs(_ctx: Any, _param: Any, value: str | None) -> list[int] | None:
               help="Requests, each with its own marker (default: probes.requests).")  # fmt: skip
 @click.option("--concurrency", type=click.IntRange(1, 1_000), default=None,
               help="Requests in flight at once (default: probes.concurrency).")  # fmt: skip
-@click.option("--tenants", type=click.IntRange(1, 1_000), default=None,
-              help="Synthetic tenants, each with its own cache_salt on on-prem (default: probes.tenants).")
+@click.option(
+    "--tenants",
+    type=click.IntRange(1, 1_000),
+    default=None,
+    help="Synthetic tenants, each with its own cache_salt on on-prem (default: probes.tenants).",
+)
 @click.option("--max-missing", type=click.IntRange(0), default=None,
               help="Answers allowed to miss their own marker (default: probes.max_missing).")  # fmt: skip
 @click.option("--stream/--no-stream", "stream", default=None,
@@ -55,20 +59,41 @@ def _rungs(_ctx: Any, _param: Any, value: str | None) -> list[int] | None:
 @click.option("--prefix-cache", is_flag=True, help="Run the cross-tenant prefix-cache probe instead.")
 @click.option("--rungs", callback=_rungs, default=None,
               help="Ladder rungs in tokens, comma-separated (default: probes.ladder).")  # fmt: skip
-@click.option("--max-tokens-per-run", type=click.IntRange(1), default=None,
-              help="Token budget of a ladder or prefix-cache run (default: probes.max_tokens_per_run).")
-@click.option("--lower-safe-length/--keep-safe-length", "lower", default=None,
-              help="On a failed rung, lower the upstream's safe length (default: probes.ladder.lower_safe_length).")
-@click.option("--salting", type=click.Choice(["tenant", "shared"]), default=None,
-              help="Prefix-cache probe: per-tenant salts, or one shared (default: probes.prefix_cache.salting).")
+@click.option(
+    "--max-tokens-per-run",
+    type=click.IntRange(1),
+    default=None,
+    help="Token budget of a ladder or prefix-cache run (default: probes.max_tokens_per_run).",
+)
+@click.option(
+    "--lower-safe-length/--keep-safe-length",
+    "lower",
+    default=None,
+    help="On a failed rung, lower the upstream's safe length (default: probes.ladder.lower_safe_length).",
+)
+@click.option(
+    "--salting",
+    type=click.Choice(["tenant", "shared"]),
+    default=None,
+    help="Prefix-cache probe: per-tenant salts, or one shared (default: probes.prefix_cache.salting).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the ladder or prefix-cache plan and send nothing.")
-@click.option("--restore-safe-length", "restore", default=None, metavar="UPSTREAM",
-              help="End the lowering of UPSTREAM's safe length (with --reason); probes nothing.")
+@click.option(
+    "--restore-safe-length",
+    "restore",
+    default=None,
+    metavar="UPSTREAM",
+    help="End the lowering of UPSTREAM's safe length (with --reason); probes nothing.",
+)
 @click.option("--reason", default=None, help="Why the safe length is restored (kept in the audit log).")
 @click.option("--actor", default="cli", show_default=True, help="Who restores it (kept in the audit log).")
 @click.option("--no-record", is_flag=True, help="Do not write the result to the audit log.")
-@click.option("--metrics-file", type=click.Path(dir_okay=False), default=None,
-              help="Also write the result as Prometheus text (for node_exporter's textfile collector).")
+@click.option(
+    "--metrics-file",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Also write the result as Prometheus text (for node_exporter's textfile collector).",
+)
 def probe_command(
     config_path: str | None, upstream_name: str | None, model: str | None, n_requests: int | None,
     concurrency: int | None, tenants: int | None, max_missing: int | None, stream: bool | None,

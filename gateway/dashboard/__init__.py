@@ -58,9 +58,21 @@ def dashboard_router(config: DashboardSettings | None = None) -> Router:
                                         include_in_schema=False, name="admin-static")  # fmt: skip
     return Router(
         path="/admin",
-        route_handlers=[static, *SIGNIN_ROUTES, *OVERVIEW_ROUTES, *REQUEST_ROUTES, *EXPOSURE_ROUTES,
-                        *UPSTREAM_ROUTES, *VENDOR_ROUTES, *PROBE_ROUTES, *SAFE_LENGTH_ROUTES,
-                        *QUARANTINE_ROUTES, *KEY_ROUTES, *POLICY_ROUTES, *TELEMETRY_ROUTES],  # fmt: skip
+        route_handlers=[
+            static,
+            *SIGNIN_ROUTES,
+            *OVERVIEW_ROUTES,
+            *REQUEST_ROUTES,
+            *EXPOSURE_ROUTES,
+            *UPSTREAM_ROUTES,
+            *VENDOR_ROUTES,
+            *PROBE_ROUTES,
+            *SAFE_LENGTH_ROUTES,
+            *QUARANTINE_ROUTES,
+            *KEY_ROUTES,
+            *POLICY_ROUTES,
+            *TELEMETRY_ROUTES,
+        ],  # fmt: skip
         guards=[make_admin_guard(ctx.config)],
         dependencies={"dash": Provide(lambda: ctx, sync_to_thread=False)},
         exception_handlers={DashboardError: on_dashboard_error, HTTPException: on_http_error},

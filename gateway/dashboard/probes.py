@@ -79,8 +79,12 @@ def _draft(run_kind: str, seq: int, detail: dict[str, Any], provider: str | None
 
 
 async def _events(engine: Any, limit: int) -> list[Any]:
-    stmt = select(E.c.seq, E.c.created_us, E.c.kind, E.c.detail).where(E.c.kind.in_(KINDS)) \
-        .order_by(E.c.seq.desc()).limit(limit)
+    stmt = (
+        select(E.c.seq, E.c.created_us, E.c.kind, E.c.detail)
+        .where(E.c.kind.in_(KINDS))
+        .order_by(E.c.seq.desc())
+        .limit(limit)
+    )
     async with engine.connect() as conn:
         return list((await conn.execute(stmt)).all())
 

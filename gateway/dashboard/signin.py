@@ -26,8 +26,7 @@ from gateway.dashboard.security import (
 __all__ = ["SIGNIN_ROUTES"]
 
 _PUBLIC = {"public": True}
-_REFUSED = ("Wrong username or password (or too many failed sign-ins from this address: "
-            "wait a few minutes).")
+_REFUSED = "Wrong username or password (or too many failed sign-ins from this address: wait a few minutes)."
 
 
 def _safe_next(value: str | None) -> str:

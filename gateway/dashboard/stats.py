@@ -179,8 +179,9 @@ async def overview(engine: AsyncEngine, rng: TimeRange, tenants: tuple[str, ...]
         bucket_labels=[_label(b, rng.bucket_us) for b in labels],
         tier_series=series,
         totals_by_tier=totals,
-        by_upstream_model=[(f"{r.upstream or '-'} · {r.provider_model or '-'}", int(r.n))
-                           for r in up_rows],  # fmt: skip
+        by_upstream_model=[
+            (f"{r.upstream or '-'} · {r.provider_model or '-'}", int(r.n)) for r in up_rows
+        ],  # fmt: skip
         refusals=[(r.error_class or "unspecified", int(r.n)) for r in refusal_rows],
         stripped=sorted(stripped.items(), key=lambda kv: -kv[1]),
         integrity_series=integrity,

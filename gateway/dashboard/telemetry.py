@@ -72,8 +72,20 @@ async def tenant_metrics(engine: Any, tenant: str, window_s: int, now_us: int) -
              "# HELP tiergate_tenant_requests Requests by tier, upstream and HTTP status",
              "# TYPE tiergate_tenant_requests gauge"]  # fmt: skip
     for (endpoint, tier, upstream, status), n in sorted(requests.items(), key=str):
-        lines.append(_sample("tiergate_tenant_requests", {"tenant": tenant, "window": window, "endpoint": endpoint,
-                                                          "tier": tier, "upstream": upstream, "status": status}, n))
+        lines.append(
+            _sample(
+                "tiergate_tenant_requests",
+                {
+                    "tenant": tenant,
+                    "window": window,
+                    "endpoint": endpoint,
+                    "tier": tier,
+                    "upstream": upstream,
+                    "status": status,
+                },
+                n,
+            )
+        )
     lines += ["# HELP tiergate_tenant_identifiers_stripped Identifiers replaced by placeholders, by entity type",
               "# TYPE tiergate_tenant_identifiers_stripped gauge"]  # fmt: skip
     lines += [_sample("tiergate_tenant_identifiers_stripped", {"tenant": tenant, "window": window, "entity": e}, n)

@@ -52,7 +52,7 @@ async def _health(engine: Any, tenants: tuple[str, ...]) -> dict[str, Health]:
     where = [R.c.created_us >= since, R.c.forwarded.is_(True)]
     if tenants:
         where.append(R.c.tenant.in_(tenants))
-    ok = (O.c.status == "ok")
+    ok = O.c.status == "ok"
     stmt = (select(R.c.upstream, ok.label("ok"), func.count().label("n"),
                    func.max(R.c.created_us).label("last"))
             .select_from(R.join(O, O.c.request_id == R.c.request_id))
@@ -70,8 +70,7 @@ async def _health(engine: Any, tenants: tuple[str, ...]) -> dict[str, Health]:
 
 
 async def _last_probes(engine: Any) -> dict[str, dict[str, Any]]:
-    stmt = select(E.c.created_us, E.c.detail).where(E.c.kind.in_(PROBE_KINDS)) \
-        .order_by(E.c.seq.desc()).limit(500)
+    stmt = select(E.c.created_us, E.c.detail).where(E.c.kind.in_(PROBE_KINDS)).order_by(E.c.seq.desc()).limit(500)
     found: dict[str, dict[str, Any]] = {}
     async with engine.connect() as conn:
         for r in (await conn.execute(stmt)).all():

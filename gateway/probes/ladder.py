@@ -277,10 +277,10 @@ async def _send(client: UpstreamClient, rung_i: int, index: int, rung: Rung, pro
             await opened.response.aclose()
     except UpstreamRejected as exc:
         if rung.may_refuse and exc.upstream_status in _REFUSAL_STATUSES:
-            return RequestResult(rung_i, index, own, "refused", (), status=exc.upstream_status,
-                                 error=exc.upstream_code)
-        return RequestResult(rung_i, index, own, "failed", ("rejected",), status=exc.upstream_status,
-                             error=exc.upstream_code)
+            return RequestResult(rung_i, index, own, "refused", (), status=exc.upstream_status, error=exc.upstream_code)
+        return RequestResult(
+            rung_i, index, own, "failed", ("rejected",), status=exc.upstream_status, error=exc.upstream_code
+        )
     except Exception as exc:  # noqa: BLE001 -- the class only: an upstream error may quote the prompt
         return RequestResult(rung_i, index, own, "failed", ("error",), status=getattr(exc, "upstream_status", None),
                              error=type(exc).__name__)  # fmt: skip

@@ -185,7 +185,9 @@ async def probe_prefix_cache(
     def salt(tenant: str) -> str | None:
         if not onprem or not salt_key:
             return None
-        return derive_cache_salt(salt_key, "tiergate-prefix-a" if cfg.salting == "shared" else f"tiergate-prefix-{tenant}")
+        return derive_cache_salt(
+            salt_key, "tiergate-prefix-a" if cfg.salting == "shared" else f"tiergate-prefix-{tenant}"
+        )
 
     def body(text: str, tenant: str) -> bytes:
         b: dict[str, Any] = {**cfg.request_extra, "model": plan.model, "max_tokens": cfg.max_tokens,

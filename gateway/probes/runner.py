@@ -15,8 +15,15 @@ if TYPE_CHECKING:
     from gateway.settings import Settings, UpstreamSettings
     from gateway.upstream import UpstreamClient
 
-__all__ = ["ladder_for", "prefix_cache_for", "provider_model", "run_ladder", "run_prefix_cache", "scheduled_over_budget",
-           "upstream_counter"]
+__all__ = [
+    "ladder_for",
+    "prefix_cache_for",
+    "provider_model",
+    "run_ladder",
+    "run_prefix_cache",
+    "scheduled_over_budget",
+    "upstream_counter",
+]
 
 
 def upstream_counter(up: UpstreamSettings) -> TokenCounter:

@@ -92,5 +92,11 @@ def safe_length_monitor(store: Any, board: SafeLengthBoard, settings: Quarantine
                     registry=registry)  # fmt: skip
     lowered.set_function(lambda: float(len(board.lowered())))
 
-    return QuarantineMonitor(store, board, settings, registry=CollectorRegistry(),  # type: ignore[arg-type]  # a SafeLengthBoard has the methods the monitor calls
-                             redis_url=redis_url, loader=store.active_length_caps)
+    return QuarantineMonitor(
+        store,
+        board,  # type: ignore[arg-type]  # a SafeLengthBoard has the methods the monitor calls
+        settings,
+        registry=CollectorRegistry(),
+        redis_url=redis_url,
+        loader=store.active_length_caps,
+    )

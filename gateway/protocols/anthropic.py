@@ -140,8 +140,10 @@ class _Messages(_Anthropic):
             raise Unprocessable("'max_tokens' must be a positive integer", param="max_tokens")
 
     def check_answer(self, count: PromptCount, data: dict[str, Any]) -> str | None:
-        if count.tokens >= TRIVIAL_TOKENS and data.get("stop_reason") == "max_tokens" and not _has_answer(
-            data.get("content")
+        if (
+            count.tokens >= TRIVIAL_TOKENS
+            and data.get("stop_reason") == "max_tokens"
+            and not _has_answer(data.get("content"))
         ):
             return "empty_length"
         return None

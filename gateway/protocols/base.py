@@ -110,4 +110,3 @@ class Protocol:
     def error_body(self, exc: GatewayError) -> dict[str, Any]:
         """The error as this protocol's clients (their SDKs) expect it."""
         return exc.body()
-

@@ -55,8 +55,11 @@ def restore_item(item: Any, restorer: Restorer) -> None:
 
 def _state_of(items: Any) -> list[str]:
     """Encrypted reasoning / compaction items: ciphertext only their producer reads."""
-    return [i["encrypted_content"] for i in items or ()
-            if isinstance(i, dict) and isinstance(i.get("encrypted_content"), str) and i["encrypted_content"]]
+    return [
+        i["encrypted_content"]
+        for i in items or ()
+        if isinstance(i, dict) and isinstance(i.get("encrypted_content"), str) and i["encrypted_content"]
+    ]
 
 
 def _usage(raw: Any) -> Usage | None:
@@ -89,8 +92,10 @@ def _empty_cut(count: PromptCount, response: Any) -> str | None:
         return None
     details = response.get("incomplete_details")
     reason = details.get("reason") if isinstance(details, dict) else None
-    if response.get("status") == "incomplete" and reason == "max_output_tokens" and not _answered(
-        response.get("output")
+    if (
+        response.get("status") == "incomplete"
+        and reason == "max_output_tokens"
+        and not _answered(response.get("output"))
     ):
         return "empty_length"
     return None
@@ -254,7 +259,10 @@ class _ResponsesRelay(EventRelay):
 
     def error_event(self, status: OutcomeKind, code: str, vendor_type: str | None) -> bytes:
         if status is OutcomeKind.INTEGRITY_ERROR:
-            code, message = "upstream_integrity_error", "the upstream's stream failed the gateway's checks and was ended"
+            code, message = (
+                "upstream_integrity_error",
+                "the upstream's stream failed the gateway's checks and was ended",
+            )
         else:
             message = f"the upstream's stream failed ({code})"
         return self._out("error", {"type": "error", "code": code, "message": message, "param": None,

@@ -101,7 +101,7 @@ class Outbox:
         with open(self._lines, "rb") as fh:
             fh.seek(max(0, size - 1_048_576))
             tail = fh.read().rstrip(b"\n")
-        line: dict[str, Any] = json.loads(tail[tail.rfind(b"\n") + 1:])
+        line: dict[str, Any] = json.loads(tail[tail.rfind(b"\n") + 1 :])
         return line
 
     def save_head(self, head: Head) -> None:

@@ -21,8 +21,17 @@ from typing import Protocol
 
 import httpx
 
-__all__ = ["MAX_DATAGRAM", "FileSink", "Sink", "SinkDown", "SinkRejected", "SyslogSink", "WebhookSink", "syslog_frame",
-           "tls_context"]
+__all__ = [
+    "MAX_DATAGRAM",
+    "FileSink",
+    "Sink",
+    "SinkDown",
+    "SinkRejected",
+    "SyslogSink",
+    "WebhookSink",
+    "syslog_frame",
+    "tls_context",
+]
 
 
 def tls_context(ca_file: Path | None) -> ssl.SSLContext:

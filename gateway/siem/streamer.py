@@ -201,4 +201,3 @@ class SinkStream:
             pass
         await self.sink.aclose()
         self.outbox.close()
-

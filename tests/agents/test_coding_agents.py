@@ -66,9 +66,7 @@ def work(tmp_path: Path) -> Path:
     d.mkdir()
     (d / ".env").write_text(f"AWS_ACCESS_KEY_ID={SECRETS[0]}\nGITHUB_TOKEN={SECRETS[1]}\n")
     (d / "customers.md").write_text(
-        "# Key contacts\n\n"
-        f"- {NAMES[0]} <{EMAILS[0]}>, head of procurement\n"
-        f"- {NAMES[1]} <{EMAILS[1]}>, auditor\n"
+        f"# Key contacts\n\n- {NAMES[0]} <{EMAILS[0]}>, head of procurement\n- {NAMES[1]} <{EMAILS[1]}>, auditor\n"
     )
     (d / "payment.txt").write_text(f"Wire the deposit to IBAN {IBAN} by Friday.\n")
     return d
@@ -222,7 +220,6 @@ def test_over_long_prompts_get_each_agents_own_answer(
     assert set(sent) <= {"/v1/messages/count_tokens"}  # counted, never generated
 
 
-
 # ---- compaction --------------------------------------------------------------------------------
 # Claude Code 2.1 compacts in -p mode too, three ways, each one more /v1/messages call: its own
 # system prompt and tools, the rounds to summarise, and a user turn "Your task is to create a
@@ -329,4 +326,4 @@ def test_claude_codes_own_compaction_goes_through_the_gateway(
     n = next(n for n, i in enumerate(sent) if SUMMARY_REQUEST in i.text)
     assert n == 2 if trigger == "threshold" else n == 3  # before the third call / after the session
     after = rows[n + 1]["prompt_tokens"]
-    assert after < max(r["prompt_tokens"] for r in rows[:n + 1]) and "[read:build.log]" in sent[n + 1].text
+    assert after < max(r["prompt_tokens"] for r in rows[: n + 1]) and "[read:build.log]" in sent[n + 1].text

@@ -42,8 +42,11 @@ def write_cli_config(tmp_path: Path, db_url: str) -> str:
     """A minimal ``tiergate`` YAML config for the CLI commands over ``db_url``; returns its path."""
     cfg = {
         "audit": {"url": db_url, "checkpoint_dir": str(tmp_path / "checkpoints")},
-        "secrets": {"fingerprint_key": FP_KEY.decode(), "checkpoint_key": CP_KEY.decode(),
-                    "cache_salt_key": "salt-key-for-tests-0123456789"},  # fmt: skip
+        "secrets": {
+            "fingerprint_key": FP_KEY.decode(),
+            "checkpoint_key": CP_KEY.decode(),
+            "cache_salt_key": "salt-key-for-tests-0123456789",
+        },  # fmt: skip
         "state_dir": str(tmp_path / "state"),
     }
     path = tmp_path / "tiergate.yaml"

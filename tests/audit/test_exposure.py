@@ -261,8 +261,17 @@ def test_a_write_ahead_row_marked_not_forwarded_is_no_exposure(db_url, tmp_path)
         try:
             await _seed(store)
             before = await assess(store.engine, parse_disclosure(DISCLOSURE))
-            late = request(request_id="late-1", at=_at(29), tenant="delta", key_id="k7", tier=3, tokens=4000,
-                           provider="examplecloud", upstream="ec-shared", model="big-1")
+            late = request(
+                request_id="late-1",
+                at=_at(29),
+                tenant="delta",
+                key_id="k7",
+                tier=3,
+                tokens=4000,
+                provider="examplecloud",
+                upstream="ec-shared",
+                model="big-1",
+            )
             await store.record_request(late)
             with_late = await assess(store.engine, parse_disclosure(DISCLOSURE))
             await store.record_outcome(outcome("late-1", NOT_FORWARDED, 503))

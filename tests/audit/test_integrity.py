@@ -101,8 +101,11 @@ def test_row_beyond_head_detected(db_url, tmp_path):
     """A row appended past the chain head (without the writer) is flagged as inserted."""
 
     async def tamper(store):
-        await _sql(store, """INSERT INTO audit_events (seq, hash, created_us, kind, detail)
-            SELECT 500, hash, created_us, 'probe', '{}' FROM audit_events WHERE seq = 21""")
+        await _sql(
+            store,
+            """INSERT INTO audit_events (seq, hash, created_us, kind, detail)
+            SELECT 500, hash, created_us, 'probe', '{}' FROM audit_events WHERE seq = 21""",
+        )
 
     report = _run(db_url, tmp_path, tamper)
     assert report.first_bad.kind == "inserted"

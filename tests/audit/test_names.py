@@ -41,7 +41,7 @@ def near_misses(draw: st.DrawFn, name: str) -> str:
     if value and draw(st.booleans()):
         i = draw(st.integers(0, len(value) - 1))
         swapped = value[i].swapcase() if draw(st.booleans()) else draw(st.sampled_from(ALPHABET.replace("*", "")))
-        value = value[:i] + swapped + value[i + 1:]
+        value = value[:i] + swapped + value[i + 1 :]
     return value
 
 

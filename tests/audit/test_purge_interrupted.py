@@ -202,4 +202,3 @@ def test_a_purge_committing_during_verify_is_not_reported_as_deletion(db_url, tm
     assert len(pages) >= 2  # the purge committed before the walk's second page
     assert (during.first_seq, during.last_seq, during.purged_through) == (1, 19, None)
     assert after.ok and (after.first_seq, after.purged_through) == (17, 16)
-

@@ -194,4 +194,3 @@ def sign_in(pg: Any, username: str, password: str = PASSWORD, start: str = "/adm
     pg.fill("#password", password)
     pg.click("#sign-in")
     pg.wait_for_selector("#who")
-

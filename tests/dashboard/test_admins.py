@@ -206,8 +206,9 @@ def test_overview_queries(db_url: str, tmp_path: Path) -> None:
         await store.record_request(_rec("a2", T0 - 3 * h, "acme", 2, findings={"EMAIL_ADDRESS": 2}, stripped=True))
         await store.record_request(_rec("a3", T0 - h, "acme", 3, upstream="local"))
         await store.record_outcome(Outcome("a3", "integrity_error", 502, 200, 1, 1, integrity_flag=True))
-        await store.record_refusal(_rec("a4", T0 - h, "acme", 2), Outcome("a4", "refused", 403,
-                                                                          error_class="tier_not_allowed"))
+        await store.record_refusal(
+            _rec("a4", T0 - h, "acme", 2), Outcome("a4", "refused", 403, error_class="tier_not_allowed")
+        )
         await store.record_request(_rec("g1", T0 - h, "globex", 1, findings={"PHONE_NUMBER": 1}, stripped=True))
         await store.record_request(_rec("old", T0 - 48 * h, "acme", 3))  # outside 24 h
         await store.record_event("isolation_probe", {"upstream": "vendor", "passed": False})

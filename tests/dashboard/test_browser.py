@@ -131,7 +131,8 @@ def test_upstreams_keys_and_policy_pages(page: Any, seeded: Seeded) -> None:
     assert "FAILED" in vendor.locator(".probe").inner_text()
     outcomes = seeded.gw.rows(
         "SELECT o.status FROM audit_requests r JOIN audit_outcomes o ON o.request_id = r.request_id "
-        "WHERE r.upstream = 'vendor' AND r.forwarded AND r.request_id NOT LIKE 'old-%'")
+        "WHERE r.upstream = 'vendor' AND r.forwarded AND r.request_id NOT LIKE 'old-%'"
+    )
     ok = sum(1 for o in outcomes if o["status"] == "ok")
     failed = len(outcomes) - ok
     assert failed >= 1  # the seeded integrity failure
@@ -159,7 +160,9 @@ def test_upstreams_keys_and_policy_pages(page: Any, seeded: Seeded) -> None:
     page.fill("#sample", sample)
     page.click("#try-it")
     assert page.get_attribute("#try-result", "data-tier") == "3"
-    marks = page.eval_on_selector_all("#highlighted mark", "ms => ms.map(m => [m.dataset.entity, m.firstChild.textContent])")
+    marks = page.eval_on_selector_all(
+        "#highlighted mark", "ms => ms.map(m => [m.dataset.entity, m.firstChild.textContent])"
+    )
     assert ["EMAIL_ADDRESS", "eve@corp.example.com"] in marks
     assert ["CREDIT_CARD", "4111 1111 1111 1111"] in marks
     shot(page, "policy-try-it")
@@ -282,7 +285,9 @@ def test_tenant_admin_confined_to_own_tenant(page: Any, seeded: Seeded) -> None:
     """A tenant admin sees only their rows and keys; another tenant's rows by URL are 404."""
     sign_in(page, "acme-admin", start="/admin/requests?tenant=globex")
     assert "tenant acme" in page.inner_text("#who")
-    tenants = set(page.eval_on_selector_all("#request-rows tbody tr td:nth-child(3)", "cs => cs.map(c => c.textContent)"))
+    tenants = set(
+        page.eval_on_selector_all("#request-rows tbody tr td:nth-child(3)", "cs => cs.map(c => c.textContent)")
+    )
     assert tenants == {"acme"}
     acme_total = seeded.count("SELECT COUNT(*) FROM audit_requests WHERE tenant = 'acme'")
     assert f"{acme_total} matching" in page.inner_text("#match-count")
@@ -310,9 +315,12 @@ def test_tenant_admin_confined_to_own_tenant(page: Any, seeded: Seeded) -> None:
 
     page.goto("/admin/")
     assert _num(page, "#total-requests") == seeded.count(
-        "SELECT COUNT(*) FROM audit_requests WHERE tenant = 'acme' AND request_id NOT LIKE 'old-%'")
+        "SELECT COUNT(*) FROM audit_requests WHERE tenant = 'acme' AND request_id NOT LIKE 'old-%'"
+    )
     page.goto("/admin/exposure")
     page.fill("#disclosure", DISCLOSURE.format(start="2020-01-01T00:00:00Z"))
     page.click("#assess")
-    assert set(page.eval_on_selector_all("#by-tenant-key tbody td:first-child", "cs => cs.map(c => c.textContent)")) == {"acme"}
+    assert set(
+        page.eval_on_selector_all("#by-tenant-key tbody td:first-child", "cs => cs.map(c => c.textContent)")
+    ) == {"acme"}
     shot(page, "tenant-admin-exposure")

@@ -76,7 +76,10 @@ def test_disclosure_list_is_scoped_by_tenant(seeded: Seeded) -> None:
         assert set(globex.values()) <= {"globex", "all tenants"}
         root = _listed(clients["root"])
         assert (root[refs["root"]], root[refs["acme-admin"]], root[refs["globex-admin"]]) == (
-            "all tenants", "acme", "globex")
+            "all tenants",
+            "acme",
+            "globex",
+        )
 
 
 def test_another_tenants_disclosure_is_not_found_by_id(seeded: Seeded) -> None:
@@ -88,8 +91,11 @@ def test_another_tenants_disclosure_is_not_found_by_id(seeded: Seeded) -> None:
             {"a": refs["root"], "b": refs["acme-admin"], "c": refs["globex-admin"]})}  # fmt: skip
         globex = clients["globex-admin"]
         acme_id = ids[refs["acme-admin"]]
-        for path in (f"/admin/exposure/{acme_id}", f"/admin/exposure/{acme_id}/report/md",
-                     f"/admin/exposure/{acme_id}/report/json"):
+        for path in (
+            f"/admin/exposure/{acme_id}",
+            f"/admin/exposure/{acme_id}/report/md",
+            f"/admin/exposure/{acme_id}/report/json",
+        ):
             resp = globex.get(path)
             assert resp.status_code == 404 and refs["acme-admin"] not in resp.text, path
         for ref in (refs["globex-admin"], refs["root"]):

@@ -32,6 +32,7 @@ def _client_at(seeded: Seeded, address: str) -> httpx.Client:
 
 def _same(a: httpx.Response, b: httpx.Response) -> bool:
     """Byte for byte the same answer (status, headers, body), but for the Date header."""
+
     def head(r: httpx.Response) -> list[tuple[bytes, bytes]]:
         return [(k, v) for k, v in r.headers.raw if k.lower() != b"date"]
 

@@ -23,9 +23,11 @@ _BLOCK = re.compile(r'<script type="application/json" id="chart-data">(.*?)</scr
 @settings(deadline=None)  # a loaded CI machine must not turn a slow example into a failure
 @given(_DATA)
 def test_the_json_block_cannot_break_out_and_parses_back(data: object) -> None:
-    html = Templates().env.from_string(
-        '<script type="application/json" id="chart-data">{{ charts|tojson }}</script>'
-    ).render(charts=data)
+    html = (
+        Templates()
+        .env.from_string('<script type="application/json" id="chart-data">{{ charts|tojson }}</script>')
+        .render(charts=data)
+    )
     blocks = _BLOCK.findall(html)
     assert len(blocks) == 1, html  # one element, closed where the template closes it
     body = blocks[0]

@@ -67,12 +67,16 @@ def test_probe_page_links_a_failed_ladder_to_its_exposure_assessment(tmp_path: P
             assert client.post("/admin/sign-in", data={"csrf_token": token, "username": "root", "password": PASSWORD,
                                                        "next": "/admin/probes"}).status_code == 303  # fmt: skip
             page = client.get("/admin/probes").text
-            rows = re.findall(r'<tr id="run-(\d+)" data-seq="\d+" data-kind="ladder_probe" class="probe-run (\w+)"', page)
+            rows = re.findall(
+                r'<tr id="run-(\d+)" data-seq="\d+" data-kind="ladder_probe" class="probe-run (\w+)"', page
+            )
             assert [state for _seq, state in rows] == ["bad", "good"]  # newest first
             assert re.search(r'<tr class="rung bad" data-rung="4096">', page)
             assert re.search(r'<tr class="rung good" data-rung="2048">', page)
             assert page.count('class="assess"') == 1  # only the failure offers an assessment
-            draft = html.unescape(re.search(r"<textarea name=\"disclosure\" hidden>(.*?)</textarea>", page, re.S).group(1))  # type: ignore[union-attr]  # no match fails the test right here
+            draft = html.unescape(
+                re.search(r"<textarea name=\"disclosure\" hidden>(.*?)</textarea>", page, re.S).group(1)
+            )  # type: ignore[union-attr]  # no match fails the test right here
             spec = yaml.safe_load(draft)
             assert spec["upstreams"] == ["vendor"] and spec["conditions"] == {"min_prompt_tokens": 2049}
             # The window opens when the same probe of the same upstream last passed.
@@ -83,7 +87,7 @@ def test_probe_page_links_a_failed_ladder_to_its_exposure_assessment(tmp_path: P
             assert assessed.status_code == 200, assessed.text[:500]
             assert f"probe-{rows[0][0]}" in assessed.text
             ups = client.get("/admin/upstreams").text
-            vendor_row = ups[ups.index('<tr data-upstream="vendor">'):]
+            vendor_row = ups[ups.index('<tr data-upstream="vendor">') :]
             vendor_row = vendor_row[: vendor_row.index("</tr>")]
             assert '<span class="bad lowered">2048 tokens</span>' in vendor_row
             assert 'data-rung="4096"' in vendor_row and "never climbed" not in vendor_row

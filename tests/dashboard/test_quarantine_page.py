@@ -80,6 +80,7 @@ def test_quarantine_and_release_from_the_upstreams_page(seeded: Seeded) -> None:
         assert released["actor"] == "dashboard:root" and released["reason"] == "vendor fixed it"
     finally:
         root.close()
+
         # The seeded gateway is shared by the session: never leave it quarantined.
         async def cleanup(store: object) -> None:
             for q in await active_quarantines(store.engine):  # type: ignore[attr-defined]  # the store the harness hands over is the real AuditStore
@@ -110,6 +111,7 @@ def test_tier3_refused_when_its_only_upstream_is_quarantined(seeded: Seeded) -> 
             time.sleep(0.1)
         assert len(seeded.fakes["vendor"].ledger) == before
     finally:
+
         async def cleanup(store: object) -> None:
             for q in await active_quarantines(store.engine):  # type: ignore[attr-defined]  # the store the harness hands over is the real AuditStore
                 await release(store, q.id, reason="test cleanup", actor="test")

@@ -46,14 +46,17 @@ REGISTER = {
         "examplecloud": {
             "engine": ENGINE,
             # Given while the vendor still ran the old engine: due for review although recent.
-            "tenant_isolation": _answer("KV blocks are never shared across accounts.", 20, OLD_ENGINE,
-                                        source="security questionnaire 4.2"),  # fmt: skip
-            "containment": _answer("Within 4 hours of detection.", 20, ENGINE,
-                                   example="2026-02 cache incident, contained in 3 hours."),  # fmt: skip
+            "tenant_isolation": _answer(
+                "KV blocks are never shared across accounts.", 20, OLD_ENGINE, source="security questionnaire 4.2"
+            ),  # fmt: skip
+            "containment": _answer(
+                "Within 4 hours of detection.", 20, ENGINE, example="2026-02 cache incident, contained in 3 hours."
+            ),  # fmt: skip
             "serving_engine": _answer("vLLM, patched by the vendor within 14 days.", 400, ENGINE),  # too old
             "notification": _answer("By e-mail within 72 hours.", 20, short="yes", source="DPA 9.1"),
-            "reconstruction": _answer("We cannot list which customer requests an incident touched.", 20, ENGINE,
-                                      short="no"),  # fmt: skip
+            "reconstruction": _answer(
+                "We cannot list which customer requests an incident touched.", 20, ENGINE, short="no"
+            ),  # fmt: skip
             "data_retention": _answer("30 days.", 20),
             "training_use": _answer("Never used for training.", 20, short="no"),
             "region": _answer("EU only.", 20),
@@ -62,9 +65,19 @@ REGISTER = {
         # Registered, every answer current, able to reconstruct; no upstream declares it.
         "trustycloud": {
             "engine": "in-house 7",
-            **{k: _answer(f"{k} answer.", 5, "in-house 7") for k in
-               ("tenant_isolation", "containment", "serving_engine", "notification", "data_retention",
-                "training_use", "region", "contract")},
+            **{
+                k: _answer(f"{k} answer.", 5, "in-house 7")
+                for k in (
+                    "tenant_isolation",
+                    "containment",
+                    "serving_engine",
+                    "notification",
+                    "data_retention",
+                    "training_use",
+                    "region",
+                    "contract",
+                )
+            },
             "reconstruction": _answer("Affected request ids are listed per customer.", 5, "in-house 7", short="yes"),
         },  # fmt: skip
     },
@@ -170,8 +183,11 @@ def test_the_register_page_lists_answers_dates_and_due_flags(env: Env) -> None:
         assert page.status_code == 200 and page.headers["cache-control"] == "no-store"
         html = page.text
         assert '<a href="/admin/vendors" class="active" aria-current="page">Vendors</a>' in html
-        assert [m for m in re.findall(r'id="provider-([^"]+)" data-provider', html)] == \
-            ["examplecloud", "otherai", "trustycloud"]  # the register's and the declared ones, case folded
+        assert [m for m in re.findall(r'id="provider-([^"]+)" data-provider', html)] == [
+            "examplecloud",
+            "otherai",
+            "trustycloud",
+        ]  # the register's and the declared ones, case folded
 
         ex = _section(html, "examplecloud")
         rows = _rows(ex)
@@ -186,9 +202,11 @@ def test_the_register_page_lists_answers_dates_and_due_flags(env: Env) -> None:
         assert rows["containment"]["status"] == "current" and rows["containment"]["due"] == ""
         assert "Example: 2026-02 cache incident, contained in 3 hours." in rows["containment"]["html"]
         # Not engine-bound: the engine change does not touch them.
-        assert {k: rows[k]["status"] for k in ("notification", "data_retention", "training_use", "region",
-                                               "contract")} == dict.fromkeys(  # fmt: skip
-            ("notification", "data_retention", "training_use", "region", "contract"), "current")
+        assert {
+            k: rows[k]["status"] for k in ("notification", "data_retention", "training_use", "region", "contract")
+        } == dict.fromkeys(  # fmt: skip
+            ("notification", "data_retention", "training_use", "region", "contract"), "current"
+        )
         assert 'data-due="2"' in ex and "2 of 9 answer(s) missing or due for review." in ex
         assert f"serving {ENGINE}" in ex
         assert "cannot fully reconstruct which of our requests an incident affected" in ex
@@ -346,7 +364,9 @@ def test_vendor_register_in_the_browser(browser: Any, env: Env) -> None:
         assert pg.locator("section.vendor").count() == 3
         pg.goto("/admin/exposure")
         now = datetime.now(UTC)
-        pg.fill("#disclosure", _disclosure("examplecloud", start=now - timedelta(hours=1), end=now + timedelta(hours=1)))
+        pg.fill(
+            "#disclosure", _disclosure("examplecloud", start=now - timedelta(hours=1), end=now + timedelta(hours=1))
+        )
         pg.uncheck("#disclosure-record")
         pg.click("#assess")
         assert pg.get_attribute("#verdict", "data-verdict") == "sensitive_data_may_be_exposed"

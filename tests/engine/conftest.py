@@ -155,9 +155,7 @@ class KvProbes:
             proc = self._procs[name]
             out, err = proc.communicate(timeout=START_TIMEOUT_S)
             if proc.returncode != 0:
-                pytest.fail(
-                    f"kv probe {name} failed ({proc.returncode}):\n{err[-3000:]}"
-                )
+                pytest.fail(f"kv probe {name} failed ({proc.returncode}):\n{err[-3000:]}")
             self._results[name] = json.loads(out.strip().splitlines()[-1])
         return self._results[name]
 
@@ -169,9 +167,7 @@ class KvProbes:
 
 
 @pytest.fixture(scope="session")
-def kv_probes(
-    tiny_model: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[KvProbes]:
+def kv_probes(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[KvProbes]:
     probes = KvProbes(tiny_model, tmp_path_factory.mktemp("kvprobe"))
     try:
         yield probes
@@ -205,25 +201,19 @@ def engine_server(
             stdin=subprocess.DEVNULL,
             start_new_session=True,
         )
-    server = EngineServer(
-        f"http://127.0.0.1:{port}", popen, config_path, tmp / "state", log_path
-    )
+    server = EngineServer(f"http://127.0.0.1:{port}", popen, config_path, tmp / "state", log_path)
     try:
         deadline = time.monotonic() + START_TIMEOUT_S
         while True:
             if popen.poll() is not None:
-                pytest.fail(
-                    f"engine exited with {popen.returncode}:\n{log_path.read_text()[-3000:]}"
-                )
+                pytest.fail(f"engine exited with {popen.returncode}:\n{log_path.read_text()[-3000:]}")
             try:
                 if httpx.get(server.url + "/health", timeout=5).status_code == 200:
                     break
             except httpx.HTTPError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(
-                    f"engine not ready in {START_TIMEOUT_S}s:\n{log_path.read_text()[-3000:]}"
-                )
+                pytest.fail(f"engine not ready in {START_TIMEOUT_S}s:\n{log_path.read_text()[-3000:]}")
             time.sleep(1.0)
         yield server
     finally:

@@ -74,9 +74,7 @@ def main(model_dir: str, refuse_first: bool) -> None:
     from vllm import LLM, SamplingParams
 
     refusal = _refusal(model_dir) if refuse_first else None
-    kv_bytes_per_token = (
-        256  # the tiny model: 2 layers x 1 KV head x 32 x (K,V) x 2 bytes
-    )
+    kv_bytes_per_token = 256  # the tiny model: 2 layers x 1 KV head x 32 x (K,V) x 2 bytes
     llm = LLM(
         model=model_dir,
         max_model_len=USABLE_BLOCKS * BLOCK,
@@ -109,9 +107,7 @@ def main(model_dir: str, refuse_first: bool) -> None:
             count = int((new_v[block] != 0).sum())
             nonzero += count
             excess += max(0, count - B_TOKENS * per_slot)
-            equal_to_a += int(
-                ((new_v[block] == old_v[block]) & (old_v[block] != 0)).sum()
-            )
+            equal_to_a += int(((new_v[block] == old_v[block]) & (old_v[block] != 0)).sum())
 
     from engine.plugin import zeroing
 

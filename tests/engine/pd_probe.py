@@ -89,6 +89,7 @@ def main(role: str, model: str, spec_path: str) -> None:
             if time.monotonic() > deadline:
                 raise SystemExit("producer never finished")
             time.sleep(0.2)
+
     def late_run(job: dict) -> dict:
         """A split request aborted while its (late) load is in flight, then another tenant's
         request that needs the blocks: its answer must equal its answer alone."""
@@ -141,7 +142,9 @@ def main(role: str, model: str, spec_path: str) -> None:
             if job.get("late_ack") is not None:
                 # A pushing sender acknowledges when its writes are done; here the transport
                 # plays that sender (pd_faults.LATE), so this process's own ack must not count.
-                RecordStore(Path(spec["records"])).root.joinpath(f"{job['tid']}.producer.r0.ack").unlink(missing_ok=True)
+                RecordStore(Path(spec["records"])).root.joinpath(f"{job['tid']}.producer.r0.ack").unlink(
+                    missing_ok=True
+                )
         Path(spec["producer_done"]).write_text("done")
     print(json.dumps({"role": role, "guard": spec["guard"], "jobs": results}))
 

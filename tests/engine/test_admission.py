@@ -24,10 +24,7 @@ def test_truncation_params_are_dropped_and_reported() -> None:
     )
     assert "truncate_prompt_tokens" not in body and "truncation_side" not in body
     admitted = admit(body, dropped, 10, 100)
-    assert (
-        admitted.headers()["X-Tiergate-Dropped-Params"]
-        == "truncate_prompt_tokens,truncation_side"
-    )
+    assert admitted.headers()["X-Tiergate-Dropped-Params"] == "truncate_prompt_tokens,truncation_side"
 
 
 def test_salt_required_or_derived() -> None:

@@ -80,7 +80,4 @@ def test_preflight_command_prints_the_plan_or_refuses(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(BASE.replace("2048", "4096") + "block_size: 128\n")
     refused = CliRunner().invoke(engine_group, ["preflight", "--config", str(bad)])
-    assert (
-        refused.exit_code == 1
-        and "preflight refused: KV pool holds 3968 tokens" in refused.output
-    )
+    assert refused.exit_code == 1 and "preflight refused: KV pool holds 3968 tokens" in refused.output

@@ -35,9 +35,7 @@ def _text(n: int, seed: str = "") -> str:
     return body
 
 
-def _chat(
-    server: EngineServer, tenant: str, content: str, **extra: object
-) -> httpx.Response:
+def _chat(server: EngineServer, tenant: str, content: str, **extra: object) -> httpx.Response:
     body = {
         "model": "tiny",
         "messages": [{"role": "user", "content": content}],
@@ -49,9 +47,7 @@ def _chat(
         return c.post("/v1/chat/completions", json=body)
 
 
-def _completion(
-    server: EngineServer, prompt: str | list[int], **extra: object
-) -> httpx.Response:
+def _completion(server: EngineServer, prompt: str | list[int], **extra: object) -> httpx.Response:
     body = {
         "model": "tiny",
         "prompt": prompt,
@@ -91,19 +87,13 @@ def test_consistent_engine_starts_with_read_back_manifest(
         32,
     )
     assert m.pool_tokens == 31 * 128  # one block is vLLM's null block
-    assert (
-        m.kv_zeroing and m.cache_salt_required and m.prefix_caching and m.preflight_ok
-    )
+    assert m.kv_zeroing and m.cache_salt_required and m.prefix_caching and m.preflight_ok
     assert m.vllm_version == "0.32.0" and not m.version_override
     assert manifest_problems(m, MAX_MODEL_LEN) == []
-    assert (
-        manifest_problems(m, 4096) != []
-    )  # a gateway assuming more context than the pool
+    assert manifest_problems(m, 4096) != []  # a gateway assuming more context than the pool
 
 
-def test_our_preflight_refuses_before_vllm_starts(
-    tiny_model: Path, tmp_path: Path
-) -> None:
+def test_our_preflight_refuses_before_vllm_starts(tiny_model: Path, tmp_path: Path) -> None:
     """`tiergate engine serve` with a pool below max_model_len exits 1 without starting vLLM."""
     from tests.engine.conftest import write_config
 
@@ -134,9 +124,7 @@ def test_vllm_itself_refuses_a_pool_below_the_context(kv_probes: KvProbes) -> No
     """Bypassing our preflight, stock vLLM also refuses max_model_len 8192 on a 4,096-token pool."""
     refusal = kv_probes.result("stock")["refusal"]
     assert refusal is not None, "stock vLLM started with a pool below its context"
-    assert (
-        "To serve at least one request with the model's max seq len (8192)" in refusal
-    )
+    assert "To serve at least one request with the model's max seq len (8192)" in refusal
 
 
 # ---- the KV hygiene plugin -------------------------------------------------------------------
@@ -152,9 +140,7 @@ def test_plugin_is_active_in_every_vllm_process(engine_server: EngineServer) -> 
     records = {r.pid: r for r in read_plugin_processes(engine_server.state_dir)}
     assert len(vllm_pids) >= 3  # API server, EngineCore, Worker
     assert vllm_pids <= set(records), f"plugin missing in {vllm_pids - set(records)}"
-    assert all(
-        records[p].zeroing and records[p].plugin_version == "0.1.0" for p in vllm_pids
-    )
+    assert all(records[p].zeroing and records[p].plugin_version == "0.1.0" for p in vllm_pids)
 
     before = engine_server.metric("tiergate_engine_kv_blocks_zeroed_total")
     assert _chat(engine_server, "zero", _text(300, uuid.uuid4().hex)).status_code == 200
@@ -174,9 +160,7 @@ def test_new_blocks_hold_no_earlier_request_kv_with_plugin_but_do_on_stock(
     assert plugin["plugin_active"] and plugin["blocks_zeroed"] >= 17
     assert plugin["values_beyond_b"] == 0
     assert plugin["nonzero_values"] > 0  # B did write its own K/V
-    assert (
-        plugin["b_blocks"] == stock["b_blocks"]
-    )  # the same block was handed to B in both runs
+    assert plugin["b_blocks"] == stock["b_blocks"]  # the same block was handed to B in both runs
 
 
 # ---- tenant isolation ------------------------------------------------------------------------
@@ -201,16 +185,12 @@ def test_cache_salt_pair_same_tenant_hits_other_tenant_misses(
 def test_requests_without_salt_are_refused(engine_server: EngineServer) -> None:
     """A generation request without cache_salt gets 400 cache_salt_required (nothing generated)."""
     with engine_server.client() as c:
-        r = c.post(
-            "/v1/completions", json={"model": "tiny", "prompt": "hi", "max_tokens": 2}
-        )
+        r = c.post("/v1/completions", json={"model": "tiny", "prompt": "hi", "max_tokens": 2})
     assert r.status_code == 400
     assert r.json()["error"]["code"] == "cache_salt_required"
 
 
-async def _oracle_run(
-    url: str, jobs: list[dict], aborts: list[dict]
-) -> list[list[int]]:
+async def _oracle_run(url: str, jobs: list[dict], aborts: list[dict]) -> list[list[int]]:
     async with httpx.AsyncClient(base_url=url, timeout=300) as client:
 
         async def one(body: dict) -> list[int]:
@@ -219,9 +199,7 @@ async def _oracle_run(
             return list(r.json()["choices"][0]["token_ids"])
 
         async def aborted(body: dict) -> None:
-            async with client.stream(
-                "POST", "/v1/completions", json={**body, "stream": True}
-            ) as r:
+            async with client.stream("POST", "/v1/completions", json={**body, "stream": True}) as r:
                 assert r.status_code == 200
                 seen = 0
                 async for _ in r.aiter_lines():
@@ -229,9 +207,7 @@ async def _oracle_run(
                     if seen >= 6:
                         return  # closing the stream aborts the request inside vLLM
 
-        results = await asyncio.gather(
-            *(one(j) for j in jobs), *(aborted(a) for a in aborts)
-        )
+        results = await asyncio.gather(*(one(j) for j in jobs), *(aborted(a) for a in aborts))
         return list(results[: len(jobs)])
 
 
@@ -261,13 +237,9 @@ def test_isolation_oracle_greedy_outputs_equal_alone_and_under_load(
     assert all(len(a) == 120 for a in alone)
 
     preempted_before = engine_server.metric("vllm:num_preemptions_total")
-    together = asyncio.run(_oracle_run(engine_server.url, victims + noise, aborts))[
-        : len(victims)
-    ]
+    together = asyncio.run(_oracle_run(engine_server.url, victims + noise, aborts))[: len(victims)]
     preempted = engine_server.metric("vllm:num_preemptions_total") - preempted_before
-    assert preempted > 0, (
-        "the load did not force a preemption: the oracle proved less than it says"
-    )
+    assert preempted > 0, "the load did not force a preemption: the oracle proved less than it says"
     for i, (a, b) in enumerate(zip(alone, together, strict=True)):
         assert a == b, f"victim {i} output changed under load"
 
@@ -289,9 +261,7 @@ def _chat_overhead(server: EngineServer) -> int:
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_over_long_prompts_get_400_chat_and_completions(
-    engine_server: EngineServer, stream: bool
-) -> None:
+def test_over_long_prompts_get_400_chat_and_completions(engine_server: EngineServer, stream: bool) -> None:
     """At max_model_len tokens a prompt is refused with 400, chat and completions; one less passes.
 
     A prompt 25 times the context (which vLLM will not even tokenize) is refused the same way.
@@ -305,16 +275,8 @@ def test_over_long_prompts_get_400_chat_and_completions(
         ),
         (
             "/v1/chat/completions",
-            {
-                "messages": [
-                    {"role": "user", "content": _text(MAX_MODEL_LEN - 1 - overhead)}
-                ]
-            },
-            {
-                "messages": [
-                    {"role": "user", "content": _text(MAX_MODEL_LEN - overhead)}
-                ]
-            },
+            {"messages": [{"role": "user", "content": _text(MAX_MODEL_LEN - 1 - overhead)}]},
+            {"messages": [{"role": "user", "content": _text(MAX_MODEL_LEN - overhead)}]},
         ),
     ]
     huge = _text(25 * MAX_MODEL_LEN)
@@ -381,12 +343,8 @@ def test_usage_prompt_tokens_equals_engine_tokenize(
     """usage.prompt_tokens equals /tokenize's count for chat and completions of varied lengths."""
     with engine_server.client() as c:
         for n in (1, 17, 333, 1500):
-            prompt = _text(
-                n, "é"
-            )  # a 2-byte character: bytes, not characters, are counted
-            count = c.post(
-                "/tokenize", json={"model": "tiny", "prompt": prompt}
-            ).json()["count"]
+            prompt = _text(n, "é")  # a 2-byte character: bytes, not characters, are counted
+            count = c.post("/tokenize", json={"model": "tiny", "prompt": prompt}).json()["count"]
             r = _completion(engine_server, prompt, max_tokens=1)
             assert r.status_code == 200
             assert r.json()["usage"]["prompt_tokens"] == count == len(prompt.encode())
@@ -417,14 +375,7 @@ def test_engine_check_command_judges_the_live_manifest(
 
     from engine.cli import engine_group
 
-    ok = CliRunner().invoke(
-        engine_group, ["check", engine_server.url, "--context-window", "2048"]
-    )
+    ok = CliRunner().invoke(engine_group, ["check", engine_server.url, "--context-window", "2048"])
     assert ok.exit_code == 0 and "hardened: yes" in ok.output
-    bad = CliRunner().invoke(
-        engine_group, ["check", engine_server.url, "--context-window", "8192"]
-    )
-    assert (
-        bad.exit_code == 1
-        and "KV pool 3968 tokens < gateway context window 8192" in bad.output
-    )
+    bad = CliRunner().invoke(engine_group, ["check", engine_server.url, "--context-window", "8192"])
+    assert bad.exit_code == 1 and "KV pool 3968 tokens < gateway context window 8192" in bad.output

@@ -47,9 +47,7 @@ def tree(tmp_path: Path) -> Iterator[tuple[EngineSupervisor, int, int]]:
     config = EngineConfig(model=tmp_path, served_model_name="m", max_model_len=16,
                           kv_cache_memory_bytes=1 << 20, state_dir=tmp_path / "state")  # fmt: skip
     sup = EngineSupervisor(config)
-    popen = subprocess.Popen(
-        [sys.executable, "-c", TREE], stdout=subprocess.PIPE, start_new_session=True
-    )
+    popen = subprocess.Popen([sys.executable, "-c", TREE], stdout=subprocess.PIPE, start_new_session=True)
     assert popen.stdout is not None
     worker, helper = (int(p) for p in popen.stdout.readline().split())
     # Judge the tree only once both children show their own command line (a process caught before

@@ -53,9 +53,7 @@ class ScriptedEngine:
     def __call__(self, request: httpx.Request) -> httpx.Response:
         body = json.loads(request.content or b"{}")
         if request.url.path == "/tokenize":
-            return httpx.Response(
-                200, json={"count": self.count, "max_model_len": 2048}
-            )
+            return httpx.Response(200, json={"count": self.count, "max_model_len": 2048})
         self.seen.append(body)
         usage = {
             "prompt_tokens": self.usage_prompt,
@@ -66,12 +64,8 @@ class ScriptedEngine:
             chunk = {"choices": [{"index": 0, "text": "x"}], "usage": None}
             last = {"choices": [], "usage": usage}
             sse = f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(last)}\n\ndata: [DONE]\n\n"
-            return httpx.Response(
-                200, content=sse.encode(), headers={"content-type": "text/event-stream"}
-            )
-        return httpx.Response(
-            200, json={"choices": [{"index": 0, "text": "x"}], "usage": usage}
-        )
+            return httpx.Response(200, content=sse.encode(), headers={"content-type": "text/event-stream"})
+        return httpx.Response(200, json={"choices": [{"index": 0, "text": "x"}], "usage": usage})
 
 
 def _client(tmp_path: Path, engine: ScriptedEngine, **salt: object) -> TestClient:
@@ -126,13 +120,8 @@ def test_tenant_header_derives_the_salt(tmp_path: Path) -> None:
     engine = ScriptedEngine()
     with _client(tmp_path, engine, secret_file=tmp_path / "salt.key") as client:
         missing = client.post("/v1/completions", json=BODY)
-        r = client.post(
-            "/v1/completions", json=BODY, headers={"X-Tiergate-Tenant": "acme"}
-        )
-    assert (
-        missing.status_code == 400
-        and missing.json()["error"]["code"] == "tenant_required"
-    )
+        r = client.post("/v1/completions", json=BODY, headers={"X-Tiergate-Tenant": "acme"})
+    assert missing.status_code == 400 and missing.json()["error"]["code"] == "tenant_required"
     assert r.status_code == 200
     assert engine.seen[-1]["cache_salt"] == derive_cache_salt(key, "acme")
 

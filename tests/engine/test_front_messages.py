@@ -33,12 +33,15 @@ class MessagesEngine:
         message = {"type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}],
                    "stop_reason": "end_turn", "usage": usage}  # fmt: skip
         if body.get("stream"):
-            start = {"type": "message_start", "message": {**message, "content": [],
-                                                          "usage": {"input_tokens": 0} if self.late_usage else usage}}
+            start = {
+                "type": "message_start",
+                "message": {**message, "content": [], "usage": {"input_tokens": 0} if self.late_usage else usage},
+            }
             delta = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}}
             end = {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": usage}
-            sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in (start, delta, end,
-                                                                                   {"type": "message_stop"}))
+            sse = "".join(
+                f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in (start, delta, end, {"type": "message_stop"})
+            )
             return httpx.Response(200, content=sse.encode(), headers={"content-type": "text/event-stream"})
         return httpx.Response(200, json=message)
 
@@ -125,7 +128,10 @@ class ResponsesEngine:
             return httpx.Response(200, json={"count": self.count, "max_model_len": 2048})
         final = {"status": "completed", "output": [], "usage": {"input_tokens": self.usage_prompt, "output_tokens": 1}}
         if body.get("stream"):
-            events = [{"type": "response.output_text.delta", "delta": "x"}, {"type": "response.completed", "response": final}]
+            events = [
+                {"type": "response.output_text.delta", "delta": "x"},
+                {"type": "response.completed", "response": final},
+            ]
             sse = "".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
             return httpx.Response(200, content=sse.encode(), headers={"content-type": "text/event-stream"})
         return httpx.Response(200, json=final)

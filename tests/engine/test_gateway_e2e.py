@@ -25,9 +25,7 @@ pytestmark = [pytest.mark.vllm, pytest.mark.timeout(900)]
 
 SSN = "078-05-1120"
 FILLER = " ".join(f"Quarterly payroll line {i} under review." for i in range(12))
-TIER3 = (
-    f"STRICTLY CONFIDENTIAL. Employee record: SSN {SSN}, salary review notes. {FILLER}"
-)
+TIER3 = f"STRICTLY CONFIDENTIAL. Employee record: SSN {SSN}, salary review notes. {FILLER}"
 
 
 @pytest.fixture(scope="module")
@@ -44,9 +42,7 @@ def vendor() -> Iterator[FakeUpstreams]:
         yield f
 
 
-def _config(
-    vendor: FakeUpstreams, engine: EngineServer, tiny_model: Path, context_window: int
-) -> dict:
+def _config(vendor: FakeUpstreams, engine: EngineServer, tiny_model: Path, context_window: int) -> dict:
     return {
         "upstreams": [
             {
@@ -124,15 +120,10 @@ def test_tier3_reaches_only_the_hardened_engine_with_the_tenant_salt(
 def _refused(gw: GatewayHarness) -> None:
     client = gw.openai(gw.create_key("acme"))
     with pytest.raises(openai.PermissionDeniedError) as err:
-        client.chat.completions.create(
-            model="chat", messages=[{"role": "user", "content": TIER3}], max_tokens=3
-        )
+        client.chat.completions.create(model="chat", messages=[{"role": "user", "content": TIER3}], max_tokens=3)
     assert err.value.body["code"] == "tier_not_allowed"  # type: ignore[index]  # an error body is a dict
     assert SSN not in str(err.value.body)
-    assert (
-        'tiergate_onprem_hardened{upstream="engine"} 0.0'
-        in httpx.get(gw.url + "/metrics").text
-    )
+    assert 'tiergate_onprem_hardened{upstream="engine"} 0.0' in httpx.get(gw.url + "/metrics").text
 
 
 def test_tier3_refused_when_engine_manifest_loses_zeroing_evidence(

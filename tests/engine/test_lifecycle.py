@@ -134,9 +134,7 @@ def _wait_healthy(serve: Serve, timeout_s: float) -> None:
     pytest.fail(f"serve not healthy in {timeout_s}s:\n{serve.log()[-3000:]}")
 
 
-def test_front_exits_promptly_when_its_vllm_is_killed(
-    fake_serve: tuple[Path, dict[str, str]], tmp_path: Path
-) -> None:
+def test_front_exits_promptly_when_its_vllm_is_killed(fake_serve: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     """SIGKILL of vLLM: the front exits 1 within seconds, logs why, and leaves no process behind."""
     serve = _serve(tmp_path, *fake_serve)
     procs: list[psutil.Process] = []
@@ -186,9 +184,7 @@ def test_killed_supervisor_takes_down_a_vllm_that_ignores_sigterm(
         _kill_leftovers(procs)
 
 
-def test_sigterm_during_the_start_stops_vllm_and_exits(
-    fake_serve: tuple[Path, dict[str, str]], tmp_path: Path
-) -> None:
+def test_sigterm_during_the_start_stops_vllm_and_exits(fake_serve: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
     """SIGTERM to `engine serve` while vLLM still loads: serve stops it and exits 143, nothing left."""
     model, env = fake_serve
     serve = _serve(tmp_path, model, {**env, "FAKE_VLLM_START_DELAY_S": "60"})
@@ -210,9 +206,7 @@ def test_sigterm_during_the_start_stops_vllm_and_exits(
 
 @pytest.mark.vllm
 @pytest.mark.timeout(600)
-def test_killed_supervisor_leaves_no_vllm_process_even_mid_start(
-    tiny_model: Path, tmp_path: Path
-) -> None:
+def test_killed_supervisor_leaves_no_vllm_process_even_mid_start(tiny_model: Path, tmp_path: Path) -> None:
     """SIGKILL of `engine serve` while vLLM loads: its API server, engine core and workers all end."""
     serve = _serve(tmp_path, tiny_model, engine_env(tmp_path))
     procs: list[psutil.Process] = []
@@ -238,9 +232,7 @@ def test_killed_supervisor_leaves_no_vllm_process_even_mid_start(
 
 @pytest.mark.vllm
 @pytest.mark.timeout(600)
-def test_plugin_refusal_fails_the_engine_start_with_its_reason(
-    tiny_model: Path, tmp_path: Path
-) -> None:
+def test_plugin_refusal_fails_the_engine_start_with_its_reason(tiny_model: Path, tmp_path: Path) -> None:
     """An untested vLLM version (as the pin sees it): vLLM does not start; serve exits 1 naming why."""
     env = {**engine_env(tmp_path), ENV_ALSO_CHECK_VERSION: "0.33.0"}
     serve = _serve(tmp_path, tiny_model, env)

@@ -86,9 +86,7 @@ def test_gateway_context_window_beyond_engine_is_a_problem() -> None:
     """A gateway that admits more context than the pool or max_model_len is flagged twice."""
     problems = manifest_problems(GOOD, 8192)
     assert any("pool 4096 tokens < gateway context window 8192" in p for p in problems)
-    assert any(
-        "max_model_len 2048 < gateway context window 8192" in p for p in problems
-    )
+    assert any("max_model_len 2048 < gateway context window 8192" in p for p in problems)
 
 
 def test_fetch_parses_a_served_manifest() -> None:

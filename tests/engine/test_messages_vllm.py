@@ -39,7 +39,11 @@ def _prompt(usage: Any) -> int:
 
 
 def test_tier3_message_answered_by_the_engine_whole_and_streamed(
-    engine_server: EngineServer, tiny_model: Path, vendor: FakeUpstreams, sqlite_db: str, tmp_path: Path,
+    engine_server: EngineServer,
+    tiny_model: Path,
+    vendor: FakeUpstreams,
+    sqlite_db: str,
+    tmp_path: Path,
     classifier: Any,
 ) -> None:
     config = {
@@ -68,13 +72,20 @@ def test_tier3_message_answered_by_the_engine_whole_and_streamed(
         rows = gw.rows("SELECT r.endpoint, r.tier, r.upstream, o.status FROM audit_requests r "
                        "JOIN audit_outcomes o USING (request_id) ORDER BY r.seq")  # fmt: skip
     assert [(r["endpoint"], r["tier"], r["upstream"], r["status"]) for r in rows] == [
-        ("messages", 3, "engine", "ok"), ("count_tokens", 3, "engine", "ok"), ("messages", 3, "engine", "ok")]
+        ("messages", 3, "engine", "ok"),
+        ("count_tokens", 3, "engine", "ok"),
+        ("messages", 3, "engine", "ok"),
+    ]
     assert len(vendor["vendor"].ledger) == 0
     assert SSN not in str(rows)
 
 
 def test_tier3_response_answered_by_the_engine_whole_and_streamed(
-    engine_server: EngineServer, tiny_model: Path, vendor: FakeUpstreams, sqlite_db: str, tmp_path: Path,
+    engine_server: EngineServer,
+    tiny_model: Path,
+    vendor: FakeUpstreams,
+    sqlite_db: str,
+    tmp_path: Path,
     classifier: Any,
 ) -> None:
     """The Responses API too: instructions, a message, a tool call and its output, counted with

@@ -69,7 +69,9 @@ class Half:
 
     @staticmethod
     async def _json(send: Any, payload: object, status: int = 200) -> None:
-        await send({"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]})
+        await send(
+            {"type": "http.response.start", "status": status, "headers": [(b"content-type", b"application/json")]}
+        )
         await send({"type": "http.response.body", "body": json.dumps(payload).encode()})
 
 
@@ -183,5 +185,7 @@ def test_the_combined_manifest_passes_only_when_both_halves_are_guarded(tmp_path
 
 def test_a_half_reached_directly_is_not_trusted_for_tier3() -> None:
     """An instance manifest never claims paired aborts: only the router in front of both can."""
-    assert manifest_problems(GUARDED, 2048) == ["prefill/decode disaggregation without paired aborts of prefill and decode"]
+    assert manifest_problems(GUARDED, 2048) == [
+        "prefill/decode disaggregation without paired aborts of prefill and decode"
+    ]
     assert combine_manifests(GUARDED, dataclasses.replace(GUARDED, kv_zeroing=False)).kv_zeroing is False

@@ -51,12 +51,24 @@ def split_runs(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> di
     for name, role, guard in (("producer", "kv_producer", True), ("stock", "kv_consumer", False),
                               ("guard", "kv_consumer", True)):  # fmt: skip
         jobs = [
-            {"tid": f"{tag}-transfer-0{i}", "prompt": _prompt(i, 600 + 10 * i), "max_tokens": 12,
-             "fault": fault, "foreign": _foreign(i, guard), "vouch_blocks": vouch}  # fmt: skip
+            {
+                "tid": f"{tag}-transfer-0{i}",
+                "prompt": _prompt(i, 600 + 10 * i),
+                "max_tokens": 12,
+                "fault": fault,
+                "foreign": _foreign(i, guard),
+                "vouch_blocks": vouch,
+            }  # fmt: skip
             for i, (tag, fault, vouch) in enumerate(JOBS)
         ] + [
-            {"tid": f"{tag}-transfer-0{i}", "prompt": _prompt(i, 600 + 10 * i), "max_tokens": 4,
-             "late_ack": ack, "victim": _foreign(i, guard), "victim_tokens": 24}  # fmt: skip
+            {
+                "tid": f"{tag}-transfer-0{i}",
+                "prompt": _prompt(i, 600 + 10 * i),
+                "max_tokens": 4,
+                "late_ack": ack,
+                "victim": _foreign(i, guard),
+                "victim_tokens": 24,
+            }  # fmt: skip
             for i, (tag, ack) in enumerate(LATE_JOBS, start=len(JOBS))
         ]
         spec = {"store": str(tmp / "store"), "records": str(tmp / "records"), "guard": guard,
@@ -132,5 +144,6 @@ def test_a_late_write_after_an_abort_lands_in_another_tenants_blocks_on_stock_no
     assert guarded["finish"] == "length" and (guarded["tokens"], guarded["logprobs"]) == (
         guarded["alone"]["tokens"], guarded["alone"]["logprobs"])  # fmt: skip
     assert (stock["tokens"], stock["logprobs"]) != (stock["alone"]["tokens"], stock["alone"]["logprobs"]), (
-        "the late write did not reach the next tenant on stock: the test proves nothing")
+        "the late write did not reach the next tenant on stock: the test proves nothing"
+    )
     assert split_runs["guard_counts"][outcome] >= 1

@@ -36,9 +36,7 @@ def test_also_checked_version_cannot_lift_a_refusal() -> None:
         check_version_pin("0.33.0", {ENV_ALSO_CHECK_VERSION: "0.32.0"})
 
 
-@pytest.mark.parametrize(
-    ("version", "extra"), [("0.33.0", ""), ("0.32.0", "0.33.0")]
-)
+@pytest.mark.parametrize(("version", "extra"), [("0.33.0", ""), ("0.32.0", "0.33.0")])
 def test_override_admits_an_untested_version_and_says_so(version: str, extra: str) -> None:
     """With the override an untested version loads, reported as overridden (for the manifest)."""
     env = {ENV_ALLOW_UNTESTED: "1", ENV_ALSO_CHECK_VERSION: extra}

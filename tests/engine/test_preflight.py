@@ -47,9 +47,7 @@ def test_geometry_of_a_real_model_size(tmp_path: Path) -> None:
     """Llama-3.1-8B shapes: 128 KiB of KV per token in bf16, 64 KiB per device at TP 2."""
     model = _model(tmp_path, **LLAMA_8B)
     assert read_geometry(_config(model)).bytes_per_token == 131072
-    assert (
-        read_geometry(_config(model, tensor_parallel_size=2)).bytes_per_token == 65536
-    )
+    assert read_geometry(_config(model, tensor_parallel_size=2)).bytes_per_token == 65536
 
 
 def test_pool_counts_the_null_block(tmp_path: Path) -> None:
@@ -64,9 +62,7 @@ def test_pool_counts_the_null_block(tmp_path: Path) -> None:
         dtype="bfloat16",
     )
     # 256 B/token: 2048 tokens = 16 blocks of 128 = 524,288 bytes -> 15 usable blocks.
-    with pytest.raises(
-        PreflightError, match="holds 1920 tokens .* max_model_len is 2048"
-    ) as info:
+    with pytest.raises(PreflightError, match="holds 1920 tokens .* max_model_len is 2048") as info:
         plan_pool(_config(model, kv_cache_memory_bytes=16 * 128 * 256))
     assert "at least 557056" in str(info.value)
     plan = plan_pool(_config(model, kv_cache_memory_bytes=557056))
@@ -140,9 +136,7 @@ def test_read_back_disagreements_are_each_reported(tmp_path: Path) -> None:
         dtype="bfloat16",
     )
     config = _config(model)
-    shrunk = parse_readback(
-        METRICS.replace('"32"', '"16"'), {"data": [{"id": "x", "max_model_len": 1024}]}
-    )
+    shrunk = parse_readback(METRICS.replace('"32"', '"16"'), {"data": [{"id": "x", "max_model_len": 1024}]})
     problems = readback_problems(plan_pool(config), config, shrunk)
     assert any("KV blocks 16 != planned 32" in p for p in problems)
     assert any("max_model_len 1024 != configured 2048" in p for p in problems)

@@ -16,9 +16,7 @@ KEY = b"k" * 32
 
 def test_salt_is_hmac_sha256_of_the_length_prefixed_tenant() -> None:
     """The salt equals HMAC-SHA256(key, domain || 8-byte length || tenant), hex encoded."""
-    expected = hmac.new(
-        KEY, SALT_DOMAIN + (4).to_bytes(8, "big") + b"acme", hashlib.sha256
-    ).hexdigest()
+    expected = hmac.new(KEY, SALT_DOMAIN + (4).to_bytes(8, "big") + b"acme", hashlib.sha256).hexdigest()
     assert derive_cache_salt(KEY, "acme") == expected
     assert len(expected) == 64
 
@@ -37,9 +35,7 @@ def test_distinct_tenants_never_share_a_salt(a: str, b: str) -> None:
         assert derive_cache_salt(KEY, a) != derive_cache_salt(KEY, b)
 
 
-@pytest.mark.parametrize(
-    ("key", "tenant"), [(b"short", "acme"), (KEY, ""), ("k" * 32, "acme")]
-)
+@pytest.mark.parametrize(("key", "tenant"), [(b"short", "acme"), (KEY, ""), ("k" * 32, "acme")])
 def test_bad_key_or_tenant_is_refused(key: object, tenant: str) -> None:
     """A short or non-bytes key and an empty tenant raise instead of salting weakly."""
     with pytest.raises(ValueError):

@@ -20,7 +20,9 @@ INTERNALS = ("Traceback", 'File "', "msgspec", "pydantic", "sqlalchemy", "litest
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory, classifier: Any) -> Iterator[tuple[GatewayHarness, FakeUpstream, str]]:
+def env(
+    tmp_path_factory: pytest.TempPathFactory, classifier: Any
+) -> Iterator[tuple[GatewayHarness, FakeUpstream, str]]:
     tmp = tmp_path_factory.mktemp("bodies")
     with FakeUpstreams(FakeUpstream(name="vendor")) as fakes:
         cfg = {"upstreams": [one_upstream(fakes.base_url("vendor"))], "server": {"max_body_bytes": MAX_BODY}}
@@ -54,7 +56,8 @@ MALFORMED: dict[str, bytes] = {
     "lone_surrogate": b'{"model": "chat", "messages": [{"role": "user", "content": "\\ud800 x"}]}',
     "nan": b'{"model": "chat", "messages": [{"role": "user", "content": "hi"}], "temperature": NaN}',
     "huge_int": b'{"model": "chat", "messages": [{"role": "user", "content": "hi"}], "max_tokens": '
-    + b"9" * 5000 + b"}",
+    + b"9" * 5000
+    + b"}",
     "model_int": b'{"model": 7, "messages": [{"role": "user", "content": "hi"}]}',
     "model_huge": json.dumps({"model": "m" * 50_000, "messages": [{"role": "user", "content": "hi"}]}).encode(),
     "messages_object": b'{"model": "chat", "messages": {"role": "user", "content": "hi"}}',

@@ -95,8 +95,16 @@ def _run(db_url: str, tmp_path: Path) -> None:
     if missing:  # say which request, to tell a lost row from a mismatched fingerprint
         index = {fingerprint(key_bytes, normalize_for_fingerprint(p)): i for i, p in enumerate(prompts)}
         any_row = {r["fingerprint"] for r in rows}
-        print("lost:", [(index.get(fp), fp in any_row) for fp in missing], "rows:", len(rows),
-              "ledger:", len(fake.ledger), "answered:", len(ok))
+        print(
+            "lost:",
+            [(index.get(fp), fp in any_row) for fp in missing],
+            "rows:",
+            len(rows),
+            "ledger:",
+            len(fake.ledger),
+            "answered:",
+            len(ok),
+        )
     assert len(seen) == len(fake.ledger) and missing == []
     report = admin(db_url, tmp_path, lambda st: st.verify())
     assert report.ok, report.as_dict()

@@ -93,6 +93,7 @@ def test_the_short_isolation_probe_misses_what_the_ladder_finds() -> None:
     """The same vendor passes the 48-token isolation probe every time: why the ladder exists."""
     fake = _incident()
     with serve(fake.app, lifespan="off") as server:
+
         async def run() -> Any:
             client = UpstreamClient(_upstream(server.url))
             try:
@@ -107,6 +108,7 @@ def test_the_short_isolation_probe_misses_what_the_ladder_finds() -> None:
 
 def test_correct_vendor_passes_and_refuses_the_over_context_rung() -> None:
     """A correct vendor passes every rung; its 400 for the rung over the window is a pass, not a leak."""
+
     def script(r: Any) -> Scripted:
         if fake.prompt_tokens("/v1/chat/completions", r.body) + 64 > CONTEXT:
             return Scripted(status=400, error_body={"error": {"message": "too long", "type": "invalid_request_error",
@@ -125,6 +127,7 @@ def test_correct_vendor_passes_and_refuses_the_over_context_rung() -> None:
 
 def test_a_refusal_inside_the_window_fails_its_rung() -> None:
     """A 400 for a prompt that fits the declared window is not a pass: the vendor cannot take it."""
+
     def script(r: Any) -> Scripted:
         if fake.prompt_tokens("/v1/chat/completions", r.body) > 5000:
             return Scripted(status=400, error_body={"error": {"message": "x", "code": "context_length_exceeded"}})
@@ -140,6 +143,7 @@ def test_a_refusal_inside_the_window_fails_its_rung() -> None:
 
 def test_empty_and_length_cut_answers_fail() -> None:
     """An empty answer fails its rung; cut off by finish_reason length it is named so."""
+
     def script(r: Any) -> Scripted:
         tokens = fake.prompt_tokens("/v1/chat/completions", r.body)
         if 400 < tokens < 700:
@@ -152,7 +156,11 @@ def test_empty_and_length_cut_answers_fail() -> None:
     with serve(fake.app, lifespan="off") as server:
         report = _climb(_upstream(server.url), LadderSettings(rungs=[256, 512, 1024, 2048], over_context=False))
     assert [(r.rung.tokens, r.reasons) for r in report.rungs] == [
-        (256, ()), (512, ("empty_length",)), (1024, ("empty",)), (2048, ())]
+        (256, ()),
+        (512, ("empty_length",)),
+        (1024, ("empty",)),
+        (2048, ()),
+    ]
     assert report.last_good_tokens == 256
 
 
@@ -260,9 +268,10 @@ def test_dry_run_prints_the_plan_with_the_vendors_price(tmp_path: Path) -> None:
 
 def _chunked(script: Any, size: int = 7) -> Any:
     """``script``'s answers in ``size``-character deltas: every marker straddles several chunks."""
+
     def run(r: Any) -> Scripted:
         answer = script(r)
-        answer.chunks = [answer.content[i:i + size] for i in range(0, len(answer.content), size)]
+        answer.chunks = [answer.content[i : i + size] for i in range(0, len(answer.content), size)]
         return answer
 
     return run

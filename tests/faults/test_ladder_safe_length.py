@@ -34,6 +34,7 @@ POLL_S = 0.5
 def test_length_caps_only_lower_and_restore_with_evidence(db_url: str, tmp_path: Path) -> None:
     """A lowering is written only below the lowest one in force; a restore ends them all; each
     change is an audit event; restoring what is not lowered is refused."""
+
     async def run() -> Any:
         store = await open_store(db_url, tmp_path)
         try:

@@ -93,7 +93,7 @@ def _attack(url: str, key: str) -> None:
         f"GET /healthz HTTP/1.1\r\nHost: x\r\nX-Model: \x1b[31m{FORGED}\r\n\r\n",
         f"GET /v1/models HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {'k' * 70_000}{FORGED}\r\n\r\n",
         f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {key}\r\n"
-        f"Content-Type: application/json\r\nContent-Length: 20\r\n\r\n{{\"model\":\"\\r\\n{FORGED}",
+        f'Content-Type: application/json\r\nContent-Length: 20\r\n\r\n{{"model":"\\r\\n{FORGED}',
     ):
         _raw(url, head.encode("latin-1"))
     assert httpx.get(url + "/healthz", timeout=10).status_code == 200

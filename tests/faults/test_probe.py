@@ -283,7 +283,7 @@ def _split(script: Any, size: int = 7) -> Any:
 
     def run(r: Any) -> Scripted:
         answer = script(r)
-        answer.chunks = [answer.content[i:i + size] for i in range(0, len(answer.content), size)]
+        answer.chunks = [answer.content[i : i + size] for i in range(0, len(answer.content), size)]
         return answer
 
     return run

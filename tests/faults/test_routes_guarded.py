@@ -79,7 +79,9 @@ def _asgi_paths(app: Any) -> list[str]:
 def _refused(r: httpx.Response) -> bool:
     """Refused: a redirect to sign-in, 401/403/404/405, or a 4xx error page; never admin content."""
     if r.status_code in (301, 302, 303, 307, 308):
-        return "/admin/sign-in" in r.headers.get("location", "") or not r.headers.get("location", "").startswith("/admin/")
+        return "/admin/sign-in" in r.headers.get("location", "") or not r.headers.get("location", "").startswith(
+            "/admin/"
+        )
     return r.status_code in (400, 401, 403, 404, 405, 413, 422, 429)
 
 
@@ -100,8 +102,15 @@ def test_admin_routes_refuse_every_unauthenticated_way_in(env: tuple[GatewayHarn
         {},
         {"cookies": {"tg_admin_session": "forged-session-token"}},
         {"headers": {"authorization": f"Bearer {key}"}},
-        {"headers": {"x-forwarded-for": "127.0.0.1", "x-real-ip": "127.0.0.1", "x-original-url": "/admin/sign-in",
-                     "x-forwarded-user": "admin", "remote-user": "admin"}},  # fmt: skip
+        {
+            "headers": {
+                "x-forwarded-for": "127.0.0.1",
+                "x-real-ip": "127.0.0.1",
+                "x-original-url": "/admin/sign-in",
+                "x-forwarded-user": "admin",
+                "remote-user": "admin",
+            }
+        },  # fmt: skip
     ]
     served: list[str] = []
     with httpx.Client(base_url=gw.url, timeout=30, follow_redirects=False) as client:

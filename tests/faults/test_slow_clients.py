@@ -54,8 +54,16 @@ class EndlessUpstream:
                 break
         self.requests += 1
         if not json.loads(raw or b"{}").get("stream"):
-            body = json.dumps({"id": "c", "object": "chat.completion", "model": "m", "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}]}).encode()
+            body = json.dumps(
+                {
+                    "id": "c",
+                    "object": "chat.completion",
+                    "model": "m",
+                    "choices": [
+                        {"index": 0, "message": {"role": "assistant", "content": "ok"}, "finish_reason": "stop"}
+                    ],
+                }
+            ).encode()
             await send({"type": "http.response.start", "status": 200,
                         "headers": [(b"content-type", b"application/json")]})  # fmt: skip
             await send({"type": "http.response.body", "body": body})
@@ -135,7 +143,7 @@ def _trickle(port: int, data: bytes, *, first: int = 0, every_s: float = 0.25, g
         while time.monotonic() - start < give_up_s:
             if sent < len(data):
                 try:
-                    sock.send(data[sent:sent + 1])
+                    sock.send(data[sent : sent + 1])
                     sent += 1
                 except OSError:
                     break

@@ -141,5 +141,3 @@ def _postgres_wal(db_url: str, since: float) -> list[Path]:
     segments = [p for p in wal.iterdir() if p.is_file() and len(p.name) == 24 and os.stat(p).st_mtime >= since - 1]
     assert segments, "no WAL segment written during the test"
     return segments
-
-

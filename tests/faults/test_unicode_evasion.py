@@ -43,7 +43,9 @@ def _forms(text: str) -> set[str]:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory: pytest.TempPathFactory, classifier: Any) -> Iterator[tuple[GatewayHarness, FakeUpstream, str]]:
+def env(
+    tmp_path_factory: pytest.TempPathFactory, classifier: Any
+) -> Iterator[tuple[GatewayHarness, FakeUpstream, str]]:
     tmp: Path = tmp_path_factory.mktemp("unicode")
     with FakeUpstreams(FakeUpstream(name="vendor", script=echo)) as fakes:
         cfg = {"upstreams": [one_upstream(fakes.base_url("vendor"))]}
@@ -101,7 +103,10 @@ def test_identifier_in_an_unknown_message_field_is_not_forwarded(env: tuple[Gate
     shared upstream (it is scanned, dropped, or the request refused)."""
     gw, fake, key = env
     before = len(fake.ledger)
-    body = {"model": "chat", "messages": [{"role": "user", "content": "Say hello.", "notes": [f"SSN 536-90-4399 {EMAIL}"]}]}
+    body = {
+        "model": "chat",
+        "messages": [{"role": "user", "content": "Say hello.", "notes": [f"SSN 536-90-4399 {EMAIL}"]}],
+    }
     httpx.post(gw.url + "/v1/chat/completions", json=body, headers={"authorization": f"Bearer {key}"}, timeout=30)
     sent = "".join(r.text for r in fake.ledger.items()[before:])
     assert "536-90-4399" not in sent and EMAIL not in sent

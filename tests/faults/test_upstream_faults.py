@@ -193,8 +193,11 @@ def test_client_leaving_before_the_first_event_stops_the_upstream_and_is_recorde
     body = json.dumps(chat_body(PROMPT, stream=True)).encode()
     host, port = gw.url.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port))) as sock:
-        sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
-                     + f"Authorization: Bearer {key}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body)
+        sock.sendall(
+            b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+            + f"Authorization: Bearer {key}\r\nContent-Length: {len(body)}\r\n\r\n".encode()
+            + body
+        )
         deadline = time.monotonic() + 5
         while time.monotonic() < deadline and len(fake["vendor"].ledger) == 0:
             time.sleep(0.01)

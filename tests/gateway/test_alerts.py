@@ -44,11 +44,15 @@ def test_integrity_failures_alert_once_in_every_format(fakes: FakeUpstreams, sql
                                                        classifier: Any) -> None:  # fmt: skip
     with WebhookReceiver() as generic, WebhookReceiver() as slack, WebhookReceiver() as teams, \
             WebhookReceiver() as pd:  # fmt: skip
-        cfg = base_config(fakes, alerts=_alerts(
-            {"name": "generic", "url": generic.url, "headers_env": {"authorization": "TIERGATE_TEST_ALERT_TOKEN"}},
-            {"name": "slack", "url": slack.url, "format": "slack"},
-            {"name": "teams", "url": teams.url, "format": "teams"},
-            {"name": "pd", "url": pd.url, "format": "pagerduty", "routing_key_env": "TIERGATE_TEST_PD_KEY"}))
+        cfg = base_config(
+            fakes,
+            alerts=_alerts(
+                {"name": "generic", "url": generic.url, "headers_env": {"authorization": "TIERGATE_TEST_ALERT_TOKEN"}},
+                {"name": "slack", "url": slack.url, "format": "slack"},
+                {"name": "teams", "url": teams.url, "format": "teams"},
+                {"name": "pd", "url": pd.url, "format": "pagerduty", "routing_key_env": "TIERGATE_TEST_PD_KEY"},
+            ),
+        )
         fakes["vendor"].script = lambda r: Scripted(content="leak", prompt_tokens=10**6)
         with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as gw:
             client = gw.openai(gw.create_key())
@@ -95,12 +99,22 @@ def test_recorded_alarms_alert(fakes: FakeUpstreams, sqlite_db: str, tmp_path: P
             time.sleep(0.3)  # the watcher has read the head of the log
 
             async def record(store: Any) -> None:
-                await store.record_event(ALARM_KIND, {"upstream": "vendor", "model": "chat", "rung_tokens": 4096,
-                                                      "label": "middle", "reasons": ["usage_mismatch"],
-                                                      "last_good_tokens": 2048, "started_at": "x"})
+                await store.record_event(
+                    ALARM_KIND,
+                    {
+                        "upstream": "vendor",
+                        "model": "chat",
+                        "rung_tokens": 4096,
+                        "label": "middle",
+                        "reasons": ["usage_mismatch"],
+                        "last_good_tokens": 2048,
+                        "started_at": "x",
+                    },
+                )
                 await store.record_event("isolation_probe", {"upstream": "local", "passed": True, "reasons": []})
-                await store.record_event("isolation_probe", {"upstream": "vendor", "passed": False,
-                                                             "reasons": ["crosstalk"], "crossed": 2})
+                await store.record_event(
+                    "isolation_probe", {"upstream": "vendor", "passed": False, "reasons": ["crosstalk"], "crossed": 2}
+                )
                 await quarantine(store, upstream="vendor", reason="vendor incident INC-1", actor="oncall")
 
             gw.admin(record)
@@ -111,8 +125,12 @@ def test_recorded_alarms_alert(fakes: FakeUpstreams, sqlite_db: str, tmp_path: P
     by_rule = {a["rule"]: a for a in alerts}
     assert by_rule["ladder_rung_failed"]["details"]["rung_tokens"] == 4096
     assert by_rule["probe_alarm"]["key"] == "vendor" and by_rule["probe_alarm"]["severity"] == "critical"
-    assert by_rule["quarantine"]["details"] == {"id": 1, "upstream": "vendor", "actor": "oncall",
-                                                "seq": by_rule["quarantine"]["details"]["seq"]}
+    assert by_rule["quarantine"]["details"] == {
+        "id": 1,
+        "upstream": "vendor",
+        "actor": "oncall",
+        "seq": by_rule["quarantine"]["details"]["seq"],
+    }
 
 
 def _failing_writes(inner: Any) -> FailingWrites:
@@ -123,15 +141,24 @@ def _failing_writes(inner: Any) -> FailingWrites:
 def test_audit_unavailable_and_ratelimit_fail_open(fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path,
                                                    classifier: Any) -> None:  # fmt: skip
     with WebhookReceiver() as hook:
-        cfg = base_config(fakes, alerts=_alerts({"name": "generic", "url": hook.url}),
-                          redis_url="redis://127.0.0.1:1/0", limits={"auth_cache_s": 0, "requests_per_minute": 100})
+        cfg = base_config(
+            fakes,
+            alerts=_alerts({"name": "generic", "url": hook.url}),
+            redis_url="redis://127.0.0.1:1/0",
+            limits={"auth_cache_s": 0, "requests_per_minute": 100},
+        )
         with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier, store_wrapper=_failing_writes) as gw:
             client = gw.openai(gw.create_key())
             with pytest.raises(openai.InternalServerError) as err:
                 client.chat.completions.create(model="chat", messages=[{"role": "user", "content": PROMPT}])
             assert err.value.status_code == 503
-            wait_for(lambda: {(a["rule"], a["key"]) for a in _bodies(hook)} >= {
-                ("audit_unavailable", "refusals"), ("ratelimit_fail_open", "limiter")}, what="both alerts")
+            wait_for(
+                lambda: (
+                    {(a["rule"], a["key"]) for a in _bodies(hook)}
+                    >= {("audit_unavailable", "refusals"), ("ratelimit_fail_open", "limiter")}
+                ),
+                what="both alerts",
+            )
         rules = {(a["rule"], a["key"]): a for a in _bodies(hook)}
     refused = rules[("audit_unavailable", "refusals")]
     assert refused["severity"] == "critical" and refused["details"]["count"] == 1
@@ -198,8 +225,9 @@ def test_one_process_follows_the_log(tmp_path: Path) -> None:
     from gateway.alerts import run_alerts
     from gateway.settings import AlertsSettings
 
-    settings = SimpleNamespace(alerts=AlertsSettings(webhooks=[{"name": "x", "url": "http://127.0.0.1:9/x"}]),
-                               state_dir=str(tmp_path))
+    settings = SimpleNamespace(
+        alerts=AlertsSettings(webhooks=[{"name": "x", "url": "http://127.0.0.1:9/x"}]), state_dir=str(tmp_path)
+    )
     store = SimpleNamespace(engine=None)
 
     async def run() -> tuple[bool, bool, bool]:

@@ -167,7 +167,9 @@ def test_errors_in_anthropic_shape(gw: GatewayHarness, fakes: FakeUpstreams) -> 
     no_max = httpx.post(gw.url + "/v1/messages", headers={"authorization": f"Bearer {key}"},
                         json={"model": "chat", "messages": ask("hi")})  # fmt: skip
     assert no_max.status_code == 422 and no_max.json() == {
-        "type": "error", "error": {"type": "invalid_request_error", "message": "'max_tokens' must be a positive integer"}}
+        "type": "error",
+        "error": {"type": "invalid_request_error", "message": "'max_tokens' must be a positive integer"},
+    }
     assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 0
 
 
@@ -318,8 +320,10 @@ def test_a_doubtful_length_is_counted_by_the_upstream(
         with pytest.raises(anthropic.APIStatusError) as err:
             client(g, g.create_key()).messages.create(model="chat", max_tokens=5, messages=ask(text))
         assert err.value.status_code == 413
-        (row,) = g.rows("SELECT o.http_status, o.error_class, o.usage_prompt_tokens FROM audit_outcomes o "
-                        "WHERE o.status = 'refused'")  # the first gateway's rows share the file
+        (row,) = g.rows(
+            "SELECT o.http_status, o.error_class, o.usage_prompt_tokens FROM audit_outcomes o "
+            "WHERE o.status = 'refused'"
+        )  # the first gateway's rows share the file
     assert row["http_status"] == 413 and row["error_class"] == "prompt_too_long" and row["usage_prompt_tokens"] > 300
     assert [i.path for i in fakes["vendor"].ledger.items()] == ["/v1/messages/count_tokens"]
 

@@ -132,11 +132,16 @@ def test_a_bug_before_forwarding_is_a_recorded_500(fakes: FakeUpstreams, sqlite_
     forwarded, and the request has its row (not forwarded) with a 500 outcome."""
     with GatewayHarness(sqlite_db, tmp_path, base_config(fakes), classifier=classifier,
                         limiter=_BrokenTokenLimiter()) as gw:  # fmt: skip
-        r = httpx.post(gw.url + "/v1/chat/completions", json={"model": "chat", "messages": [
-            {"role": "user", "content": PROMPT}]}, headers={"authorization": f"Bearer {gw.create_key()}"}, timeout=30)
+        r = httpx.post(
+            gw.url + "/v1/chat/completions",
+            json={"model": "chat", "messages": [{"role": "user", "content": PROMPT}]},
+            headers={"authorization": f"Bearer {gw.create_key()}"},
+            timeout=30,
+        )
         rows = gw.rows("SELECT r.forwarded, r.upstream, o.status, o.http_status, o.error_class FROM audit_requests r "
                        "JOIN audit_outcomes o ON o.request_id = r.request_id")  # fmt: skip
     assert r.status_code == 500 and MARKER not in r.text and "KeyError" not in r.text
     assert [(bool(x["forwarded"]), x["upstream"], x["status"], x["http_status"], x["error_class"]) for x in rows] == [
-        (False, None, "refused", 500, "internal_error")]
+        (False, None, "refused", 500, "internal_error")
+    ]
     assert len(fakes["vendor"].ledger) == 0 and len(fakes["local"].ledger) == 0

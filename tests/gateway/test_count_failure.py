@@ -58,11 +58,12 @@ def test_every_count_failing_is_502_with_its_rows(endpoint: str, fakes: FakeUpst
     assert TEXT not in r.text
     # Each upstream was asked to count, and was sent nothing else.
     for name in ("vendor", "local"):
-        counted = len(fakes[name].tokenized) + sum(
-            i.path.endswith("/count_tokens") for i in fakes[name].ledger.items())
+        counted = len(fakes[name].tokenized) + sum(i.path.endswith("/count_tokens") for i in fakes[name].ledger.items())
         assert counted == 1 and len(fakes[name].ledger) == (1 if endpoint in ("messages", "count_tokens") else 0)
     # One row per count, in upstream order, under the request's id and then <id>-1.
     assert [(row.upstream, row.forwarded, row.status, row.http_status) for row in rows] == [
-        ("vendor", True, "upstream_error", 502), ("local", True, "upstream_error", 502)]
+        ("vendor", True, "upstream_error", 502),
+        ("local", True, "upstream_error", 502),
+    ]
     first, second = (row.request_id for row in rows)
     assert second == first + "-1" and all(row.endpoint == endpoint for row in rows)

@@ -35,13 +35,18 @@ def test_demo_run_of_the_readme_example(tmp_path: Path) -> None:
         # The vendor saw a placeholder; the client gets the address back.
         assert text.startswith("[demo echo vendor] I received: Summarise the ticket from \u2039EMAIL_1\u203a")
         assert text.endswith("Echoed back: Summarise the ticket from jane.doe@example.com")
-        streamed = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
-            model="gpt-4o-mini", stream=True,
-            messages=[{"role": "user", "content": "Call +49 30 1234 5678 please"}]) if c.choices)
+        streamed = "".join(
+            c.choices[0].delta.content or ""
+            for c in client.chat.completions.create(
+                model="gpt-4o-mini", stream=True, messages=[{"role": "user", "content": "Call +49 30 1234 5678 please"}]
+            )
+            if c.choices
+        )
         assert "\u2039PHONE_1\u203a" in streamed and streamed.endswith("Call +49 30 1234 5678 please")
         try:
             client.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": "Refund card 4111 1111 1111 1111"}])
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "Refund card 4111 1111 1111 1111"}]
+            )
             raise AssertionError("a Tier-3 prompt reached the demo vendor")
         except openai.PermissionDeniedError as exc:
             assert exc.status_code == 403

@@ -67,8 +67,12 @@ def two_vendor_config(v: FakeUpstreams) -> dict[str, Any]:
 
     return {
         "upstreams": [
-            up("cf", "cf", {"glm": "@cf/zai-org/glm-5.3", "llama": "@cf/meta/llama-3.1-8b",
-                            "turbo": "glm-5-turbo"}, provider="Cloudflare-Workers-AI"),  # fmt: skip
+            up(
+                "cf",
+                "cf",
+                {"glm": "@cf/zai-org/glm-5.3", "llama": "@cf/meta/llama-3.1-8b", "turbo": "glm-5-turbo"},
+                provider="Cloudflare-Workers-AI",
+            ),  # fmt: skip
             up("cf-eu", "cf", {"big": "big-model-1"}, provider="cloudflare-workers-ai"),
             up("legacy", "cf", {"glm-legacy": "@cf/zai-org/glm-5.3"}),
             up("oa", "oa", {"oa-glm": "glm-5.1", "oa-big": "big-model-1"}, provider="openai"),
@@ -104,12 +108,16 @@ def _window(start: str, end: str) -> str:
 
 # 12:00Z to 14:00Z, written in India Standard Time as a vendor in Bangalore would.
 WINDOW = _window("2026-09-01T17:30:00+05:30", "2026-09-01T19:30:00+05:30")
-BY_PROVIDER = textwrap.dedent("""\
+BY_PROVIDER = (
+    textwrap.dedent("""\
     title: KV-cache cross-talk on long prompts
     reference: CF-2026-0901
     providers: [cloudflare-workers-ai]
     models: ["@cf/zai-org/*", "glm-5*", big-model-1]
-""") + WINDOW + "conditions:\n  min_prompt_tokens: 1000\n"
+""")
+    + WINDOW
+    + "conditions:\n  min_prompt_tokens: 1000\n"
+)
 
 
 def _assess(gw: GatewayHarness, source: str) -> Assessment:
@@ -186,8 +194,12 @@ def test_disclosure_finds_exactly_the_requests_sent_to_that_vendor(vendors: Fake
                        "providers: [CLOUDFLARE-WORKERS-AI]\nupstreams: [cf]"):  # fmt: skip
             a = _assess(gw, BY_PROVIDER.replace("providers: [cloudflare-workers-ai]", vendor))
             assert _ids(a) == set(match.values()), vendor
-        assert _assess(gw, BY_PROVIDER.replace("providers: [cloudflare-workers-ai]", "upstreams: [cf, cf-eu]")
-                       ).unattributed == ()  # named by upstream: nothing left to attribute
+        assert (
+            _assess(
+                gw, BY_PROVIDER.replace("providers: [cloudflare-workers-ai]", "upstreams: [cf, cf-eu]")
+            ).unattributed
+            == ()
+        )  # named by upstream: nothing left to attribute
 
         # Without the token condition the short one joins; with the upstream named too, the
         # legacy one joins (and is no longer unattributed).
@@ -227,10 +239,22 @@ def test_cli_assess_with_the_dashboard_example(vendors: FakeUpstreams, db_url: s
     inside = spec.window.start + (spec.window.end - spec.window.start) / 2
     config = {
         "upstreams": [
-            {"name": "ec", "base_url": vendors.base_url("cf"), "kind": "shared", "provider": "examplecloud",
-             "models": {"big": "big-model-1", "small": "small-model-1"}, "context_window": 100_000},
-            {"name": "oa", "base_url": vendors.base_url("oa"), "kind": "shared", "provider": "openai",
-             "models": {"oa-big": "big-model-1"}, "context_window": 100_000},
+            {
+                "name": "ec",
+                "base_url": vendors.base_url("cf"),
+                "kind": "shared",
+                "provider": "examplecloud",
+                "models": {"big": "big-model-1", "small": "small-model-1"},
+                "context_window": 100_000,
+            },
+            {
+                "name": "oa",
+                "base_url": vendors.base_url("oa"),
+                "kind": "shared",
+                "provider": "openai",
+                "models": {"oa-big": "big-model-1"},
+                "context_window": 100_000,
+            },
         ],  # fmt: skip
         "limits": {"auth_cache_s": 0},
     }

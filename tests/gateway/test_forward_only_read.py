@@ -79,31 +79,77 @@ def _place(body: dict[str, Any], place: str, value: str, rng: random.Random, tok
     elif place == "meta_number":
         meta[f"n{len(meta)}"] = int("".join(ch for ch in value if ch.isdigit()) or "0")
     elif place == "tool_property":
-        body.setdefault("tools", []).append({"type": "function", "function": {"name": "lookup", "parameters": {
-            "type": "object", "properties": {value: {"type": "string", rng.choice(_PROTOCOLISH): value}}}}})
+        body.setdefault("tools", []).append(
+            {
+                "type": "function",
+                "function": {
+                    "name": "lookup",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {value: {"type": "string", rng.choice(_PROTOCOLISH): value}},
+                    },
+                },
+            }
+        )
     elif place == "user":
         body["user"] = f"{body.get('user', '')} {value}".strip()
     elif place == "data_url":
-        body["messages"].append({"role": "user", "content": [{"type": "image_url", "image_url": {
-            "url": "data:text/plain;base64," + _b64(f"note: {value}\n")}}]})
+        body["messages"].append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "image_url", "image_url": {"url": "data:text/plain;base64," + _b64(f"note: {value}\n")}}
+                ],
+            }
+        )
     elif place == "file":
-        body["messages"].append({"role": "user", "content": [{"type": "file", "file": {
-            "filename": "a.txt", "file_data": rng.choice(["", "data:text/plain;base64,"]) + _b64(f"row;{value};\n")}}]})
+        body["messages"].append(
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "file",
+                        "file": {
+                            "filename": "a.txt",
+                            "file_data": rng.choice(["", "data:text/plain;base64,"]) + _b64(f"row;{value};\n"),
+                        },
+                    }
+                ],
+            }
+        )
     elif place == "file_chunks":
         data = _b64(f"header\n{value}\nfooter\n")
         cut = 4 * rng.randrange(1, max(2, len(data) // 4))
-        body["messages"].append({"role": "user", "content": [{"type": "input_file", "file_data": [data[:cut], data[cut:]]}]})
+        body["messages"].append(
+            {"role": "user", "content": [{"type": "input_file", "file_data": [data[:cut], data[cut:]]}]}
+        )
     elif place == "audio":
-        body["messages"].append({"role": "user", "content": [{"type": "input_audio", "input_audio": {
-            "data": _b64(value), "format": "wav"}}]})
+        body["messages"].append(
+            {
+                "role": "user",
+                "content": [{"type": "input_audio", "input_audio": {"data": _b64(value), "format": "wav"}}],
+            }
+        )
     elif place == "logit_bias":
         body.setdefault("logit_bias", {})["".join(ch for ch in value if ch.isdigit()) or value] = 1
     else:
         raise AssertionError(place)
 
 
-CHAT_PLACES = ["content", "part", "meta_value", "meta_key", "meta_number", "tool_property", "user",
-               "data_url", "file", "file_chunks", "audio", "logit_bias"]
+CHAT_PLACES = [
+    "content",
+    "part",
+    "meta_value",
+    "meta_key",
+    "meta_number",
+    "tool_property",
+    "user",
+    "data_url",
+    "file",
+    "file_chunks",
+    "audio",
+    "logit_bias",
+]
 
 
 def _body(endpoint: str, plants: list[tuple[str, str]], rng: random.Random, tok: Tokenizer) -> dict[str, Any]:
@@ -134,10 +180,29 @@ def _body(endpoint: str, plants: list[tuple[str, str]], rng: random.Random, tok:
 
 
 OTHER_PLACES = ["tokens", "text", "meta_value", "meta_key", "meta_number", "user", "logit_bias"]
-MESSAGES_PLACES = ["system", "a_text", "a_block", "a_tool_input_key", "a_tool_input_number", "a_tool_result",
-                   "a_document_text", "a_document_b64", "a_image", "a_tool_schema", "a_metadata"]
-RESPONSES_PLACES = ["instructions", "r_input", "r_input_text", "r_function_args", "r_function_output",
-                    "r_input_file", "r_tool_schema", "r_metadata_key"]
+MESSAGES_PLACES = [
+    "system",
+    "a_text",
+    "a_block",
+    "a_tool_input_key",
+    "a_tool_input_number",
+    "a_tool_result",
+    "a_document_text",
+    "a_document_b64",
+    "a_image",
+    "a_tool_schema",
+    "a_metadata",
+]
+RESPONSES_PLACES = [
+    "instructions",
+    "r_input",
+    "r_input_text",
+    "r_function_args",
+    "r_function_output",
+    "r_input_file",
+    "r_tool_schema",
+    "r_metadata_key",
+]
 
 
 def _messages_body(plants: list[tuple[str, str]], rng: random.Random) -> dict[str, Any]:
@@ -150,7 +215,8 @@ def _messages_body(plants: list[tuple[str, str]], rng: random.Random) -> dict[st
             continue
         if place == "a_tool_schema":
             body.setdefault("tools", []).append(
-                {"name": "lookup", "input_schema": {"type": "object", "properties": {value: {"type": "string"}}}})
+                {"name": "lookup", "input_schema": {"type": "object", "properties": {value: {"type": "string"}}}}
+            )
             continue
         if place == "a_metadata":
             body["metadata"] = {"user_id": f"{body.get('metadata', {}).get('user_id', '')} {value}".strip()}
@@ -166,15 +232,24 @@ def _messages_body(plants: list[tuple[str, str]], rng: random.Random) -> dict[st
             elif place == "a_tool_input_number":
                 tool_input = {"n": int("".join(ch for ch in value if ch.isdigit()))}
             body["messages"] += [
-                {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": tool_input}]},
+                {
+                    "role": "assistant",
+                    "content": [{"type": "tool_use", "id": "toolu_1", "name": "lookup", "input": tool_input}],
+                },
             ]
             result = f"found {value}" if place == "a_tool_result" else "ok"
             content = [{"type": "tool_result", "tool_use_id": "toolu_1", "content": [{"type": "text", "text": result}]}]
         elif place == "a_document_text":
-            content = [{"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": f"row {value}"}}]
+            content = [
+                {"type": "document", "source": {"type": "text", "media_type": "text/plain", "data": f"row {value}"}}
+            ]
         elif place == "a_document_b64":
-            content = [{"type": "document", "source": {"type": "base64", "media_type": "text/plain",
-                                                        "data": _b64(f"row {value}")}}]
+            content = [
+                {
+                    "type": "document",
+                    "source": {"type": "base64", "media_type": "text/plain", "data": _b64(f"row {value}")},
+                }
+            ]
         elif place == "a_image":
             content = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": _b64(value)}}]
         else:
@@ -194,18 +269,28 @@ def _responses_body(plants: list[tuple[str, str]], rng: random.Random) -> dict[s
         elif place == "r_input_text":
             body["input"].append({"role": "user", "content": [{"type": "input_text", "text": f"ref {value}"}]})
         elif place == "r_function_args":
-            body["input"].append({"type": "function_call", "call_id": "c1", "name": "f",
-                                  "arguments": json.dumps({"who": value})})
+            body["input"].append(
+                {"type": "function_call", "call_id": "c1", "name": "f", "arguments": json.dumps({"who": value})}
+            )
             body["input"].append({"type": "function_call_output", "call_id": "c1", "output": "ok"})
         elif place == "r_function_output":
             body["input"].append({"type": "function_call", "call_id": "c2", "name": "f", "arguments": "{}"})
             body["input"].append({"type": "function_call_output", "call_id": "c2", "output": f"got {value}"})
         elif place == "r_input_file":
-            body["input"].append({"role": "user", "content": [{"type": "input_file", "filename": "a.txt",
-                                                                "file_data": _b64(f"row {value}")}]})
+            body["input"].append(
+                {
+                    "role": "user",
+                    "content": [{"type": "input_file", "filename": "a.txt", "file_data": _b64(f"row {value}")}],
+                }
+            )
         elif place == "r_tool_schema":
-            body.setdefault("tools", []).append({"type": "function", "name": "f", "parameters": {
-                "type": "object", "properties": {value: {"type": "string"}}}})
+            body.setdefault("tools", []).append(
+                {
+                    "type": "function",
+                    "name": "f",
+                    "parameters": {"type": "object", "properties": {value: {"type": "string"}}},
+                }
+            )
         elif place == "r_metadata_key":
             body.setdefault("metadata", {})[value] = "1"
         else:
@@ -215,10 +300,12 @@ def _responses_body(plants: list[tuple[str, str]], rng: random.Random) -> dict[s
 
 @st.composite
 def cases(draw: st.DrawFn) -> tuple[str, list[tuple[str, str, str]], int]:
-    endpoint = draw(st.sampled_from(["chat", "chat", "completions", "embeddings", "messages", "messages",
-                                     "responses", "responses"]))
+    endpoint = draw(
+        st.sampled_from(["chat", "chat", "completions", "embeddings", "messages", "messages", "responses", "responses"])
+    )
     places = {"chat": CHAT_PLACES, "messages": MESSAGES_PLACES, "responses": RESPONSES_PLACES}.get(
-        endpoint, OTHER_PLACES)
+        endpoint, OTHER_PLACES
+    )
     n = draw(st.integers(1, 3))
     picked = []
     for _ in range(n):
@@ -287,8 +374,11 @@ def test_no_planted_identifier_reaches_a_vendor_in_the_clear(
     for name in ("vendor", "local"):  # vendors counting with the tokenizer the gateway is given
         fakes[name].count_tokens = counter(tokenizer_path)
     every = ["openai", "anthropic", "responses"]
-    ups = upstream_config(fakes, vendor={"tokenizer_file": str(tokenizer_path), "protocols": every},
-                          local={"tokenizer_file": str(tokenizer_path), "protocols": every})
+    ups = upstream_config(
+        fakes,
+        vendor={"tokenizer_file": str(tokenizer_path), "protocols": every},
+        local={"tokenizer_file": str(tokenizer_path), "protocols": every},
+    )
     cfg = {"upstreams": ups, "limits": {"auth_cache_s": 60}}
     with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as gw:
         key = gw.create_key()
@@ -303,8 +393,13 @@ def test_no_planted_identifier_reaches_a_vendor_in_the_clear(
             plants = [(place, PLANTS[kind][0](rng), PLANTS[kind][1]) for place, kind in picked]
             body = _body(endpoint, [(p, v) for p, v, _ in plants], rng, tok)
             before = len(fakes["vendor"].ledger)
-            path = {"chat": "/v1/chat/completions", "completions": "/v1/completions",
-                    "embeddings": "/v1/embeddings", "messages": "/v1/messages", "responses": "/v1/responses"}[endpoint]
+            path = {
+                "chat": "/v1/chat/completions",
+                "completions": "/v1/completions",
+                "embeddings": "/v1/embeddings",
+                "messages": "/v1/messages",
+                "responses": "/v1/responses",
+            }[endpoint]
             r = http.post(path, json=body)
             assert r.status_code in (200, 403), r.text
             rid = r.headers.get("x-request-id")
@@ -332,21 +427,31 @@ def test_every_piece_of_a_body_is_in_its_content(tokenizer_path: Path) -> None:
     from tiers import apply_content, extract_content
     from tiers.types import Content, Segment
 
-    leaves = st.one_of(st.text(min_size=1, max_size=12).map(lambda t: "Q" + t),
-                       st.integers(10**6, 10**17), st.booleans(), st.none())
-    blobs = st.recursive(leaves, lambda inner: st.one_of(
-        st.lists(inner, max_size=4),
-        st.dictionaries(st.text(min_size=1, max_size=8).map(lambda t: "K" + t), inner, max_size=4)), max_leaves=20)
+    leaves = st.one_of(
+        st.text(min_size=1, max_size=12).map(lambda t: "Q" + t), st.integers(10**6, 10**17), st.booleans(), st.none()
+    )
+    blobs = st.recursive(
+        leaves,
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4),
+            st.dictionaries(st.text(min_size=1, max_size=8).map(lambda t: "K" + t), inner, max_size=4),
+        ),
+        max_leaves=20,
+    )
 
     @settings(max_examples=300, deadline=None)
     @given_(blobs, st.sampled_from(["metadata", "extra_vendor_field", "user"]))
     def check(blob: Any, where: str) -> None:
         # Two copies, as a JSON parser would make them (never one object at two places).
-        body = {"model": "m", "messages": [{"role": "user", "content": "hi", "x": blob}],
-                where: json.loads(json.dumps(blob))}
+        body = {
+            "model": "m",
+            "messages": [{"role": "user", "content": "hi", "x": blob}],
+            where: json.loads(json.dumps(blob)),
+        }
         content = extract_content("chat", body)
-        marked = Content(tuple(Segment(s.path, "\u00a7" + s.text, s.prompt, s.kind, s.via)
-                               for s in content.segments), content.opaque)
+        marked = Content(
+            tuple(Segment(s.path, "\u00a7" + s.text, s.prompt, s.kind, s.via) for s in content.segments), content.opaque
+        )
         out = apply_content(body, marked, content)
         for piece in _pieces(out):
             if piece in ("m", "user", "hi") or piece.startswith("\u00a7"):
@@ -391,46 +496,177 @@ FINDINGS: dict[str, tuple[str, Any, str, int]] = {
     # name: (endpoint, body or a function of the tokenizer, planted value, tier)
     "completion token ids": ("completions", lambda tok: {"model": "chat", "prompt": tok(f"card {CARD}")}, CARD, 3),
     "embedding token ids (LangChain's default)": (
-        "embeddings", lambda tok: {"model": "embed", "input": [tok(f"mail {EMAIL}"), tok("hello")]}, EMAIL, 2),
+        "embeddings",
+        lambda tok: {"model": "embed", "input": [tok(f"mail {EMAIL}"), tok("hello")]},
+        EMAIL,
+        2,
+    ),
     "metadata key": ("chat", _chat(metadata={EMAIL: "1"}), EMAIL, 2),
-    "tool-schema property name": ("chat", _chat(tools=[{"type": "function", "function": {
-        "name": "f", "parameters": {"type": "object", "properties": {EMAIL: {"type": "string"}}}}}]), EMAIL, 2),
+    "tool-schema property name": (
+        "chat",
+        _chat(
+            tools=[
+                {
+                    "type": "function",
+                    "function": {
+                        "name": "f",
+                        "parameters": {"type": "object", "properties": {EMAIL: {"type": "string"}}},
+                    },
+                }
+            ]
+        ),
+        EMAIL,
+        2,
+    ),
     "logit_bias key": ("chat", _chat(logit_bias={CARD: 5}), CARD, 3),
     "protocol-looking key inside metadata": ("chat", _chat(metadata={"a": {"id": EMAIL, "model": CARD}}), CARD, 3),
-    "protocol-looking key inside a tool schema": ("chat", _chat(tools=[{"type": "function", "function": {
-        "name": "f", "parameters": {"type": "object", "format": EMAIL, "role": EMAIL}}}]), EMAIL, 2),
+    "protocol-looking key inside a tool schema": (
+        "chat",
+        _chat(
+            tools=[
+                {
+                    "type": "function",
+                    "function": {"name": "f", "parameters": {"type": "object", "format": EMAIL, "role": EMAIL}},
+                }
+            ]
+        ),
+        EMAIL,
+        2,
+    ),
     "string starting with data:": ("chat", _chat(metadata={"note": "data:," + EMAIL}), EMAIL, 2),
     "key named input_audio in metadata": ("chat", _chat(metadata={"input_audio": {"x": EMAIL}}), EMAIL, 2),
     "number where text is expected": ("chat", _chat(metadata={"n": int(CARD)}), CARD, 3),
-    "input_file part": ("chat", _part({"type": "input_file", "file_data": base64.b64encode(
-        f"mail {EMAIL}".encode()).decode()}), EMAIL, 2),
-    "file_data as a list": ("chat", _part({"type": "file", "file": {"file_data": [
-        base64.b64encode(f"mail {EMAIL}!".encode()).decode()[:8],
-        base64.b64encode(f"mail {EMAIL}!".encode()).decode()[8:]]}}), EMAIL, 2),
-    "file as a string": ("chat", _part({"type": "file", "file": "data:text/plain;base64," + base64.b64encode(
-        f"mail {EMAIL}".encode()).decode()}), EMAIL, 2),
-    "image_url holding text/plain": ("chat", _part({"type": "image_url", "image_url": {
-        "url": "data:text/plain;base64," + base64.b64encode(f"card {CARD}".encode()).decode()}}), CARD, 3),
-    "input_audio.data holding plain text": ("chat", _part({"type": "input_audio", "input_audio": {
-        "data": base64.b64encode(f"card {CARD}".encode()).decode(), "format": "wav"}}), CARD, 3),
+    "input_file part": (
+        "chat",
+        _part({"type": "input_file", "file_data": base64.b64encode(f"mail {EMAIL}".encode()).decode()}),
+        EMAIL,
+        2,
+    ),
+    "file_data as a list": (
+        "chat",
+        _part(
+            {
+                "type": "file",
+                "file": {
+                    "file_data": [
+                        base64.b64encode(f"mail {EMAIL}!".encode()).decode()[:8],
+                        base64.b64encode(f"mail {EMAIL}!".encode()).decode()[8:],
+                    ]
+                },
+            }
+        ),
+        EMAIL,
+        2,
+    ),
+    "file as a string": (
+        "chat",
+        _part(
+            {"type": "file", "file": "data:text/plain;base64," + base64.b64encode(f"mail {EMAIL}".encode()).decode()}
+        ),
+        EMAIL,
+        2,
+    ),
+    "image_url holding text/plain": (
+        "chat",
+        _part(
+            {
+                "type": "image_url",
+                "image_url": {"url": "data:text/plain;base64," + base64.b64encode(f"card {CARD}".encode()).decode()},
+            }
+        ),
+        CARD,
+        3,
+    ),
+    "input_audio.data holding plain text": (
+        "chat",
+        _part(
+            {
+                "type": "input_audio",
+                "input_audio": {"data": base64.b64encode(f"card {CARD}".encode()).decode(), "format": "wav"},
+            }
+        ),
+        CARD,
+        3,
+    ),
     # Found by an adversarial review of the first version:
     "a card in seed": ("chat", _chat(seed=int(CARD)), CARD, 3),
-    "a host in an enum field": ("chat", _part({"type": "image_url", "image_url": {
-        "url": "https://example.org/a.png", "detail": "payroll.corp.example.com"}}), "payroll", 2),
-    "chunks with padding inside": ("chat", _part({"type": "file", "file": {"file_data": [
-        "YQ==", base64.b64encode(f"card {CARD}".encode()).decode()]}}), CARD, 3),
-    "a charset the vendor does not read": ("chat", _part({"type": "image_url", "image_url": {
-        "url": "data:text/plain;charset=utf-16;base64," + base64.b64encode(f"card {CARD} ".encode()).decode()}}),
-        CARD, 3),
-    "an unknown charset": ("chat", _part({"type": "image_url", "image_url": {
-        "url": "data:text/plain;charset=undefined;base64," + base64.b64encode(f"card {CARD}".encode()).decode()}}),
-        CARD, 3),
-    "a PDF": ("chat", _part({"type": "file", "file": {"file_data": base64.b64encode(
-        b"\n%PDF-1.4\n1 0 obj <<>> endobj\n(card " + CARD.encode() + b")\n%%EOF").decode()}}), CARD, 3),
-    "a data URI in odd case": ("chat", _part({"type": "image_url", "image_url": {
-        "url": " dAta:text/plain;base64," + base64.b64encode(f"card {CARD}".encode()).decode()}}), CARD, 3),
-    "a long value after its key": ("chat", _chat(metadata={"bank account number": "912345678901" + " " * 600}),
-                                   "912345678901", 3),
+    "a host in an enum field": (
+        "chat",
+        _part(
+            {
+                "type": "image_url",
+                "image_url": {"url": "https://example.org/a.png", "detail": "payroll.corp.example.com"},
+            }
+        ),
+        "payroll",
+        2,
+    ),
+    "chunks with padding inside": (
+        "chat",
+        _part({"type": "file", "file": {"file_data": ["YQ==", base64.b64encode(f"card {CARD}".encode()).decode()]}}),
+        CARD,
+        3,
+    ),
+    "a charset the vendor does not read": (
+        "chat",
+        _part(
+            {
+                "type": "image_url",
+                "image_url": {
+                    "url": "data:text/plain;charset=utf-16;base64,"
+                    + base64.b64encode(f"card {CARD} ".encode()).decode()
+                },
+            }
+        ),
+        CARD,
+        3,
+    ),
+    "an unknown charset": (
+        "chat",
+        _part(
+            {
+                "type": "image_url",
+                "image_url": {
+                    "url": "data:text/plain;charset=undefined;base64,"
+                    + base64.b64encode(f"card {CARD}".encode()).decode()
+                },
+            }
+        ),
+        CARD,
+        3,
+    ),
+    "a PDF": (
+        "chat",
+        _part(
+            {
+                "type": "file",
+                "file": {
+                    "file_data": base64.b64encode(
+                        b"\n%PDF-1.4\n1 0 obj <<>> endobj\n(card " + CARD.encode() + b")\n%%EOF"
+                    ).decode()
+                },
+            }
+        ),
+        CARD,
+        3,
+    ),
+    "a data URI in odd case": (
+        "chat",
+        _part(
+            {
+                "type": "image_url",
+                "image_url": {"url": " dAta:text/plain;base64," + base64.b64encode(f"card {CARD}".encode()).decode()},
+            }
+        ),
+        CARD,
+        3,
+    ),
+    "a long value after its key": (
+        "chat",
+        _chat(metadata={"bank account number": "912345678901" + " " * 600}),
+        "912345678901",
+        3,
+    ),
 }
 
 
@@ -443,18 +679,22 @@ def test_each_path_that_once_passed_unread(
     tok = Tokenizer.from_file(str(tokenizer_path))
     for name in ("vendor", "local"):
         fakes[name].count_tokens = counter(tokenizer_path)
-    ups = upstream_config(fakes, vendor={"tokenizer_file": str(tokenizer_path)},
-                          local={"tokenizer_file": str(tokenizer_path)})
+    ups = upstream_config(
+        fakes, vendor={"tokenizer_file": str(tokenizer_path)}, local={"tokenizer_file": str(tokenizer_path)}
+    )
     endpoint, body, value, tier = FINDINGS[finding]
     if callable(body):
         body = body(lambda text: tok.encode(text, add_special_tokens=False).ids)
     with GatewayHarness(sqlite_db, tmp_path, {"upstreams": ups}, classifier=classifier) as gw:
         path = {"chat": "/v1/chat/completions", "completions": "/v1/completions", "embeddings": "/v1/embeddings"}
-        r = httpx.post(gw.url + path[endpoint], json=body, headers={"authorization": f"Bearer {gw.create_key()}"},
-                       timeout=30)
+        r = httpx.post(
+            gw.url + path[endpoint], json=body, headers={"authorization": f"Bearer {gw.create_key()}"}, timeout=30
+        )
         assert r.status_code == 200, r.text
-        (row,) = gw.rows("SELECT tier, upstream, findings FROM audit_requests WHERE request_id = :r",
-                         {"r": r.headers["x-request-id"]})
+        (row,) = gw.rows(
+            "SELECT tier, upstream, findings FROM audit_requests WHERE request_id = :r",
+            {"r": r.headers["x-request-id"]},
+        )
     assert row["tier"] == tier
     seen = "\n".join(vendor_text(b, tok) for b in fakes["vendor"].ledger.bodies())
     assert value not in seen
@@ -467,8 +707,11 @@ def test_each_path_that_once_passed_unread(
 def test_an_unknown_model_name_is_never_stored_as_sent(gateway: GatewayHarness, sqlite_db: str) -> None:
     """A refused request's model string is whatever the client typed; it is not stored."""
     planted = f"{CARD} {EMAIL}"
-    r = httpx.post(gateway.url + "/v1/chat/completions", json={"model": planted, "messages": [
-        {"role": "user", "content": "hi"}]}, headers={"authorization": f"Bearer {gateway.create_key()}"})
+    r = httpx.post(
+        gateway.url + "/v1/chat/completions",
+        json={"model": planted, "messages": [{"role": "user", "content": "hi"}]},
+        headers={"authorization": f"Bearer {gateway.create_key()}"},
+    )
     assert r.status_code == 404 and CARD not in r.text
     (row,) = gateway.rows("SELECT client_model, upstream FROM audit_requests ORDER BY seq DESC LIMIT 1")
     assert row["client_model"] is None and row["upstream"] is None

@@ -124,9 +124,10 @@ def test_no_false_alarm_end_to_end(bpe: Path, sqlite_db: str, tmp_path: Path, cl
         name="local", kind="onprem", count_tokens=counter(bpe))  # fmt: skip
     for fake in (fake_v, fake_l):
         fake.script = lambda r: Scripted(content="answer")
-    with FakeUpstreams(fake_v, fake_l) as fakes, GatewayHarness(
-        sqlite_db, tmp_path, base_config(fakes), classifier=classifier
-    ) as gw:
+    with (
+        FakeUpstreams(fake_v, fake_l) as fakes,
+        GatewayHarness(sqlite_db, tmp_path, base_config(fakes), classifier=classifier) as gw,
+    ):
         key = gw.create_key()
         chats = chat_corpus(1000)
 

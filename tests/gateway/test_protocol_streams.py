@@ -92,7 +92,9 @@ def _split(text: str, cuts: list[int]) -> list[str]:
 @settings(max_examples=60, deadline=None)
 @given(st.lists(st.integers(0, 200), max_size=6), st.lists(st.integers(0, 200), max_size=6),
        st.lists(st.integers(0, 4000), max_size=12))  # fmt: skip
-def test_anthropic_stream_restored_at_every_split(text_cuts: list[int], json_cuts: list[int], byte_cuts: list[int]) -> None:
+def test_anthropic_stream_restored_at_every_split(
+    text_cuts: list[int], json_cuts: list[int], byte_cuts: list[int]
+) -> None:
     text = "Write to <EMAIL_1> for <NAME_1>."
     args = '{"to": "<EMAIL_1>", "who": ["<NAME_1>"]}'
     data = _sse(_anthropic(_split(text, text_cuts), _split(args, json_cuts)))
@@ -126,8 +128,12 @@ def test_anthropic_low_usage_stops_before_any_text() -> None:
 def _responses(text_pieces: list[str]) -> list[dict[str, Any]]:
     text = "".join(text_pieces)
     item = {"type": "message", "id": "m", "role": "assistant", "content": [{"type": "output_text", "text": text}]}
-    final = {"model": "vendor-x", "status": "completed", "output": [item], "usage": {"input_tokens": 20,
-                                                                                      "output_tokens": 3}}
+    final = {
+        "model": "vendor-x",
+        "status": "completed",
+        "output": [item],
+        "usage": {"input_tokens": 20, "output_tokens": 3},
+    }
     events = [{"type": "response.created", "response": {**final, "status": "in_progress", "output": []}},
               *[{"type": "response.output_text.delta", "item_id": "m", "output_index": 0, "content_index": 0,
                  "delta": p} for p in text_pieces],

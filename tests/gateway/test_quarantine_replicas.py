@@ -54,8 +54,11 @@ def _config(v: FakeUpstreams, redis_url: str | None, channel: str) -> dict[str, 
                 "timeouts": {"read": 10}}  # fmt: skip
 
     return {
-        "upstreams": [up("ded-a", "dedicated", "vendor-a", 3), up("ded-b", "dedicated", "vendor-b", 3),
-                      up("shared-s", "shared", "vendor-s", 2)],  # fmt: skip
+        "upstreams": [
+            up("ded-a", "dedicated", "vendor-a", 3),
+            up("ded-b", "dedicated", "vendor-b", 3),
+            up("shared-s", "shared", "vendor-s", 2),
+        ],  # fmt: skip
         # ``m`` tries ded-a, then ded-b, then the shared one (Tier 1 and 2 only).
         "aliases": [{"name": "m", "upstreams": ["ded-a", "ded-b", "shared-s"]}],
         "limits": {"auth_cache_s": 0},

@@ -44,7 +44,9 @@ def _settings(kinds: list[UpstreamKind], providers: list[str]) -> Settings:
     return Settings(upstreams=ups, aliases=[{"name": "m", "upstreams": [u["name"] for u in ups]}])
 
 
-def _q(i: int, *, upstream: str | None = None, provider: str | None = None, model: str | None = None) -> QuarantineEntry:
+def _q(
+    i: int, *, upstream: str | None = None, provider: str | None = None, model: str | None = None
+) -> QuarantineEntry:
     return QuarantineEntry(i, upstream, provider, model, "r", "a", T)
 
 
@@ -99,8 +101,9 @@ def test_quarantine_invariants(kinds: list[UpstreamKind], data: st.DataObject) -
         st.builds(lambda p, m: _q(0, provider=p, model=m), st.sampled_from(["va", "vb", "vc"]),
                   st.sampled_from([None, "va-model", "vb-model"])),
     ), max_size=4)))  # fmt: skip
-    entries = tuple(QuarantineEntry(i + 1, e.upstream, e.provider, e.model, "r", "a", T)
-                    for i, e in enumerate(entries))  # ids as the table would number them
+    entries = tuple(
+        QuarantineEntry(i + 1, e.upstream, e.provider, e.model, "r", "a", T) for i, e in enumerate(entries)
+    )  # ids as the table would number them
     board = QuarantineBoard()
     board.replace(entries)
     plain = _choose(Router(s), tier)

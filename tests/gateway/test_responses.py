@@ -29,7 +29,9 @@ def test_response_stripped_and_restored_store_forced_false(gw: GatewayHarness, f
     """Instructions and input are stripped; output text and function-call arguments restored;
     ``store`` is false at the shared vendor whatever the client asked; truncation dropped."""
     fakes["vendor"].script = lambda r: Scripted(
-        content="Sending to <EMAIL_1>.", tool_calls=[{"id": "call_1", "function": {"name": "mail", "arguments": TOOL_ARGS}}])
+        content="Sending to <EMAIL_1>.",
+        tool_calls=[{"id": "call_1", "function": {"name": "mail", "arguments": TOOL_ARGS}}],
+    )
     c = gw.openai(gw.create_key())
     reply = c.responses.create(model="chat", instructions=f"You help {EMAIL}.", input=f"Mail {EMAIL} now.",
                                store=True, truncation="auto")  # fmt: skip
@@ -58,7 +60,7 @@ def test_streamed_response_restored_everywhere_text_lives(gw: GatewayHarness, fa
     dump = "".join(e.model_dump_json() for e in events)
     assert "<EMAIL_1>" not in dump
     deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
-    assert deltas == f"Hi {EMAIL}, bye <EMAIL_1"[:-len("<EMAIL_1")] + "<EMAIL_1"  # the unfinished tail as sent
+    assert deltas == f"Hi {EMAIL}, bye <EMAIL_1"[: -len("<EMAIL_1")] + "<EMAIL_1"  # the unfinished tail as sent
     (done,) = [e for e in events if e.type == "response.output_text.done"]
     assert done.text == deltas
     args = "".join(e.delta for e in events if e.type == "response.function_call_arguments.delta")

@@ -98,15 +98,19 @@ def test_safe_prompt_length_asks_the_engine_when_the_estimate_cannot_tell(
     count is kept in the outcome row."""
     tok = byte_tokenizer(tmp_path / "bytes.json")
     fakes["local"].count_tokens = counter(tok)  # one token per byte, 4x the default estimate
-    ups = upstream_config(fakes, vendor={"max_tier": 2},
-                          local={"safe_prompt_tokens": 300, "tokenize_url": fakes.servers["local"].url + "/tokenize"})
+    ups = upstream_config(
+        fakes,
+        vendor={"max_tier": 2},
+        local={"safe_prompt_tokens": 300, "tokenize_url": fakes.servers["local"].url + "/tokenize"},
+    )
     cfg = {"upstreams": ups}
     with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as gw:
         client = gw.openai(gw.create_key())
 
         def ask(n: int) -> str:
             r = client.chat.completions.with_raw_response.create(
-                model="local-only", messages=[{"role": "user", "content": "a" * n}])
+                model="local-only", messages=[{"role": "user", "content": "a" * n}]
+            )
             return r.headers["x-request-id"]
 
         ask(40)  # estimate band tops out under 300: settled without asking
@@ -114,8 +118,11 @@ def test_safe_prompt_length_asks_the_engine_when_the_estimate_cannot_tell(
         rid = ask(280)  # estimate 70 tokens, but its band reaches past 300: the engine says 286
         assert len(fakes["local"].tokenized) == 1 and len(fakes["local"].ledger) == 2
         engine_count = fakes["local"].prompt_tokens("/v1/chat/completions", fakes["local"].ledger.bodies()[-1])
-        (row,) = gw.rows("SELECT r.seq, r.forwarded, o.usage_prompt_tokens, o.seq AS oseq FROM audit_requests r "
-                         "JOIN audit_outcomes o ON o.request_id = r.request_id WHERE r.request_id = :r", {"r": rid})
+        (row,) = gw.rows(
+            "SELECT r.seq, r.forwarded, o.usage_prompt_tokens, o.seq AS oseq FROM audit_requests r "
+            "JOIN audit_outcomes o ON o.request_id = r.request_id WHERE r.request_id = :r",
+            {"r": rid},
+        )
         assert row["forwarded"] and row["usage_prompt_tokens"] == engine_count and row["oseq"] > row["seq"]
         before = gw.rows("SELECT count(*) AS n FROM audit_requests")[0]["n"]
         with pytest.raises(openai.BadRequestError) as err:
@@ -123,8 +130,10 @@ def test_safe_prompt_length_asks_the_engine_when_the_estimate_cannot_tell(
         assert err.value.body["code"] == "context_length_exceeded"  # type: ignore[index]  # an error body is a dict
         assert len(fakes["local"].tokenized) == 2 and len(fakes["local"].ledger) == 2
         # The count itself was a forward: its row, then an outcome naming the engine's count.
-        rows = gw.rows("SELECT r.upstream, o.status, o.error_class, o.usage_prompt_tokens FROM audit_requests r "
-                       "JOIN audit_outcomes o ON o.request_id = r.request_id ORDER BY r.seq DESC LIMIT 1")
+        rows = gw.rows(
+            "SELECT r.upstream, o.status, o.error_class, o.usage_prompt_tokens FROM audit_requests r "
+            "JOIN audit_outcomes o ON o.request_id = r.request_id ORDER BY r.seq DESC LIMIT 1"
+        )
         assert rows[0]["upstream"] == "local" and rows[0]["error_class"] == "prompt_too_long"
         assert rows[0]["usage_prompt_tokens"] > 300
         assert gw.rows("SELECT count(*) AS n FROM audit_requests")[0]["n"] == before + 1
@@ -132,8 +141,10 @@ def test_safe_prompt_length_asks_the_engine_when_the_estimate_cannot_tell(
         with pytest.raises(openai.APIStatusError) as err2:
             ask(280)
         assert err2.value.status_code == 502 and len(fakes["local"].ledger) == 2
-        (last,) = gw.rows("SELECT o.error_class FROM audit_requests r JOIN audit_outcomes o "
-                          "ON o.request_id = r.request_id ORDER BY r.seq DESC LIMIT 1")
+        (last,) = gw.rows(
+            "SELECT o.error_class FROM audit_requests r JOIN audit_outcomes o "
+            "ON o.request_id = r.request_id ORDER BY r.seq DESC LIMIT 1"
+        )
         assert last["error_class"] == "prompt_not_counted"
 
 

@@ -24,7 +24,9 @@ def tree(tmp_path: Path) -> Path:
     (root / "src").mkdir(parents=True)
     (root / ".git").mkdir()
     (root / "src" / "app.py").write_text("def add(a, b):\n    return a + b\n", "utf-8")
-    (root / "src" / "settings.env").write_text(f"# settings\nDEBUG=1\nPOSTGRES_PASSWORD={PASSWORD}\nAPI_TOKEN={TOKEN}\n", "utf-8")
+    (root / "src" / "settings.env").write_text(
+        f"# settings\nDEBUG=1\nPOSTGRES_PASSWORD={PASSWORD}\nAPI_TOKEN={TOKEN}\n", "utf-8"
+    )
     (root / "notes.md").write_text("Refund to IBAN DE89 3704 0044 0532 0130 00 please.\n", "utf-8")
     (root / ".git" / "config").write_text(f"token = {TOKEN}\n", "utf-8")
     (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" + TOKEN.encode())

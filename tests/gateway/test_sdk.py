@@ -83,8 +83,9 @@ def test_token_id_prompts_counted(gateway: GatewayHarness, fakes: FakeUpstreams)
     assert len(emb.data) == 2
     assert len(fakes["vendor"].ledger) == 0
     assert fakes["local"].ledger.bodies()[0]["prompt"] == list(range(300))
-    (row,) = gateway.rows("SELECT tier, findings FROM audit_requests WHERE request_id = :r",
-                          {"r": done.headers["x-request-id"]})
+    (row,) = gateway.rows(
+        "SELECT tier, findings FROM audit_requests WHERE request_id = :r", {"r": done.headers["x-request-id"]}
+    )
     assert row["tier"] == 3 and "UNREADABLE" in row["findings"]
 
 

@@ -45,7 +45,7 @@ def _ask(gw: GatewayHarness, key: str, n: int = 1) -> None:
 
 
 def _records(lines: list[str]) -> list[dict[str, Any]]:
-    return [json.loads(line[line.index("{"):]) for line in lines]
+    return [json.loads(line[line.index("{") :]) for line in lines]
 
 
 def _chain_count(gw: GatewayHarness) -> int:
@@ -72,8 +72,13 @@ def _check(lines: list[str], *, expect_records: int | None = None) -> list[dict[
 def test_webhook_down_for_a_while_loses_nothing(fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path,
                                                 classifier: Any) -> None:  # fmt: skip
     with WebhookReceiver() as hook:
-        sink = {"name": "hook", "kind": "webhook", "url": hook.url,
-                "headers_env": {"authorization": "TIERGATE_TEST_HOOK_TOKEN"}, "batch_lines": 3}
+        sink = {
+            "name": "hook",
+            "kind": "webhook",
+            "url": hook.url,
+            "headers_env": {"authorization": "TIERGATE_TEST_HOOK_TOKEN"},
+            "batch_lines": 3,
+        }
         with GatewayHarness(sqlite_db, tmp_path, _config(fakes, sink), classifier=classifier) as gw:
             key = gw.create_key()
             _ask(gw, key, 2)
@@ -112,8 +117,10 @@ def _failures(gw: GatewayHarness, sink: str = "hook") -> float:
 
 def test_syslog_tcp_down_and_udp(fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path, classifier: Any) -> None:
     with SyslogReceiver("tcp") as tcp, SyslogReceiver("udp") as udp:
-        sinks = [{"name": "tcp", "kind": "syslog", "host": "127.0.0.1", "port": tcp.port, "transport": "tcp"},
-                 {"name": "udp", "kind": "syslog", "host": "127.0.0.1", "port": udp.port, "transport": "udp"}]
+        sinks = [
+            {"name": "tcp", "kind": "syslog", "host": "127.0.0.1", "port": tcp.port, "transport": "tcp"},
+            {"name": "udp", "kind": "syslog", "host": "127.0.0.1", "port": udp.port, "transport": "udp"},
+        ]
         with GatewayHarness(sqlite_db, tmp_path, _config(fakes, *sinks), classifier=classifier) as gw:
             key = gw.create_key()
             _ask(gw, key, 1)
@@ -158,8 +165,11 @@ def test_restart_with_sink_down_resumes(fakes: FakeUpstreams, sqlite_db: str, tm
 def test_tenant_sink_gets_its_tenant_only(fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path,
                                          classifier: Any) -> None:  # fmt: skip
     everything, acme_only = tmp_path / "all.jsonl", tmp_path / "acme.jsonl"
-    cfg = _config(fakes, {"name": "all", "kind": "file", "path": str(everything)},
-                  {"name": "acme", "kind": "file", "path": str(acme_only), "tenant": "acme"})
+    cfg = _config(
+        fakes,
+        {"name": "all", "kind": "file", "path": str(everything)},
+        {"name": "acme", "kind": "file", "path": str(acme_only), "tenant": "acme"},
+    )
     with GatewayHarness(sqlite_db, tmp_path, cfg, classifier=classifier) as gw:
         acme, other = gw.create_key("acme"), gw.create_key("globex")
         _ask(gw, acme, 2)
@@ -178,8 +188,10 @@ def test_verify_stream_reports_tampering(tmp_path: Path) -> None:
     from audit.stream_format import StreamSigner
 
     signer = StreamSigner(KEY.encode(), "s")
-    lines = [signer.sign({"type": "event", "seq": i, "kind": "key_created", "record": {"tenant": "acme"}}).decode()
-             for i in range(1, 7)]
+    lines = [
+        signer.sign({"type": "event", "seq": i, "kind": "key_created", "record": {"tenant": "acme"}}).decode()
+        for i in range(1, 7)
+    ]
     runner = CliRunner()
 
     def run(content: list[str]) -> Any:
@@ -202,7 +214,9 @@ def test_verify_stream_reports_tampering(tmp_path: Path) -> None:
     assert out.exit_code == 3 and json.loads(out.output)["missing"] == [[1, 1]]
     path = tmp_path / "later.log"  # unless this file continues an earlier one
     path.write_text("\n".join(lines[3:]) + "\n")
-    assert runner.invoke(cli, ["audit", "verify-stream", str(path), "--key-env", KEY_ENV, "--first-n", "4"]).exit_code == 0
+    assert (
+        runner.invoke(cli, ["audit", "verify-stream", str(path), "--key-env", KEY_ENV, "--first-n", "4"]).exit_code == 0
+    )
     wrong_key = StreamSigner(b"another-key-of-16chars", "s").sign({"type": "event", "seq": 1}).decode()
     assert run([wrong_key]).exit_code == 3
 
@@ -214,19 +228,21 @@ def test_any_single_deletion_or_edit_is_detected(data: st.DataObject) -> None:
 
     signer = StreamSigner(KEY.encode(), "s")
     count = data.draw(st.integers(2, 12))
-    lines = [signer.sign({"type": "outcome", "seq": i, "record": {"status": "ok", "http_status": 200}}).decode()
-             for i in range(1, count + 1)]
+    lines = [
+        signer.sign({"type": "outcome", "seq": i, "record": {"status": "ok", "http_status": 200}}).decode()
+        for i in range(1, count + 1)
+    ]
     assert verify_lines(lines, KEY.encode()).ok
     at = data.draw(st.integers(0, count - 1))
-    deleted = lines[:at] + lines[at + 1:]
+    deleted = lines[:at] + lines[at + 1 :]
     if at < count - 1:  # dropping the very last line is indistinguishable from "not sent yet"
         assert not verify_lines(deleted, KEY.encode()).ok
     line = lines[at]
     pos = data.draw(st.integers(0, len(line) - 1))
     char = data.draw(st.characters(codec="ascii", exclude_characters="\n\r"))
-    edited = line[:pos] + char + line[pos + 1:]
+    edited = line[:pos] + char + line[pos + 1 :]
     if edited != line:
-        assert not verify_lines(lines[:at] + [edited] + lines[at + 1:], KEY.encode()).ok
+        assert not verify_lines(lines[:at] + [edited] + lines[at + 1 :], KEY.encode()).ok
 
 
 def test_no_key_no_start(sqlite_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -275,10 +291,18 @@ def test_tls_syslog_and_https_webhook(fakes: FakeUpstreams, sqlite_db: str, tmp_
     tls = make_tls(tmp_path / "tls")
     with SyslogReceiver("tls", tls=tls) as syslog, WebhookReceiver(tls=tls) as hook, \
             WebhookReceiver(tls=tls) as untrusted:  # fmt: skip
-        sinks = [{"name": "tls", "kind": "syslog", "host": "127.0.0.1", "port": syslog.port, "transport": "tls",
-                  "ca_file": str(tls.ca_file)},
-                 {"name": "https", "kind": "webhook", "url": hook.url, "ca_file": str(tls.ca_file)},
-                 {"name": "hook", "kind": "webhook", "url": untrusted.url}]  # the system CAs: not ours
+        sinks = [
+            {
+                "name": "tls",
+                "kind": "syslog",
+                "host": "127.0.0.1",
+                "port": syslog.port,
+                "transport": "tls",
+                "ca_file": str(tls.ca_file),
+            },
+            {"name": "https", "kind": "webhook", "url": hook.url, "ca_file": str(tls.ca_file)},
+            {"name": "hook", "kind": "webhook", "url": untrusted.url},
+        ]  # the system CAs: not ours
         with GatewayHarness(sqlite_db, tmp_path, _config(fakes, *sinks), classifier=classifier) as gw:
             _ask(gw, gw.create_key(), 2)
             total = _chain_count(gw)

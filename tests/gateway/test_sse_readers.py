@@ -65,8 +65,14 @@ async def _collect(stream: Any) -> bytes:
 
 def test_openai_relay() -> None:
     results: list[StreamResult] = []
-    out = _with_response(_spread(_openai("hello there, friend")), lambda r: _collect(relay_sse(
-        r, restorers=None, count=COUNT, promised_usage=True, client_wants_usage=False, on_done=results.append)))
+    out = _with_response(
+        _spread(_openai("hello there, friend")),
+        lambda r: _collect(
+            relay_sse(
+                r, restorers=None, count=COUNT, promised_usage=True, client_wants_usage=False, on_done=results.append
+            )
+        ),
+    )
     text = "".join(json.loads(line[6:])["choices"][0]["delta"].get("content", "")
                    for line in out.decode().split("\n\n") if line.startswith("data: {"))  # fmt: skip
     assert text == "hello there, friend" and out.endswith(b"data: [DONE]\n\n")
@@ -85,8 +91,14 @@ def test_typed_event_relay() -> None:
         ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 1}}),
         ("message_stop", {"type": "message_stop"})]  # fmt: skip
     results: list[StreamResult] = []
-    out = _with_response(_spread(events), lambda r: _collect(MESSAGES.relay(
-        r, mapping={}, count=COUNT, promised_usage=True, body={}, client_model="public", on_done=results.append)))
+    out = _with_response(
+        _spread(events),
+        lambda r: _collect(
+            MESSAGES.relay(
+                r, mapping={}, count=COUNT, promised_usage=True, body={}, client_model="public", on_done=results.append
+            )
+        ),
+    )
     names = [block.split("\n", 1)[0] for block in out.decode().strip().split("\n\n")]
     assert names == [f"event: {n}" for n, _ in events]
     assert results[0].status == "ok"

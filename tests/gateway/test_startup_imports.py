@@ -62,9 +62,7 @@ def _loaded_after_default_start(tmp_path: Path) -> set[str]:
 def test_default_start_imports_none_of_the_unused_stacks(tmp_path: Path) -> None:
     loaded = _loaded_after_default_start(tmp_path)
     assert "tiers.classifier" in loaded and "presidio_analyzer" in loaded  # the probe did start a server
-    offenders = {
-        name: why for name, why in LAZY.items() if any(m == name or m.startswith(name + ".") for m in loaded)
-    }
+    offenders = {name: why for name, why in LAZY.items() if any(m == name or m.startswith(name + ".") for m in loaded)}
     assert not offenders, f"imported by a default-config start: {offenders}"
 
 

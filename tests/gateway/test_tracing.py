@@ -59,7 +59,8 @@ def test_one_request_traced_with_genai_attributes(otlp: OtlpReceiver, fakes: Fak
     fakes["vendor"].script = lambda r: Scripted(content=ANSWER, completion_tokens=7)
     with _traced(fakes, sqlite_db, tmp_path, classifier) as gw:
         answer = gw.openai(gw.create_key()).chat.completions.create(
-            model="chat", messages=[{"role": "user", "content": PROMPT}])
+            model="chat", messages=[{"role": "user", "content": PROMPT}]
+        )
         assert answer.choices[0].message.content == ANSWER
         gw.settle()
     # The harness has stopped: the provider flushed its last batch at shutdown.
@@ -95,8 +96,13 @@ def test_stream_refusal_and_integrity_failure(otlp: OtlpReceiver, fakes: FakeUps
     with _traced(fakes, sqlite_db, tmp_path, classifier) as gw:
         fakes["vendor"].script = lambda r: Scripted(chunks=["SECRET-ANSWER", "-93ab"])
         client = gw.openai(gw.create_key())
-        text = "".join(c.choices[0].delta.content or "" for c in client.chat.completions.create(
-            model="chat", messages=[{"role": "user", "content": PROMPT}], stream=True) if c.choices)
+        text = "".join(
+            c.choices[0].delta.content or ""
+            for c in client.chat.completions.create(
+                model="chat", messages=[{"role": "user", "content": PROMPT}], stream=True
+            )
+            if c.choices
+        )
         assert text == "SECRET-ANSWER-93ab"
         capped = gw.openai(gw.create_key("low", max_tier=1))
         with pytest.raises(openai.PermissionDeniedError):
@@ -154,8 +160,10 @@ def test_off_loads_nothing(tmp_path: Path) -> None:
         ({"choices": [{"finish_reason": None}]}, []),
         ({"type": "message", "stop_reason": "end_turn"}, ["end_turn"]),  # Anthropic Messages
         ({"object": "response", "status": "completed"}, ["completed"]),  # OpenAI Responses
-        ({"object": "response", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
-         ["max_output_tokens"]),
+        (
+            {"object": "response", "status": "incomplete", "incomplete_details": {"reason": "max_output_tokens"}},
+            ["max_output_tokens"],
+        ),
         ({"choices": [{"finish_reason": "stop because the user said <EMAIL_1>"}]}, []),  # not an enum: dropped
         ({"data": [{"embedding": [0.1]}]}, []),  # embeddings have none
     ],

@@ -99,6 +99,8 @@ def compacting_script(work: Path, files: Sequence[str]) -> Callable[[Received], 
         if not todo:
             return Scripted(content=_listing(users))
         args = json.dumps({"file_path": str(work / todo[0])})
-        return Scripted(content="", tool_calls=[{"id": f"toolu_{r.seq}", "function": {"name": "Read", "arguments": args}}])
+        return Scripted(
+            content="", tool_calls=[{"id": f"toolu_{r.seq}", "function": {"name": "Read", "arguments": args}}]
+        )
 
     return script

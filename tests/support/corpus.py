@@ -9,8 +9,10 @@ from typing import Any
 
 __all__ = ["chat_corpus", "texts"]
 
-_WORDS = ("the quarterly plan needs review before we ship the new release to every region while "
-          "keeping latency low and costs predictable across teams and vendors").split()
+_WORDS = (
+    "the quarterly plan needs review before we ship the new release to every region while "
+    "keeping latency low and costs predictable across teams and vendors"
+).split()
 _CODE = '''def merge(a, b):
     """Merge two sorted lists."""
     out, i, j = [], 0, 0
@@ -74,7 +76,7 @@ def texts(n: int = 1000, seed: int = 7) -> list[str]:
         elif kind == "long":
             text = "\n".join(_prose(rng, 120) for _ in range(rng.randint(5, 15)))
         else:
-            text = " ".join(str(rng.randint(0, 10**rng.randint(1, 12))) for _ in range(rng.randint(3, 80)))
+            text = " ".join(str(rng.randint(0, 10 ** rng.randint(1, 12))) for _ in range(rng.randint(3, 80)))
         out.append(text)
     return out
 

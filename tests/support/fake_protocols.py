@@ -149,7 +149,8 @@ def _anthropic_events(r: Received, a: Scripted, usage: dict[str, Any] | None) ->
     events += [("message_delta", delta), ("message_stop", {"type": "message_stop"})]
     if a.stream_error_after is not None:
         events = events[: a.stream_error_after] + [
-            ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})]
+            ("error", {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}})
+        ]
     return events
 
 
@@ -203,8 +204,13 @@ def _responses_events(r: Received, a: Scripted, final: dict[str, Any]) -> list[t
                 add("response.output_text.delta", item_id=item["id"], output_index=n, content_index=0, delta=p)
             text = item["content"][0]["text"]
             add("response.output_text.done", item_id=item["id"], output_index=n, content_index=0, text=text)
-            add("response.content_part.done", item_id=item["id"], output_index=n, content_index=0,
-                part=item["content"][0])
+            add(
+                "response.content_part.done",
+                item_id=item["id"],
+                output_index=n,
+                content_index=0,
+                part=item["content"][0],
+            )
         elif item["type"] == "function_call":
             add("response.output_item.added", output_index=n, item={**item, "arguments": "", "status": "in_progress"})
             args = item["arguments"]

@@ -28,11 +28,24 @@ from tests.support.fake_protocols import PROTOCOL_PATHS, answer_protocol
 __all__ = ["HARDENED_MANIFEST", "FakeUpstream", "Ledger", "Received", "Scripted", "byte_tokens"]
 
 HARDENED_MANIFEST: dict[str, Any] = {
-    "schema": 1, "vllm_version": "0.32.0", "plugin_version": "1.0", "model": "fake",
-    "max_model_len": 32768, "block_size": 16, "num_blocks": 4097, "pool_tokens": 65536,
-    "kv_zeroing": True, "zeroing_processes": 1, "version_override": False, "prefix_caching": True,
-    "cache_salt_required": True, "over_long_rejected": True, "truncation_dropped": True,
-    "disaggregated": False, "preflight_ok": True, "started_at": "2026-01-01T00:00:00Z",
+    "schema": 1,
+    "vllm_version": "0.32.0",
+    "plugin_version": "1.0",
+    "model": "fake",
+    "max_model_len": 32768,
+    "block_size": 16,
+    "num_blocks": 4097,
+    "pool_tokens": 65536,
+    "kv_zeroing": True,
+    "zeroing_processes": 1,
+    "version_override": False,
+    "prefix_caching": True,
+    "cache_salt_required": True,
+    "over_long_rejected": True,
+    "truncation_dropped": True,
+    "disaggregated": False,
+    "preflight_ok": True,
+    "started_at": "2026-01-01T00:00:00Z",
 }
 
 
@@ -175,8 +188,11 @@ class FakeUpstream:
         value = body.get(key)
         ids = 0
         if isinstance(value, list):  # prompts given as token ids
-            ids = len(value) if value and all(isinstance(v, int) for v in value) else sum(
-                len(v) for v in value if isinstance(v, list))
+            ids = (
+                len(value)
+                if value and all(isinstance(v, int) for v in value)
+                else sum(len(v) for v in value if isinstance(v, list))
+            )
         return ids + sum(self.count_tokens(s) for s in _strings(value))
 
     async def _tokenize(self, r: Received, send: Any) -> None:
@@ -296,8 +312,11 @@ class FakeUpstream:
                                                 "finish_reason": None}]})  # fmt: skip
         for piece in pieces:
             delta = {"content": piece} if chat else None
-            choice = {"index": 0, "delta": delta, "finish_reason": None} if chat else {
-                "index": 0, "text": piece, "finish_reason": None}
+            choice = (
+                {"index": 0, "delta": delta, "finish_reason": None}
+                if chat
+                else {"index": 0, "text": piece, "finish_reason": None}
+            )
             events.append({**base, "choices": [choice]})
         for i, call in enumerate(a.tool_calls or ()):
             args = call["function"]["arguments"]
@@ -307,8 +326,11 @@ class FakeUpstream:
             events.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [head]}, "finish_reason": None}]})
             tail = {"index": i, "function": {"arguments": args[half:]}}
             events.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [tail]}, "finish_reason": None}]})
-        final = {"index": 0, "delta": {}, "finish_reason": a.finish_reason} if chat else {
-            "index": 0, "text": "", "finish_reason": a.finish_reason}
+        final = (
+            {"index": 0, "delta": {}, "finish_reason": a.finish_reason}
+            if chat
+            else {"index": 0, "text": "", "finish_reason": a.finish_reason}
+        )
         events.append({**base, "choices": [final]})
         options = r.body.get("stream_options") or {}
         if usage is not None and options.get("include_usage"):

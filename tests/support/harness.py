@@ -199,8 +199,10 @@ class GatewayHarness:
             time.sleep(0.02)
 
 
-_UNSETTLED = ("SELECT count(*) AS n FROM audit_requests r WHERE r.forwarded AND NOT EXISTS "
-              "(SELECT 1 FROM audit_outcomes o WHERE o.request_id = r.request_id)")
+_UNSETTLED = (
+    "SELECT count(*) AS n FROM audit_requests r WHERE r.forwarded AND NOT EXISTS "
+    "(SELECT 1 FROM audit_outcomes o WHERE o.request_id = r.request_id)"
+)
 
 
 class _LazyStore:

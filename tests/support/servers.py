@@ -118,7 +118,11 @@ class GatewayProcess:
         out = open(self._log, "ab") if self._log else subprocess.DEVNULL  # noqa: SIM115 -- closed below
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "gateway.cli", "serve", "--config", str(self._config), *self._args],
-            env=self._env, cwd=self._cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+            env=self._env,
+            cwd=self._cwd,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         if not isinstance(out, int):
             out.close()  # the child holds its own copy of the descriptor

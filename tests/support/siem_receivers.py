@@ -113,12 +113,14 @@ class SyslogReceiver:
     def up(self) -> None:
         receiver = self
         if self.transport == "udp":
+
             class UdpHandler(socketserver.BaseRequestHandler):
                 def handle(self) -> None:
                     receiver._add(self.request[0])
 
             server: socketserver.BaseServer = socketserver.ThreadingUDPServer(("127.0.0.1", self.port), UdpHandler)
         else:
+
             class TcpHandler(socketserver.StreamRequestHandler):
                 def setup(self) -> None:
                     super().setup()

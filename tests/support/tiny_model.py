@@ -56,9 +56,7 @@ def _build_tokenizer(out: Path) -> int:
     alphabet = pre_tokenizers.ByteLevel.alphabet()
     vocab = {ch: i for i, ch in enumerate(sorted(alphabet))}
     core = Tokenizer(models.BPE(vocab=vocab, merges=[]))
-    core.pre_tokenizer = pre_tokenizers.ByteLevel(
-        add_prefix_space=False, use_regex=False
-    )
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
     core.decoder = decoders.ByteLevel()
     core.add_special_tokens(list(SPECIAL_TOKENS))
     fast = PreTrainedTokenizerFast(
@@ -100,8 +98,7 @@ def build_tiny_model(out: Path, spec: TinyModelSpec = TinyModelSpec()) -> Path:
     model = LlamaForCausalLM(config).to(torch.bfloat16)
     model.save_pretrained(out, safe_serialization=True)
     (out / "generation_config.json").write_text(
-        json.dumps({"eos_token_id": vocab_size - 2, "pad_token_id": vocab_size - 1})
-        + "\n"
+        json.dumps({"eos_token_id": vocab_size - 2, "pad_token_id": vocab_size - 1}) + "\n"
     )
     return out
 

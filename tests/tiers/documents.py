@@ -15,39 +15,178 @@ from dataclasses import dataclass
 __all__ = ["Document", "Planted", "documents"]
 
 GIVEN = {
-    "en": ["Emily", "James", "Olivia", "Daniel", "Charlotte", "Samuel", "Hannah", "Oliver", "Grace",
-           "Thomas", "Siobhan", "Priya", "Kwame", "Chloe", "Aidan", "Rebecca", "Nathan", "Zara",
-           "Imogen", "Callum", "Ifeoma", "Rhys", "Megan", "Arjun", "Fiona"],
-    "de": ["Jonas", "Sabine", "Lukas", "Katrin", "Matthias", "Ute", "Felix", "Annika", "Jürgen",
-           "Mehmet", "Ayşe", "Wojciech", "Dagmar", "Tobias", "Leonie", "Ralf", "Birgit", "Kai",
-           "Svenja", "Henrik", "Elif", "Dirk", "Marlene", "Volker", "Anja"],
-    "fr": ["Élodie", "Julien", "Camille", "Mathieu", "Céline", "Antoine", "Margaux", "Thibault",
-           "Inès", "Karim", "Aurélie", "Gaël", "Nadia", "Benoît", "Sandrine", "Yannick", "Amélie",
-           "Rachid", "Solène", "Hugo", "Clémence", "Fabrice", "Léa", "Mamadou", "Océane"],
+    "en": [
+        "Emily",
+        "James",
+        "Olivia",
+        "Daniel",
+        "Charlotte",
+        "Samuel",
+        "Hannah",
+        "Oliver",
+        "Grace",
+        "Thomas",
+        "Siobhan",
+        "Priya",
+        "Kwame",
+        "Chloe",
+        "Aidan",
+        "Rebecca",
+        "Nathan",
+        "Zara",
+        "Imogen",
+        "Callum",
+        "Ifeoma",
+        "Rhys",
+        "Megan",
+        "Arjun",
+        "Fiona",
+    ],
+    "de": [
+        "Jonas",
+        "Sabine",
+        "Lukas",
+        "Katrin",
+        "Matthias",
+        "Ute",
+        "Felix",
+        "Annika",
+        "Jürgen",
+        "Mehmet",
+        "Ayşe",
+        "Wojciech",
+        "Dagmar",
+        "Tobias",
+        "Leonie",
+        "Ralf",
+        "Birgit",
+        "Kai",
+        "Svenja",
+        "Henrik",
+        "Elif",
+        "Dirk",
+        "Marlene",
+        "Volker",
+        "Anja",
+    ],
+    "fr": [
+        "Élodie",
+        "Julien",
+        "Camille",
+        "Mathieu",
+        "Céline",
+        "Antoine",
+        "Margaux",
+        "Thibault",
+        "Inès",
+        "Karim",
+        "Aurélie",
+        "Gaël",
+        "Nadia",
+        "Benoît",
+        "Sandrine",
+        "Yannick",
+        "Amélie",
+        "Rachid",
+        "Solène",
+        "Hugo",
+        "Clémence",
+        "Fabrice",
+        "Léa",
+        "Mamadou",
+        "Océane",
+    ],
 }
 SURNAMES = {
-    "en": ["Whitfield", "Okonkwo", "Hargreaves", "Patel", "Donnelly", "Ashworth", "Brennan", "Cole",
-           "Fairbairn", "Nakamura", "Pemberton", "Quist", "Rowntree", "Sinclair", "Thornbury"],
-    "de": ["Albrecht", "Krüger", "Hoffmann", "Yılmaz", "Wiśniewski", "Brandt", "Vogel", "Lindqvist",
-           "Schäfer", "Kowalczyk", "Neumann", "Obermeier", "Pfeiffer", "Rasmussen", "Zimmermann"],
-    "fr": ["Marchand", "Lefèvre", "Dufresne", "Benali", "Rousseau", "Garnier", "Lemoine", "Traoré",
-           "Chevalier", "Fontaine", "Mercier", "Nguyen", "Perrin", "Vasseur", "Gauthier"],
+    "en": [
+        "Whitfield",
+        "Okonkwo",
+        "Hargreaves",
+        "Patel",
+        "Donnelly",
+        "Ashworth",
+        "Brennan",
+        "Cole",
+        "Fairbairn",
+        "Nakamura",
+        "Pemberton",
+        "Quist",
+        "Rowntree",
+        "Sinclair",
+        "Thornbury",
+    ],
+    "de": [
+        "Albrecht",
+        "Krüger",
+        "Hoffmann",
+        "Yılmaz",
+        "Wiśniewski",
+        "Brandt",
+        "Vogel",
+        "Lindqvist",
+        "Schäfer",
+        "Kowalczyk",
+        "Neumann",
+        "Obermeier",
+        "Pfeiffer",
+        "Rasmussen",
+        "Zimmermann",
+    ],
+    "fr": [
+        "Marchand",
+        "Lefèvre",
+        "Dufresne",
+        "Benali",
+        "Rousseau",
+        "Garnier",
+        "Lemoine",
+        "Traoré",
+        "Chevalier",
+        "Fontaine",
+        "Mercier",
+        "Nguyen",
+        "Perrin",
+        "Vasseur",
+        "Gauthier",
+    ],
 }
-COMPANY_WORDS = ["Northwind", "Brightline", "Kessler", "Vantor", "Helix", "Meridian", "Orbis",
-                 "Falkenberg", "Lumen", "Castellane", "Rheintal", "Sarto", "Veloce", "Tamsin"]
-COMPANY_KIND = {"en": ["Precision", "Components", "Labs", "Industries", "Plastics"],
-                "de": ["Metallbau", "Präzisionsteile", "Kunststofftechnik", "Logistik", "Feinmechanik"],
-                "fr": ["Industrie", "Plasturgie", "Mécanique", "Emballages", "Composants"]}
-LEGAL = {"en": ["Ltd", "LLC", "Inc.", "plc"], "de": ["GmbH", "AG", "GmbH & Co. KG", "SE"],
-         "fr": ["SAS", "SA", "SARL"]}
-STREETS = {"de": ["Hauptstraße", "Industriestr.", "Am Lindenhof", "Bahnhofstraße", "Eichenweg"],
-           "fr": ["rue de la Paix", "avenue Jean Jaurès", "boulevard Voltaire", "chemin des Vignes"],
-           "en": ["Baker Street", "Mill Lane", "Station Road", "Oak Avenue", "Harbour Drive"]}
-TOWNS = {"de": ["80331 München", "70565 Stuttgart", "50667 Köln"],
-         "fr": ["75002 Paris", "69003 Lyon", "31000 Toulouse"],
-         "en": ["London NW1 6XE", "Leeds LS1 4DY", "Springfield, IL 62704"]}
-MONTHS = {"en": ["March", "July", "November"], "de": ["März", "Juli", "November"],
-          "fr": ["mars", "juillet", "novembre"]}
+COMPANY_WORDS = [
+    "Northwind",
+    "Brightline",
+    "Kessler",
+    "Vantor",
+    "Helix",
+    "Meridian",
+    "Orbis",
+    "Falkenberg",
+    "Lumen",
+    "Castellane",
+    "Rheintal",
+    "Sarto",
+    "Veloce",
+    "Tamsin",
+]
+COMPANY_KIND = {
+    "en": ["Precision", "Components", "Labs", "Industries", "Plastics"],
+    "de": ["Metallbau", "Präzisionsteile", "Kunststofftechnik", "Logistik", "Feinmechanik"],
+    "fr": ["Industrie", "Plasturgie", "Mécanique", "Emballages", "Composants"],
+}
+LEGAL = {"en": ["Ltd", "LLC", "Inc.", "plc"], "de": ["GmbH", "AG", "GmbH & Co. KG", "SE"], "fr": ["SAS", "SA", "SARL"]}
+STREETS = {
+    "de": ["Hauptstraße", "Industriestr.", "Am Lindenhof", "Bahnhofstraße", "Eichenweg"],
+    "fr": ["rue de la Paix", "avenue Jean Jaurès", "boulevard Voltaire", "chemin des Vignes"],
+    "en": ["Baker Street", "Mill Lane", "Station Road", "Oak Avenue", "Harbour Drive"],
+}
+TOWNS = {
+    "de": ["80331 München", "70565 Stuttgart", "50667 Köln"],
+    "fr": ["75002 Paris", "69003 Lyon", "31000 Toulouse"],
+    "en": ["London NW1 6XE", "Leeds LS1 4DY", "Springfield, IL 62704"],
+}
+MONTHS = {
+    "en": ["March", "July", "November"],
+    "de": ["März", "Juli", "November"],
+    "fr": ["mars", "juillet", "novembre"],
+}
 
 # {p}/{p2}: a person (given surname), {t}: a person after a title, {c}: a company, {a}: an
 # address, {d}: a date of birth. Everything else is the document's clean text.
@@ -94,8 +233,16 @@ TEMPLATES = {
 }
 TITLES = {"en": ["Ms", "Mr", "Dr"], "de": ["Frau", "Herr"], "fr": ["Mme", "M."]}
 
-FAMILY = {"p": "PERSON", "p2": "PERSON", "p3": "PERSON", "t": "PERSON", "tn": "PERSON",
-          "c": "ORGANIZATION", "a": "ADDRESS", "d": "DATE_OF_BIRTH"}
+FAMILY = {
+    "p": "PERSON",
+    "p2": "PERSON",
+    "p3": "PERSON",
+    "t": "PERSON",
+    "tn": "PERSON",
+    "c": "ORGANIZATION",
+    "a": "ADDRESS",
+    "d": "DATE_OF_BIRTH",
+}
 _SLOT = re.compile(r"\{(\w+)\}")
 
 
@@ -135,13 +282,22 @@ def _value(slot: str, rnd: random.Random, lang: str) -> tuple[str, str]:
     if slot == "a":
         street = rnd.choice(STREETS[lang])
         num = str(rnd.randint(1, 120))
-        v = f"{num} {street}, {rnd.choice(TOWNS[lang])}" if lang != "de" else f"{street} {num}, {rnd.choice(TOWNS[lang])}"
+        v = (
+            f"{num} {street}, {rnd.choice(TOWNS[lang])}"
+            if lang != "de"
+            else f"{street} {num}, {rnd.choice(TOWNS[lang])}"
+        )
         return v, v
     if slot == "d":
         day, year = rnd.randint(1, 28), rnd.randint(1950, 2002)
         month = rnd.randint(1, 12)
-        v = rnd.choice([f"{day:02d}.{month:02d}.{year}", f"{day} {rnd.choice(MONTHS[lang])} {year}",
-                        f"{year}-{month:02d}-{day:02d}"])
+        v = rnd.choice(
+            [
+                f"{day:02d}.{month:02d}.{year}",
+                f"{day} {rnd.choice(MONTHS[lang])} {year}",
+                f"{year}-{month:02d}-{day:02d}",
+            ]
+        )
         if lang == "en" and v[2] == ".":
             v = f"{day:02d}/{month:02d}/{year}"
         return v, v

@@ -56,8 +56,7 @@ CARRIERS = {
         "Tuesday to review the sealing issue. Please send the retained samples to {A}.\n\nBest regards,\n{P}\n",
         "During the supplier audit {P} noted that the calibration records at {C} were incomplete for two "
         "of the torque wrenches. {P2} agreed to provide the certificates by the end of the month.\n",
-        "{P} confirmed the new delivery date with {C} yesterday; the first pallets leave the warehouse on "
-        "Monday.\n",
+        "{P} confirmed the new delivery date with {C} yesterday; the first pallets leave the warehouse on Monday.\n",
         "Ship to:\n{TP}\n{C}\n{AB}\n\nReference: PO 4471, two cartons, fragile.\n",
         'name,company,born,city\n{P},"{C}",{D},Springfield\n',
         "The complaint was raised by {TP}, born {D}, who lives at {A}. The customer {C} asked for a "
@@ -86,8 +85,7 @@ CARRIERS = {
         "{P} a confirmé hier la nouvelle date de livraison avec {C} ; les premières palettes partent lundi.\n",
         "Adresse de livraison :\n{TP}\n{C}\n{AB}\n\nCommande 4471, deux cartons, fragile.\n",
         'nom;société;né le;ville\n{P};"{C}";{D};Lyon\n',
-        "La réclamation vient de {TP}, né le {D}, domicilié {A}. Le client {C} demande un appareil de "
-        "remplacement.\n",
+        "La réclamation vient de {TP}, né le {D}, domicilié {A}. Le client {C} demande un appareil de remplacement.\n",
     ],
 }
 

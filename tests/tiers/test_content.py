@@ -13,14 +13,22 @@ CHAT = {
     "model": "gpt-x",
     "messages": [
         {"role": "system", "content": "be brief"},
-        {"role": "user", "name": "alice", "content": [
-            {"type": "text", "text": "look at this"},
-            {"type": "image_url", "image_url": {"url": "https://example.org/a.png"}},
-            {"type": "text", "text": "and this"},
-        ]},
-        {"role": "assistant", "content": None, "tool_calls": [
-            {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": "{\"q\": \"x\"}"}},
-        ]},
+        {
+            "role": "user",
+            "name": "alice",
+            "content": [
+                {"type": "text", "text": "look at this"},
+                {"type": "image_url", "image_url": {"url": "https://example.org/a.png"}},
+                {"type": "text", "text": "and this"},
+            ],
+        },
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "lookup", "arguments": '{"q": "x"}'}},
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "result text"},
     ],
 }
@@ -38,7 +46,7 @@ def test_chat_paths_in_order() -> None:
         (("messages", 1, "content", 2, "text"), "and this", "text"),
         (("messages", 2, "tool_calls", 0, "id"), "c1", "text"),
         (("messages", 2, "tool_calls", 0, "function", "name"), "lookup", "text"),
-        (("messages", 2, "tool_calls", 0, "function", "arguments"), "{\"q\": \"x\"}", "text"),
+        (("messages", 2, "tool_calls", 0, "function", "arguments"), '{"q": "x"}', "text"),
         (("messages", 3, "tool_call_id"), "c1", "text"),
         (("messages", 3, "content"), "result text", "text"),
     ]
@@ -52,12 +60,24 @@ def test_fields_no_schema_names_are_read_whole() -> None:
     long number of them is read, whatever the key is called (``id``, ``type``, ``model`` deep
     inside metadata are not protocol); audio is opaque."""
     body = {
-        "model": "m", "user": "jane@corp.example.com",
-        "metadata": {"ticket": "T-1", "inner": {"id": "4111111111111111", "type": "x y"}, "n": 4111111111111111,
-                     "small": 12345, "jane@corp.example.com": True},
-        "messages": [{"role": "user", "content": [
-            {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}},
-        ], "notes": ["SSN 078-05-1120"]}],
+        "model": "m",
+        "user": "jane@corp.example.com",
+        "metadata": {
+            "ticket": "T-1",
+            "inner": {"id": "4111111111111111", "type": "x y"},
+            "n": 4111111111111111,
+            "small": 12345,
+            "jane@corp.example.com": True,
+        },
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "input_audio", "input_audio": {"data": "UklGR", "format": "wav"}},
+                ],
+                "notes": ["SSN 078-05-1120"],
+            }
+        ],
     }
     c = extract_content("chat", body)
     got = [(s.path, s.text, s.kind) for s in c.segments]
@@ -82,8 +102,10 @@ def test_fields_no_schema_names_are_read_whole() -> None:
 
 def test_a_keyword_at_a_schema_path_is_read_when_it_is_not_a_keyword() -> None:
     """``role`` and ``type`` are left out only while they look like protocol keywords."""
-    body = {"model": "m", "messages": [{"role": "jane@corp.example.com", "content": [
-        {"type": "4111 1111 1111 1111", "text": "hi"}]}]}
+    body = {
+        "model": "m",
+        "messages": [{"role": "jane@corp.example.com", "content": [{"type": "4111 1111 1111 1111", "text": "hi"}]}],
+    }
     texts = [s.text for s in extract_content("chat", body).segments]
     assert "jane@corp.example.com" in texts and "4111 1111 1111 1111" in texts
 
@@ -104,7 +126,13 @@ def _b64(data: bytes) -> str:
         ({"type": "input_file", "file_data": "data:application/json;base64," + _b64(b'{"a": "IBAN here"}')}, "file"),
         ({"type": "file", "file": "data:text/csv,IBAN%20here"}, "file"),
         ({"type": "image_url", "image_url": {"url": "data:text/plain;base64," + _b64(b"IBAN here")}}, "file"),
-        ({"type": "image_url", "image_url": "data:text/markdown;charset=latin-1;base64," + _b64("IBAN here é".encode("latin-1"))}, "file"),
+        (
+            {
+                "type": "image_url",
+                "image_url": "data:text/markdown;charset=latin-1;base64," + _b64("IBAN here é".encode("latin-1")),
+            },
+            "file",
+        ),
     ],
 )
 def test_inline_text_files_are_decoded_and_read(part: dict, kind: str | None) -> None:
@@ -146,13 +174,26 @@ def test_token_ids_are_decoded_or_opaque() -> None:
 def test_stripped_keys_numbers_files_and_tokens_are_written_back() -> None:
     """apply_content writes a changed key as a renamed key (order kept), a changed number as a
     string, a changed file re-encoded as it came, changed token ids as text (with their siblings)."""
-    body = {"model": "m", "metadata": {"a": 1, "jane@x.org": 2, "n": 4111111111111111},
-            "messages": [{"role": "user", "content": [
-                {"type": "file", "file": {"file_data": "data:text/plain;base64," + _b64(b"mail jane@x.org")}}]}]}
+    body = {
+        "model": "m",
+        "metadata": {"a": 1, "jane@x.org": 2, "n": 4111111111111111},
+        "messages": [
+            {
+                "role": "user",
+                "content": [
+                    {"type": "file", "file": {"file_data": "data:text/plain;base64," + _b64(b"mail jane@x.org")}}
+                ],
+            }
+        ],
+    }
     c = extract_content("chat", body)
-    swapped = Content(tuple(
-        replace(s, text=s.text.replace("jane@x.org", "<EMAIL_1>").replace("4111111111111111", "<CARD_1>"))
-        for s in c.segments), c.opaque)
+    swapped = Content(
+        tuple(
+            replace(s, text=s.text.replace("jane@x.org", "<EMAIL_1>").replace("4111111111111111", "<CARD_1>"))
+            for s in c.segments
+        ),
+        c.opaque,
+    )
     out = apply_content(body, swapped, c)
     assert list(out["metadata"]) == ["a", "<EMAIL_1>", "n"] and out["metadata"]["n"] == "<CARD_1>"
     data = out["messages"][0]["content"][0]["file"]["file_data"]
@@ -222,7 +263,7 @@ def test_apply_content_writes_back_by_path_on_a_copy() -> None:
     changed = Content(tuple(Segment(s.path, s.text.upper(), s.prompt) for s in c.segments))
     new = apply_content(CHAT, changed)
     assert new["messages"][1]["content"][2]["text"] == "AND THIS"
-    assert new["messages"][2]["tool_calls"][0]["function"]["arguments"] == "{\"Q\": \"X\"}"
+    assert new["messages"][2]["tool_calls"][0]["function"]["arguments"] == '{"Q": "X"}'
     assert new["messages"][1]["name"] == "ALICE"
     assert CHAT["messages"][1]["content"][2]["text"] == "and this"
     assert extract_content("chat", new) == changed
@@ -240,17 +281,25 @@ def test_tool_definitions_and_response_schemas_are_read_and_written_back() -> No
     body = {
         "messages": [{"role": "user", "content": "hi"}],
         "tools": [
-            {"type": "function", "function": {
-                "name": "notify",
-                "description": "Mail ops-lead@corp.example.com",
-                "parameters": {"type": "object", "properties": {
-                    "Jane Roe": {"type": "string", "description": "who", "enum": ["Jane Roe"]},
-                }},
-            }},
+            {
+                "type": "function",
+                "function": {
+                    "name": "notify",
+                    "description": "Mail ops-lead@corp.example.com",
+                    "parameters": {
+                        "type": "object",
+                        "properties": {
+                            "Jane Roe": {"type": "string", "description": "who", "enum": ["Jane Roe"]},
+                        },
+                    },
+                },
+            },
             {"type": "code_interpreter"},
         ],
-        "response_format": {"type": "json_schema", "json_schema": {
-            "name": "answer", "schema": {"type": "object", "description": "for batch LOT-42"}}},
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "answer", "schema": {"type": "object", "description": "for batch LOT-42"}},
+        },
     }
     content = extract_content("chat", body)
     by_path = {(s.path, s.kind): s.text for s in content.segments}
@@ -260,8 +309,11 @@ def test_tool_definitions_and_response_schemas_are_read_and_written_back() -> No
     assert by_path[((*base, "parameters", "properties", "Jane Roe", "enum", 0), "text")] == "Jane Roe"
     assert by_path[(("response_format", "json_schema", "schema", "description"), "text")] == "for batch LOT-42"
     assert by_path[((*base, "name"), "text")] == "notify"
-    redacted = Content(tuple(replace(s, text=s.text.replace("Jane Roe", "<NAME_1>").replace("ops-lead", "<X>"))
-                             for s in content.segments))
+    redacted = Content(
+        tuple(
+            replace(s, text=s.text.replace("Jane Roe", "<NAME_1>").replace("ops-lead", "<X>")) for s in content.segments
+        )
+    )
     out = apply_content(body, redacted, content)
     assert out["tools"][0]["function"]["description"] == "Mail <X>@corp.example.com"
     props = out["tools"][0]["function"]["parameters"]["properties"]

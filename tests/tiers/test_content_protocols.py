@@ -109,7 +109,7 @@ def test_responses_every_string_in_reading_order() -> None:
 def test_vendor_state_is_never_written_back() -> None:
     c = extract_content("messages", MESSAGES)
     i = next(n for n, s in enumerate(c.segments) if s.kind == "state")
-    changed = c.segments[:i] + (replace(c.segments[i], text="edited"),) + c.segments[i + 1:]
+    changed = c.segments[:i] + (replace(c.segments[i], text="edited"),) + c.segments[i + 1 :]
     with pytest.raises(StripError):
         apply_content(MESSAGES, replace(c, segments=changed), c)
 

@@ -121,7 +121,9 @@ def test_adversarial_megabyte_stays_linear(clf: Classifier, prose_seconds: float
 
 def test_no_shipped_pattern_needs_the_backtracking_fallback(config: TiersConfig) -> None:
     """Every shipped pattern compiles on RE2 (linear time); only user patterns may fall back."""
-    scanner = Scanner(build_registry(config).recognizers, min_score=config.min_score, context_window=config.context_window)
+    scanner = Scanner(
+        build_registry(config).recognizers, min_score=config.min_score, context_window=config.context_window
+    )
     assert scanner.slow_patterns == ()
 
 

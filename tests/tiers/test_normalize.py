@@ -41,7 +41,12 @@ def test_hidden_email_is_found_and_stripped(clf: Classifier, trick: str, hidden:
 
 @pytest.mark.parametrize(
     "hidden",
-    ["４１１１ １１１１ １１１１ １１１１", "٤١١١ ١١١١ ١١١١ ١١١١", "4111\u200b1111\u200b1111\u200b1111", "4111 1111 1111 111\u00ad1"],
+    [
+        "４１１１ １１１１ １１１１ １１１１",
+        "٤١١١ ١١١١ ١١١١ ١١١١",
+        "4111\u200b1111\u200b1111\u200b1111",
+        "4111 1111 1111 111\u00ad1",
+    ],
 )
 def test_hidden_card_digits_are_found(clf: Classifier, hidden: str) -> None:
     """Fullwidth, Arabic-Indic and invisibly split card numbers are still Tier 3."""
@@ -91,8 +96,26 @@ def test_normalisation_is_idempotent(text: str) -> None:
     assert normalize_text(once) == once
 
 
-_PERCENT_PIECES = ["%40", "%2E", "%2540", "%D0%B0", "%E2%80%8B", "%F0%9F%98%80", "%zz", "%4", "%", "%C3",
-                   "%80", "a", "é", "\u200b", "Ы", " ", "ｍ", "%25"]
+_PERCENT_PIECES = [
+    "%40",
+    "%2E",
+    "%2540",
+    "%D0%B0",
+    "%E2%80%8B",
+    "%F0%9F%98%80",
+    "%zz",
+    "%4",
+    "%",
+    "%C3",
+    "%80",
+    "a",
+    "é",
+    "\u200b",
+    "Ы",
+    " ",
+    "ｍ",
+    "%25",
+]
 
 
 @settings(max_examples=200, deadline=None)

@@ -69,7 +69,9 @@ POSITIVES = [
 ]
 
 
-@pytest.mark.parametrize(("entity", "template", "value"), POSITIVES, ids=[f"{p[0]}-{i}" for i, p in enumerate(POSITIVES)])
+@pytest.mark.parametrize(
+    ("entity", "template", "value"), POSITIVES, ids=[f"{p[0]}-{i}" for i, p in enumerate(POSITIVES)]
+)
 def test_true_positive(bare: Classifier, entity: str, template: str, value: str) -> None:
     """The recognizer reports exactly the planted value, without any list configured."""
     assert (entity, value) in found(bare, template.format(value))

@@ -24,9 +24,19 @@ def test_default_policy_rules() -> None:
 
 @pytest.mark.parametrize(
     ("entity", "tier"),
-    [("EMAIL_ADDRESS", 2), ("PHONE_NUMBER", 2), ("SECRET", 2), ("INTERNAL_HOST", 2), ("CUSTOMER_NAME", 2),
-     ("CREDIT_CARD", 3), ("IBAN_CODE", 3), ("US_SSN", 3), ("CONFIDENTIALITY_MARKER", 3), ("GMP_MARKER", 3),
-     ("SOMETHING_USER_DEFINED", 2)],
+    [
+        ("EMAIL_ADDRESS", 2),
+        ("PHONE_NUMBER", 2),
+        ("SECRET", 2),
+        ("INTERNAL_HOST", 2),
+        ("CUSTOMER_NAME", 2),
+        ("CREDIT_CARD", 3),
+        ("IBAN_CODE", 3),
+        ("US_SSN", 3),
+        ("CONFIDENTIALITY_MARKER", 3),
+        ("GMP_MARKER", 3),
+        ("SOMETHING_USER_DEFINED", 2),
+    ],
 )
 def test_default_entity_floors(entity: str, tier: int) -> None:
     """Entity floors follow the issue; unknown entity types default to Tier 2."""
@@ -74,7 +84,12 @@ def test_missing_policy_file(tmp_path: Path) -> None:
 def test_configurable_tier2_rule(tmp_path: Path) -> None:
     """A policy may keep Tier 2 off shared endpoints entirely, or strip for dedicated too."""
     path = tmp_path / "p.yaml"
-    path.write_text(GOOD.replace("2: {allow: [shared, dedicated, onprem], strip: [shared]}",
-                                 "2: {allow: [dedicated, onprem], strip: [dedicated]}"), "utf-8")
+    path.write_text(
+        GOOD.replace(
+            "2: {allow: [shared, dedicated, onprem], strip: [shared]}",
+            "2: {allow: [dedicated, onprem], strip: [dedicated]}",
+        ),
+        "utf-8",
+    )
     rule = load_policy(path).rule(Tier.INTERNAL)
     assert not rule.allows(SHARED) and rule.must_strip(DEDICATED) and not rule.must_strip(ONPREM)

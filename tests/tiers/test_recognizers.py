@@ -56,11 +56,19 @@ POSITIVES = [
     ("SECRET", "slack {}", "xoxb-123456789012-123456789012-AbCdEfGhIjKlMnOpQrStUvWx"),
     ("SECRET", "stripe {}", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"),
     ("SECRET", "google {}", "AIzaSyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"),
-    ("SECRET", "jwt {}", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"),
+    (
+        "SECRET",
+        "jwt {}",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    ),
     ("SECRET", "db {}", "postgresql://app:S3cr3tPw!@db.example.com:5432/app"),
     ("SECRET", "DATABASE_PASSWORD={}", "hunter2hunter2"),
     ("SECRET", 'config = {{"api_key": "{}"}}', "q8Zr3LmN0pXv7Ty2"),
-    ("SECRET", "{}", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq\nabcdEFGH1234+/==\n-----END RSA PRIVATE KEY-----"),
+    (
+        "SECRET",
+        "{}",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7bq\nabcdEFGH1234+/==\n-----END RSA PRIVATE KEY-----",
+    ),
     # known names (case-insensitive, whole words, normalised)
     ("CUSTOMER_NAME", "deal with {} closed", "ACME ROCKET WORKS"),
     ("CUSTOMER_NAME", "{}'s order", "Globex"),
@@ -85,7 +93,9 @@ POSITIVES = [
 ]
 
 
-@pytest.mark.parametrize(("entity", "template", "value"), POSITIVES, ids=[f"{p[0]}-{i}" for i, p in enumerate(POSITIVES)])
+@pytest.mark.parametrize(
+    ("entity", "template", "value"), POSITIVES, ids=[f"{p[0]}-{i}" for i, p in enumerate(POSITIVES)]
+)
 def test_true_positive(clf: Classifier, entity: str, template: str, value: str) -> None:
     """The recognizer reports exactly the planted value with its entity type."""
     text = template.format(value)

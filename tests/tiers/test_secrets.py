@@ -133,14 +133,20 @@ CASES = [
     ("docker login -u bot -p Hq7zPw2kQ registry.internal.test", "Hq7zPw2kQ"),
     ('<entry key="password">Hq7zPw2kQ</entry>', "Hq7zPw2kQ"),
     ("machine h\n  login bob\n  password Hq7zPw2kQ\n", "Hq7zPw2kQ"),
-    ("x = {\"type\": \"service_account\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----\\n\"}",
-     "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----"),
-    ("PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
-     "Private-Lines: 1\nAAAAIBx9c2Vjcg==\nPrivate-MAC: 8f3a9b2c",
-     "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
-     "Private-Lines: 1\nAAAAIBx9c2Vjcg==\nPrivate-MAC: 8f3a9b2c"),
-    ("-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
-     "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----"),
+    (
+        'x = {"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----\\n"}',
+        "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBg\\n-----END PRIVATE KEY-----",
+    ),
+    (
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+        "Private-Lines: 1\nAAAAIBx9c2Vjcg==\nPrivate-MAC: 8f3a9b2c",
+        "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAAC3NzaC1lZDI1NTE5\n"
+        "Private-Lines: 1\nAAAAIBx9c2Vjcg==\nPrivate-MAC: 8f3a9b2c",
+    ),
+    (
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n-----END OPENSSH PRIVATE KEY-----",
+    ),
 ]
 
 
@@ -179,7 +185,7 @@ def test_any_generated_assignment_is_stripped_whole(clf: Classifier, case: tuple
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), (syntax, value)
     out = stripped_text(clf, text)
-    carrier = text[:s] + "\x00" + text[s + len(value):]
+    carrier = text[:s] + "\x00" + text[s + len(value) :]
     leaks = {value[i : i + 4] for i in range(len(value) - 3)} - {carrier[i : i + 4] for i in range(len(carrier))}
     assert not [g for g in leaks if g in out], (syntax, value, out)
 
@@ -194,8 +200,20 @@ placeholders = st.one_of(
     st.builds(lambda k: "x" * k, st.integers(4, 40)),
     st.builds(lambda k: "X" * k, st.integers(4, 40)),
     st.builds(lambda k: "*" * k, st.integers(4, 40)),
-    st.sampled_from(["changeme", "example", "dummy", "placeholder", "redacted", "your-token-here",
-                     "insert_api_key_here", "test", "none", "null"]),
+    st.sampled_from(
+        [
+            "changeme",
+            "example",
+            "dummy",
+            "placeholder",
+            "redacted",
+            "your-token-here",
+            "insert_api_key_here",
+            "test",
+            "none",
+            "null",
+        ]
+    ),
 )
 
 

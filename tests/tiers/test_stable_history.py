@@ -42,7 +42,9 @@ def test_ten_turns_keep_their_placeholders_with_a_new_identifier_from_the_model(
     history: list[str] = []
     seen: list[list[str]] = []
     for turn in range(10):
-        history.append(f"turn {turn}: write to maria.gonzalez@example.com" + (" and ops@example.org" if turn > 1 else ""))
+        history.append(
+            f"turn {turn}: write to maria.gonzalez@example.com" + (" and ops@example.org" if turn > 1 else "")
+        )
         if turn == 7:
             history[-1] += " (template <EMAIL_1>)"
         stripped, mapping = _strip(clf, content(*history))

@@ -26,9 +26,9 @@ TIER2_VALUES = [
 ]
 WORDS = ["the", "report", "is", "ready", "ask", "and", "then", "call", "<EMAIL_1>", "x<y", "a > b", "\n", "—", "é"]
 
-tier2_texts = st.lists(
-    st.one_of(st.sampled_from(WORDS), st.sampled_from(TIER2_VALUES)), min_size=1, max_size=14
-).map(" ".join)
+tier2_texts = st.lists(st.one_of(st.sampled_from(WORDS), st.sampled_from(TIER2_VALUES)), min_size=1, max_size=14).map(
+    " ".join
+)
 
 
 def test_same_value_same_placeholder_across_segments(clf: Classifier) -> None:
@@ -107,7 +107,10 @@ def test_strip_is_idempotent_and_lowers_tier2_to_tier1(clf: Classifier, text: st
 
 @settings(max_examples=200, deadline=None)
 @given(
-    st.lists(st.one_of(st.sampled_from(["<EMAIL_1>", "<PHONE_12>", "<", "<EMAIL_", ">", "_1>"]), st.text(max_size=6)), max_size=12).map("".join),
+    st.lists(
+        st.one_of(st.sampled_from(["<EMAIL_1>", "<PHONE_12>", "<", "<EMAIL_", ">", "_1>"]), st.text(max_size=6)),
+        max_size=12,
+    ).map("".join),
     st.lists(st.integers(min_value=0, max_value=80), max_size=8),
 )
 def test_stream_restorer_matches_whole_text_restorer(answer: str, cuts: list[int]) -> None:
@@ -133,7 +136,11 @@ def test_stripped_content_applies_back_to_the_body(clf: Classifier) -> None:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.one_of(st.text(max_size=30), st.sampled_from(TIER2_VALUES + ["4111 1111 1111 1111"])), max_size=8).map("".join))
+@given(
+    st.lists(st.one_of(st.text(max_size=30), st.sampled_from(TIER2_VALUES + ["4111 1111 1111 1111"])), max_size=8).map(
+        "".join
+    )
+)
 def test_arbitrary_unicode_never_crashes(clf: Classifier, text: str) -> None:
     """Any text (random Unicode around identifiers) classifies without failing closed, and the
     strip/restore round trip is exact."""

@@ -13,8 +13,30 @@ from tiers import Classifier, Tier
 from .conftest import content
 
 SEPARATORS = [" ", "  ", "\t", "\n", ".", "/", "_", "-"]
-WORDS = ["the", "invoice", "was", "paid", "to", "please", "refund", "for", "order", "thanks",
-         "we", "sent", "it", "on", "Monday", "and", "again", "\n", ",", "(", ")", ":"]
+WORDS = [
+    "the",
+    "invoice",
+    "was",
+    "paid",
+    "to",
+    "please",
+    "refund",
+    "for",
+    "order",
+    "thanks",
+    "we",
+    "sent",
+    "it",
+    "on",
+    "Monday",
+    "and",
+    "again",
+    "\n",
+    ",",
+    "(",
+    ")",
+    ":",
+]
 CARD_WORDS = ("card", "visa", "credit card", "card number:")
 
 _settings = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -83,13 +105,9 @@ def iban_check(country: str, bban: str) -> str:
 def ibans(draw: st.DrawFn) -> tuple[str, str]:
     """(grouped IBAN in random case, the IBAN upper-case without separators)"""
     country = draw(st.sampled_from(sorted(IBAN_SHAPES)))
-    bban = "".join(
-        draw(st.text(_ALPHABET[kind], min_size=n, max_size=n)) for kind, n in IBAN_SHAPES[country]
-    )
+    bban = "".join(draw(st.text(_ALPHABET[kind], min_size=n, max_size=n)) for kind, n in IBAN_SHAPES[country])
     iban = country + iban_check(country, bban) + bban
-    cased = "".join(
-        c.lower() if c.isalpha() and draw(st.booleans()) else c for c in iban
-    )
+    cased = "".join(c.lower() if c.isalpha() and draw(st.booleans()) else c for c in iban)
     parts = [cased[i : i + 4] for i in range(0, len(cased), 4)]
     seps = draw(st.lists(st.sampled_from([*SEPARATORS, ""]), min_size=len(parts) - 1, max_size=len(parts) - 1))
     return "".join(p + s for p, s in zip(parts, [*seps, ""])), iban
@@ -144,14 +162,17 @@ def test_any_valid_iban_in_any_case_with_any_separators_is_tier3(
     d = clf.classify(c)
     assert d.tier == Tier.RESTRICTED, (text, d.reasons)
     start = text.index(value)
-    assert any(
-        f.entity_type == "IBAN_CODE" and f.start <= start and start + len(value) <= f.end for f in d.findings
-    ), [(f.entity_type, text[f.start : f.end]) for f in d.findings]
+    assert any(f.entity_type == "IBAN_CODE" and f.start <= start and start + len(value) <= f.end for f in d.findings), [
+        (f.entity_type, text[f.start : f.end]) for f in d.findings
+    ]
     assert_no_digits_left(clf.strip(c, d).content.segments[0].text, canonical)
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.integers(min_value=0, max_value=99_999), min_size=4, max_size=24), st.sampled_from(["\n", "\t", "  ", " | "]))
+@given(
+    st.lists(st.integers(min_value=0, max_value=99_999), min_size=4, max_size=24),
+    st.sampled_from(["\n", "\t", "  ", " | "]),
+)
 def test_tables_of_numbers_are_not_cards(clf: Classifier, numbers: list[int], sep: str) -> None:
     """Columns and rows of ordinary numbers (no issuer-shaped four-digit groups that pass Luhn
     across line breaks without a card word) do not become cards or IBANs."""

@@ -23,7 +23,8 @@ def assert_covered(clf: Classifier, text: str, value: str, entity: str) -> None:
     assert not d.failed_closed, d.reasons
     spans = [(f.start, f.end) for f in d.findings if f.entity_type == entity]
     assert any(s <= start and end <= e for s, e in spans), (
-        entity, [(f.entity_type, text[f.start : f.end]) for f in d.findings]
+        entity,
+        [(f.entity_type, text[f.start : f.end]) for f in d.findings],
     )
     stripped = PLACEHOLDER_RE.sub("<>", clf.strip(c, d).content.segments[0].text)
     assert value not in stripped

@@ -16,11 +16,11 @@ import re
 __all__ = ["code_identifier", "in_code_position"]
 
 # prefixes after which a name has an inner capital: McDonald, MacArthur, FitzGerald, DeVries …
-_NAME_PREFIXES = frozenset(
-    "mc mac fitz de le la di du da van von ten ter del della des st ap al el o d".split()
-)
+_NAME_PREFIXES = frozenset("mc mac fitz de le la di du da van von ten ter del della des st ap al el o d".split())
 # legal forms written with inner capitals ("Müller GmbH", "Textor GmbH & Co. KGaA")
-_MIXED_CASE_WORDS = frozenset({"GmbH", "gGmbH", "KGaA", "GmbHs", "SpA", "ApS", "AmbH", "InvAG", "PartG", "PartGmbB", "mbH", "GbR", "eG", "eK"})
+_MIXED_CASE_WORDS = frozenset(
+    {"GmbH", "gGmbH", "KGaA", "GmbHs", "SpA", "ApS", "AmbH", "InvAG", "PartG", "PartGmbB", "mbH", "GbR", "eG", "eK"}
+)
 _HUMPS = re.compile(r"[A-Z]?[a-z]+(?=[A-Z])|[A-Z]{2,}(?=[A-Z][a-z])")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 # right after the value: a call or a generic "(" "[", an attribute ".x", "| None", an assignment

@@ -40,13 +40,12 @@ _DE = (
     r"(?:" + _SEP + r"(?:D-)?[0-9]{5}[ ]+" + _TOWN + r")?"
 )
 
-_FR_TYPE = r"(?i:rue|avenue|av\.|boulevard|bd|place|chemin|allee|impasse|quai|route|cours|square|passage|voie|rond-point)"
+_FR_TYPE = (
+    r"(?i:rue|avenue|av\.|boulevard|bd|place|chemin|allee|impasse|quai|route|cours|square|passage|voie|rond-point)"
+)
 _FR_NAME = r"(?:(?:de[ ]la|de[ ]l'|du|des|de|d'|la|le|les)[ ]?)?[A-Z][a-zß']+(?:[ -](?:de[ ]la|du|des|de|d'|la|le|les)?[ ]?[A-Z][a-zß']+){0,3}"
 _FR_TOWN = r"(?:F-)?[0-9]{5}[ ]+" + _TOWN + r"(?:[ ]+(?:Cedex|CEDEX)(?:[ ][0-9]{1,2})?)?"
-_FR = (
-    r"\b[0-9]{1,4}(?:[ ]?(?:bis|ter|[A-D]))?,?[ ]+" + _FR_TYPE + r"[ ]+" + _FR_NAME
-    + r"(?:" + _SEP + _FR_TOWN + r")?"
-)
+_FR = r"\b[0-9]{1,4}(?:[ ]?(?:bis|ter|[A-D]))?,?[ ]+" + _FR_TYPE + r"[ ]+" + _FR_NAME + r"(?:" + _SEP + _FR_TOWN + r")?"
 # without a house number, the postcode and town make it an address: "chemin Rémy Chrétien, 84331 Germain"
 _FR_NO_NUMBER = r"\b" + _FR_TYPE + r"[ ]+" + _FR_NAME + _SEP + _FR_TOWN
 
@@ -76,19 +75,49 @@ _US_TAIL = r"(?:(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)" + _TOWN + r")?" + _US_ZIP
 # "Flat 3, …", "Studio 90\n…" before a UK street line; "Apt. 533", "Suite 846" after a US one
 _FLAT = r"(?:Flat|Studio|Apartment|Unit|Suite)[ ][0-9]{1,4}[A-Za-z]?(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)"
 _UNIT = r"(?:[ ]*,?[ ]+(?:Apt\.?|Suite|Unit|Flat)[ ]+[0-9]{1,5}[A-Z]?)?"
-_EN_LINE = r"\b(?:" + _FLAT + r"(?:[0-9]{1,5}[A-Z]?[ ]+)?|[0-9]{1,5}[A-Z]?[ ]+)(?:[NSEW]\.?[ ]+)?(?:" + _CAPW + r"[ ]+){1,3}"
+_EN_LINE = (
+    r"\b(?:" + _FLAT + r"(?:[0-9]{1,5}[A-Z]?[ ]+)?|[0-9]{1,5}[A-Z]?[ ]+)(?:[NSEW]\.?[ ]+)?(?:" + _CAPW + r"[ ]+){1,3}"
+)
 _EN = (
-    _EN_LINE + _EN_TYPE + r"\b" + _UNIT
-    + r"(?:" + _US_TAIL + r"|" + _SEP + _TOWN + r"(?:" + _SEP + _UK_POSTCODE + r")?|" + _SEP + _UK_POSTCODE + r")?"
+    _EN_LINE
+    + _EN_TYPE
+    + r"\b"
+    + _UNIT
+    + r"(?:"
+    + _US_TAIL
+    + r"|"
+    + _SEP
+    + _TOWN
+    + r"(?:"
+    + _SEP
+    + _UK_POSTCODE
+    + r")?|"
+    + _SEP
+    + _UK_POSTCODE
+    + r")?"
 )
 _EN_WEAK = (
-    _EN_LINE + _EN_WEAK_TYPE + r"\b" + _UNIT
-    + r"(?:" + _US_TAIL + r"|(?:" + _SEP + _TOWN + r")?" + _SEP + _UK_POSTCODE + r")"
+    _EN_LINE
+    + _EN_WEAK_TYPE
+    + r"\b"
+    + _UNIT
+    + r"(?:"
+    + _US_TAIL
+    + r"|(?:"
+    + _SEP
+    + _TOWN
+    + r")?"
+    + _SEP
+    + _UK_POSTCODE
+    + r")"
 )
 # US military mail: "PSC 1152, Box 7611, APO AE 73174", "USNS Gates, FPO AP 79980"
 _US_MILITARY = (
-    r"\b(?:(?:PSC|CMR|Unit)[ ][0-9]{3,5},?[ ]Box[ ][0-9]{3,5}|(?:USNS|USNV|USS|USCGC)[ ]" + _CAPW + r")"
-    + _SEP + r"(?:APO|FPO|DPO)[ ](?:AA|AE|AP)[ ][0-9]{5}"
+    r"\b(?:(?:PSC|CMR|Unit)[ ][0-9]{3,5},?[ ]Box[ ][0-9]{3,5}|(?:USNS|USNV|USS|USCGC)[ ]"
+    + _CAPW
+    + r")"
+    + _SEP
+    + r"(?:APO|FPO|DPO)[ ](?:AA|AE|AP)[ ][0-9]{5}"
 )
 
 

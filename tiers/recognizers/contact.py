@@ -77,8 +77,22 @@ _DOCUMENTATION_SUFFIXES = tuple("." + d for d in sorted(_DOCUMENTATION_DOMAINS))
 # metasyntactic domains of examples and docstrings ("ed@foo.com", "foo@bar.com"): registered by
 # somebody, but no one's mailbox in a text that writes them
 _PLACEHOLDER_DOMAINS = frozenset(
-    f"{label}.{tld}" for label in ("foo", "bar", "baz", "qux", "quux", "bat", "foobar", "domain",
-                                   "yourdomain", "mydomain", "somedomain", "yourcompany", "mycompany")
+    f"{label}.{tld}"
+    for label in (
+        "foo",
+        "bar",
+        "baz",
+        "qux",
+        "quux",
+        "bat",
+        "foobar",
+        "domain",
+        "yourdomain",
+        "mydomain",
+        "somedomain",
+        "yourcompany",
+        "mycompany",
+    )
     for tld in ("com", "org", "net")
 )
 _PLACEHOLDER_MAILBOXES = frozenset(
@@ -101,8 +115,18 @@ class _RegionTable:
     candidates, so candidates are checked against the same metadata regexes directly (≈ µs).
     """
 
-    _TYPES = ("fixed_line", "mobile", "toll_free", "premium_rate", "shared_cost",
-              "personal_number", "voip", "pager", "uan", "voicemail")
+    _TYPES = (
+        "fixed_line",
+        "mobile",
+        "toll_free",
+        "premium_rate",
+        "shared_cost",
+        "personal_number",
+        "voip",
+        "pager",
+        "uan",
+        "voicemail",
+    )
 
     def __init__(self, region: str) -> None:
         md = PhoneMetadata.metadata_for_region(region)
@@ -225,9 +249,7 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
             except phonenumbers.NumberParseException:
                 return False
             return phonenumbers.is_valid_number(num)
-        if len(digits) == 11 and digits.startswith("1") and any(
-            t.is_valid_national(digits[1:]) for t in self._nanp
-        ):
+        if len(digits) == 11 and digits.startswith("1") and any(t.is_valid_national(digits[1:]) for t in self._nanp):
             return True
         # National formats: with the region's trunk prefix ("020 7946 0958") or, when written
         # with separators, without it, as Indian and Brazilian numbers often are

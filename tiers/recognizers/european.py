@@ -41,9 +41,19 @@ class DeTaxIdRecognizer(TiersPatternRecognizer):
         Pattern("de_tax_id", r"\b[1-9][0-9](?:[ ./]?[0-9]{3}){3}\b", 0.3),
     ]
     CONTEXT = [
-        "steuer-id", "steuerid", "steuer-idnr", "idnr", "steueridentifikationsnummer",
-        "steuerliche identifikationsnummer", "identifikationsnummer", "persönliche identifikationsnummer",
-        "steuer identifikation", "tin", "tax id", "tax identification number", "bzst",
+        "steuer-id",
+        "steuerid",
+        "steuer-idnr",
+        "idnr",
+        "steueridentifikationsnummer",
+        "steuerliche identifikationsnummer",
+        "identifikationsnummer",
+        "persönliche identifikationsnummer",
+        "steuer identifikation",
+        "tin",
+        "tax id",
+        "tax identification number",
+        "bzst",
     ]
 
     def validate_result(self, pattern_text: str) -> bool:
@@ -76,8 +86,15 @@ class DeSocialSecurityRecognizer(TiersPatternRecognizer):
         Pattern("de_rvnr", r"\b[0-9]{2}[ ]?[0-9]{6}[ ]?[A-Za-z][ ]?[0-9]{3}\b", 0.3),
     ]
     CONTEXT = [
-        "sozialversicherungsnummer", "sv-nummer", "svnr", "sv-nr", "versicherungsnummer",
-        "rentenversicherungsnummer", "rvnr", "sozialversicherungsausweis", "social security",
+        "sozialversicherungsnummer",
+        "sv-nummer",
+        "svnr",
+        "sv-nr",
+        "versicherungsnummer",
+        "rentenversicherungsnummer",
+        "rvnr",
+        "sozialversicherungsausweis",
+        "social security",
     ]
 
     def validate_result(self, pattern_text: str) -> bool:
@@ -106,8 +123,16 @@ class DeIdCardRecognizer(TiersPatternRecognizer):
         Pattern("de_id_card", r"\b[CFGHJKLMNPRTVWXYZ][CFGHJKLMNPRTVWXYZ0-9]{8}[0-9]\b", 0.3),
     ]
     CONTEXT = [
-        "personalausweis", "personalausweisnummer", "ausweisnummer", "ausweis-nr", "ausweis",
-        "reisepass", "passnummer", "id card", "identity card", "dokumentennummer",
+        "personalausweis",
+        "personalausweisnummer",
+        "ausweisnummer",
+        "ausweis-nr",
+        "ausweis",
+        "reisepass",
+        "passnummer",
+        "id card",
+        "identity card",
+        "dokumentennummer",
     ]
 
     def validate_result(self, pattern_text: str) -> bool:
@@ -129,8 +154,17 @@ class FrNirRecognizer(TiersPatternRecognizer):
         ),
     ]
     CONTEXT = [
-        "nir", "numéro de sécurité sociale", "sécurité sociale", "numéro ss", "n° ss", "no ss",
-        "numéro insee", "insee", "carte vitale", "assuré social", "social security",
+        "nir",
+        "numéro de sécurité sociale",
+        "sécurité sociale",
+        "numéro ss",
+        "n° ss",
+        "no ss",
+        "numéro insee",
+        "insee",
+        "carte vitale",
+        "assuré social",
+        "social security",
     ]
 
     def validate_result(self, pattern_text: str) -> bool:
@@ -165,9 +199,24 @@ class EuVatRecognizer(TiersPatternRecognizer):
         Pattern("eu_vat", r"\b(?:" + _VAT_COUNTRIES + r")[ ]?[0-9A-Z](?:[ .]?[0-9A-Z]){7,11}\b", 0.3),
     ]
     CONTEXT = [
-        "vat", "vat id", "vat number", "vat reg", "ust-idnr", "ust-id", "ustid", "ust-id-nr",
-        "umsatzsteuer-identifikationsnummer", "umsatzsteuer", "tva", "n° tva", "numéro de tva",
-        "tva intracommunautaire", "partita iva", "btw", "nif-iva", "moms",
+        "vat",
+        "vat id",
+        "vat number",
+        "vat reg",
+        "ust-idnr",
+        "ust-id",
+        "ustid",
+        "ust-id-nr",
+        "umsatzsteuer-identifikationsnummer",
+        "umsatzsteuer",
+        "tva",
+        "n° tva",
+        "numéro de tva",
+        "tva intracommunautaire",
+        "partita iva",
+        "btw",
+        "nif-iva",
+        "moms",
     ]
 
     def validate_result(self, pattern_text: str) -> bool:

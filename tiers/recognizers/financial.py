@@ -117,9 +117,7 @@ class IbanCodeRecognizer(IbanRecognizer):
     PATTERNS = [
         Pattern(
             "iban",
-            r"(?i)" + _EDGE
-            + r"[A-Z]{2}\d{2}(?:" + _GAP + r"[A-Z0-9]{4}){2,7}(?:" + _GAP + r"[A-Z0-9]{1,3})?"
-            + _EDGE,
+            r"(?i)" + _EDGE + r"[A-Z]{2}\d{2}(?:" + _GAP + r"[A-Z0-9]{4}){2,7}(?:" + _GAP + r"[A-Z0-9]{1,3})?" + _EDGE,
             0.5,
         )
     ]

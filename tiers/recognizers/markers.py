@@ -24,21 +24,43 @@ from ._base import TiersPatternRecognizer
 __all__ = ["ConfidentialHeaderRecognizer", "MarkerRecognizer", "default_marker_recognizers"]
 
 CONFIDENTIAL = (
-    "customer confidential", "company confidential", "strictly confidential",
-    "highly confidential", "business confidential", "proprietary and confidential",
-    "confidential and proprietary", "privileged and confidential", "attorney-client privileged",
-    "confidential information", "do not distribute", "under NDA", "NDA", "non-disclosure agreement",
+    "customer confidential",
+    "company confidential",
+    "strictly confidential",
+    "highly confidential",
+    "business confidential",
+    "proprietary and confidential",
+    "confidential and proprietary",
+    "privileged and confidential",
+    "attorney-client privileged",
+    "confidential information",
+    "do not distribute",
+    "under NDA",
+    "NDA",
+    "non-disclosure agreement",
     "trade secret",
 )
 EXPORT_CONTROL = (
-    "ITAR", "ITAR-controlled", "EAR99", "export controlled", "export-controlled",
-    "subject to the EAR", "ECCN", "export administration regulations",
+    "ITAR",
+    "ITAR-controlled",
+    "EAR99",
+    "export controlled",
+    "export-controlled",
+    "subject to the EAR",
+    "ECCN",
+    "export administration regulations",
     "international traffic in arms regulations",
 )
 GMP = (
-    "GMP batch record", "batch manufacturing record", "master batch record",
-    "executed batch record", "batch record", "validated process", "process validation",
-    "21 CFR part 11", "GxP",
+    "GMP batch record",
+    "batch manufacturing record",
+    "master batch record",
+    "executed batch record",
+    "batch record",
+    "validated process",
+    "process validation",
+    "21 CFR part 11",
+    "GxP",
 )
 
 

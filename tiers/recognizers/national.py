@@ -39,12 +39,15 @@ class SsnRecognizer(pr.UsSsnRecognizer):
             *self.patterns,
             Pattern(
                 "SSN6 (very weak, any separators)",
-                r"(?:^|[^0-9A-Za-z])(?P<value>[0-9]{3}" + _SSN_GAP + r"[0-9]{2}" + _SSN_GAP + r"[0-9]{4})(?:$|[^0-9A-Za-z])",
+                r"(?:^|[^0-9A-Za-z])(?P<value>[0-9]{3}"
+                + _SSN_GAP
+                + r"[0-9]{2}"
+                + _SSN_GAP
+                + r"[0-9]{4})(?:$|[^0-9A-Za-z])",
                 0.05,
             ),
             Pattern("SSN7 (very weak, glued)", r"(?:^|[^0-9])(?P<value>[0-9]{9})(?:$|[^0-9])", 0.05),
         ]
-
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Nine digits inside a long hex token are part of a digest (a sha256 in a listing),
@@ -110,7 +113,9 @@ class BankAccountRecognizer(pr.UsBankRecognizer):
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
         # presidio's "check" and "save" are in every checksum routine ("the check digit") and
         # editor; a checking account is named as one
-        kwargs.setdefault("context", ["account", "account#", "acct", "bank", "debit", "checking", "chequing", "savings"])
+        kwargs.setdefault(
+            "context", ["account", "account#", "acct", "bank", "debit", "checking", "chequing", "savings"]
+        )
         super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
         self.patterns = [
             Pattern(p.name, r"(?:^|[^0-9A-Za-z_.~/-])(?P<value>[0-9]{8,17})(?:$|[^0-9A-Za-z_.~/-])", p.score)
@@ -119,8 +124,10 @@ class BankAccountRecognizer(pr.UsBankRecognizer):
 
     def invalidate_result(self, pattern_text: str) -> bool:
         # one repeated digit (a checksum routine's degenerate example) or a one-run sequence
-        return len(set(pattern_text)) == 1 or pattern_text in "0123456789012345678" or bool(
-            super().invalidate_result(pattern_text)
+        return (
+            len(set(pattern_text)) == 1
+            or pattern_text in "0123456789012345678"
+            or bool(super().invalidate_result(pattern_text))
         )
 
 
@@ -135,8 +142,22 @@ class PassportNumberRecognizer(pr.UsPassportRecognizer):
 
 
 # every licence header and SPDX line says "license"; a driver's licence is written with "driver"
-_DL_CONTEXT = ["driver", "drivers", "driving", "dl", "dls", "cdl", "cdls", "lic#", "dl#", "license number",
-               "licence number", "license no", "licence no", "permit"]
+_DL_CONTEXT = [
+    "driver",
+    "drivers",
+    "driving",
+    "dl",
+    "dls",
+    "cdl",
+    "cdls",
+    "lic#",
+    "dl#",
+    "license number",
+    "licence number",
+    "license no",
+    "licence no",
+    "permit",
+]
 _NOT_IN_TOKEN_L = r"(?:^|[^0-9A-Za-z_.~/#-])"
 _NOT_IN_TOKEN_R = r"(?:$|[^0-9A-Za-z_.~/-])"
 
@@ -153,7 +174,15 @@ class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
         super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
         self.global_regex_flags = re.MULTILINE
         self.patterns = [
-            Pattern(p.name, _NOT_IN_TOKEN_L + r"(?P<value>" + p.regex.removeprefix(r"\b").removesuffix(r"\b") + r")" + _NOT_IN_TOKEN_R, p.score)
+            Pattern(
+                p.name,
+                _NOT_IN_TOKEN_L
+                + r"(?P<value>"
+                + p.regex.removeprefix(r"\b").removesuffix(r"\b")
+                + r")"
+                + _NOT_IN_TOKEN_R,
+                p.score,
+            )
             for p in self.patterns
         ]
 

@@ -86,8 +86,11 @@ class OrganizationRecognizer(TiersPatternRecognizer):
             # the name needs a word of its own before the legal form: "The GmbH" is none, nor a
             # list of legal forms ("GmbH, AG") or a car plate's letters before Swedish "AB"
             core = [
-                m.group() for m in words
-                if start <= m.start() < legal.start() and not is_common(m.group()) and not _LEGAL_WORD.fullmatch(m.group())
+                m.group()
+                for m in words
+                if start <= m.start() < legal.start()
+                and not is_common(m.group())
+                and not _LEGAL_WORD.fullmatch(m.group())
             ]
             short_form = len(legal.group().strip(" ,")) <= 2
             if not core or (short_form and max(len(w) for w in core) < 3):

@@ -15,7 +15,13 @@ from __future__ import annotations
 from presidio_analyzer import EntityRecognizer
 
 from .assignments import AssignmentRecognizer, MarkupRecognizer
-from .commands import AuthorizationRecognizer, BearerRecognizer, CommandLineRecognizer, DotfileRecognizer, KubernetesSecretDataRecognizer
+from .commands import (
+    AuthorizationRecognizer,
+    BearerRecognizer,
+    CommandLineRecognizer,
+    DotfileRecognizer,
+    KubernetesSecretDataRecognizer,
+)
 from .keys import CredentialUrlRecognizer, JwtRecognizer, PrivateKeyRecognizer
 from .providers import ProviderTokenRecognizer, provider_formats
 

@@ -25,17 +25,73 @@ class Strength(IntEnum):
 
 
 _SPLIT = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
-_STRONG = frozenset({"password", "passwd", "pwd", "passphrase", "passcode", "secret", "secrets",
-                     "credential", "credentials", "creds", "pswd"})
+_STRONG = frozenset(
+    {
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "passcode",
+        "secret",
+        "secrets",
+        "credential",
+        "credentials",
+        "creds",
+        "pswd",
+    }
+)
 # short words that name a password only as the key's last word (``DB_PASS``, not ``pass_context``)
 _STRONG_LAST = frozenset({"pass", "pw", "psw"})
 _STRONG_ENDINGS = ("password", "passwd", "secret", "passphrase")
-_KEY_QUALIFIERS = frozenset({"api", "access", "secret", "private", "signing", "encryption", "master",
-                             "account", "shared", "client", "license", "app", "service", "auth",
-                             "subscription", "storage", "admin", "sas", "consumer", "webhook", "hmac",
-                             "ingest", "write", "deploy", "session", "root", "primary", "secondary"})
-_MEDIUM = frozenset({"token", "apikey", "accesskey", "secretkey", "privatekey", "authtoken",
-                     "accesstoken", "refreshtoken", "bearer", "jwt", "pat", "sessionkey", "appkey"})
+_KEY_QUALIFIERS = frozenset(
+    {
+        "api",
+        "access",
+        "secret",
+        "private",
+        "signing",
+        "encryption",
+        "master",
+        "account",
+        "shared",
+        "client",
+        "license",
+        "app",
+        "service",
+        "auth",
+        "subscription",
+        "storage",
+        "admin",
+        "sas",
+        "consumer",
+        "webhook",
+        "hmac",
+        "ingest",
+        "write",
+        "deploy",
+        "session",
+        "root",
+        "primary",
+        "secondary",
+    }
+)
+_MEDIUM = frozenset(
+    {
+        "token",
+        "apikey",
+        "accesskey",
+        "secretkey",
+        "privatekey",
+        "authtoken",
+        "accesstoken",
+        "refreshtoken",
+        "bearer",
+        "jwt",
+        "pat",
+        "sessionkey",
+        "appkey",
+    }
+)
 # (a DSN or connection string without a password is an address: URLs with one are found as URLs)
 _WEAK = frozenset({"auth", "sig", "signature", "sas"})
 # The key names something about a credential, not the credential itself.
@@ -57,8 +113,24 @@ _ABOUT = frozenset(
 
 
 # a quantity about credentials (``MAX_TOKENS``, ``SECRETS_DIR_MAX_ENTRIES``, ``token_count``)
-_QUANTITY = frozenset({"max", "min", "num", "count", "limit", "size", "length", "len", "timeout", "ttl",
-                       "maximum", "minimum", "total", "number"})
+_QUANTITY = frozenset(
+    {
+        "max",
+        "min",
+        "num",
+        "count",
+        "limit",
+        "size",
+        "length",
+        "len",
+        "timeout",
+        "ttl",
+        "maximum",
+        "minimum",
+        "total",
+        "number",
+    }
+)
 
 
 def _words(key: str) -> list[str]:

@@ -40,7 +40,10 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("Discord", "https://discordapp.com/api/webhooks/{d:17,20}/{url:60,68}"),
     ("Discord", "(M|N|O){url:23,25}.{url:6}.{url:27,38}"),
     ("Telegram", "{d:8,10}:AA{url:33}"),
-    ("Microsoft Teams", "https://{l:3,40}.webhook.office.com/webhookb2/{dot:36,}@{dot:36,}/IncomingWebhook/{h:32}/{dot:36,}"),
+    (
+        "Microsoft Teams",
+        "https://{l:3,40}.webhook.office.com/webhookb2/{dot:36,}@{dot:36,}/IncomingWebhook/{h:32}/{dot:36,}",
+    ),
     ("Atlassian", "ATATT3xFfGF0{dot:170,}"),
     ("Atlassian", "ATCTT3xFfGN0{dot:170,}"),
     ("Linear", "lin_api_{an:40}"),

@@ -23,13 +23,55 @@ _PLACEHOLDER_WORDS = frozenset(
     real actual valid goes this that it is to be filled provided supplied".""".split()
 )
 _EXACT = frozenset(
-    {"changeme", "change_me", "password", "secret", "example", "none", "null", "nil", "true",
-     "false", "yes", "no", "on", "off", "redacted", "undefined", "placeholder", "dummy", "test",
-     "str", "string", "bytes", "int", "bool", "secretstr", "optional", "required", "any",
-     "object", "unknown", "default", "empty", "hidden", "masked", "todo", "tbd", "env", "prompt",
-     # the documentation's own example passwords (SQLAlchemy's scott:tiger …)
-     "tiger", "foobar", "s3cr3t", "mysecret", "mypassword", "mysecretpassword", "secretpassword",
-     "supersecret"}
+    {
+        "changeme",
+        "change_me",
+        "password",
+        "secret",
+        "example",
+        "none",
+        "null",
+        "nil",
+        "true",
+        "false",
+        "yes",
+        "no",
+        "on",
+        "off",
+        "redacted",
+        "undefined",
+        "placeholder",
+        "dummy",
+        "test",
+        "str",
+        "string",
+        "bytes",
+        "int",
+        "bool",
+        "secretstr",
+        "optional",
+        "required",
+        "any",
+        "object",
+        "unknown",
+        "default",
+        "empty",
+        "hidden",
+        "masked",
+        "todo",
+        "tbd",
+        "env",
+        "prompt",
+        # the documentation's own example passwords (SQLAlchemy's scott:tiger …)
+        "tiger",
+        "foobar",
+        "s3cr3t",
+        "mysecret",
+        "mypassword",
+        "mysecretpassword",
+        "secretpassword",
+        "supersecret",
+    }
 )
 # A template or reference instead of a value: ${VAR}, {{ var }}, %(name)s, $(cmd), <your-key>,
 # [SECRET], %VAR%, #{var}, @VAR@, $VAR, os.environ[...], process.env.X …
@@ -55,9 +97,7 @@ def entropy(value: str) -> float:
 
 def mixed_classes(value: str) -> int:
     """How many of lower-case letters, upper-case letters and digits occur."""
-    return (
-        any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
-    )
+    return any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
 
 
 def is_placeholder(value: str) -> bool:
@@ -72,14 +112,18 @@ def is_placeholder(value: str) -> bool:
         return True
     words = _WORD.findall(low)
     # made only of template words ("your_api_key_here", "insert-token"), digits aside
-    return bool(words) and all(w in _PLACEHOLDER_WORDS for w in words) and (
-        not any(c.isdigit() for c in v) or len("".join(words)) >= len(v) - 2
+    return (
+        bool(words)
+        and all(w in _PLACEHOLDER_WORDS for w in words)
+        and (not any(c.isdigit() for c in v) or len("".join(words)) >= len(v) - 2)
     )
 
 
 def looks_random(value: str, min_len: int = 12) -> bool:
     """Long enough, several character classes and enough entropy to be machine-made."""
     return (
-        len(value) >= min_len and mixed_classes(value) >= 2 and entropy(value) >= 3.0
+        len(value) >= min_len
+        and mixed_classes(value) >= 2
+        and entropy(value) >= 3.0
         and not any(c.isspace() for c in value)
     )

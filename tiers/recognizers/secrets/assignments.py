@@ -59,7 +59,8 @@ _CODE_SHAPE = re.compile(
 def _code_path(value: str) -> bool:
     """``settings.DB_PASSWORD``, ``jinja2.pass_context``: a dotted name with a word in it."""
     return bool(_DOTTED_REF.match(value)) and any(
-        re.fullmatch(r"_*(?:[a-z]{3,}|[A-Z]{3,}|[A-Z][a-z]{2,})(?:_*(?:[a-z]+|[A-Z]+|[A-Z][a-z]+))*_*", part) for part in re.split(r"\.|::|->", value.rstrip(";,"))
+        re.fullmatch(r"_*(?:[a-z]{3,}|[A-Z]{3,}|[A-Z][a-z]{2,})(?:_*(?:[a-z]+|[A-Z]+|[A-Z][a-z]+))*_*", part)
+        for part in re.split(r"\.|::|->", value.rstrip(";,"))
     )
 
 
@@ -68,7 +69,7 @@ def _unquote(body: str) -> tuple[int, int] | None:
     maybe after a string prefix such as ``r`` or ``@``), or None if it does not close."""
     i = 1 if body[:1] in "rbuf@" and body[1:2] in "\"'`" else 0
     q = body[i : i + 1]
-    if q not in ("\"", "'", "`"):
+    if q not in ('"', "'", "`"):
         return None
     j = i + 1
     while j < len(body):
@@ -128,7 +129,8 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         # at the start of a line (dotenv, YAML, INI, properties): the rest of the line
         Pattern(
             "line",
-            r"^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+|ENV[ \t]+)?(?P<value>[\"']?" + _KEY
+            r"^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+|ENV[ \t]+)?(?P<value>[\"']?"
+            + _KEY
             + r"[\"']?[ \t]*(?:=|:)[ \t]*[^\s\"'`][^\n]*)",
             0.8,
         ),

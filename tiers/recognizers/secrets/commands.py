@@ -17,7 +17,13 @@ from presidio_analyzer import Pattern
 from .._base import TiersPatternRecognizer
 from ._values import is_placeholder, looks_random
 
-__all__ = ["AuthorizationRecognizer", "BearerRecognizer", "CommandLineRecognizer", "DotfileRecognizer", "KubernetesSecretDataRecognizer"]
+__all__ = [
+    "AuthorizationRecognizer",
+    "BearerRecognizer",
+    "CommandLineRecognizer",
+    "DotfileRecognizer",
+    "KubernetesSecretDataRecognizer",
+]
 
 _ARG = r"(?:'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"
 
@@ -31,17 +37,31 @@ class CommandLineRecognizer(TiersPatternRecognizer):
 
     ENTITY = "SECRET"
     PATTERNS = [
-        Pattern("curl_user", r"(?:^|[\s'\"])(?:-u|--user|--proxy-user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,128}:(?P<value>[^\s'\"]{1,256})", 0.9),
+        Pattern(
+            "curl_user",
+            r"(?:^|[\s'\"])(?:-u|--user|--proxy-user)(?:[ \t]+|=)['\"]?[^\s:'\"]{1,128}:(?P<value>[^\s'\"]{1,256})",
+            0.9,
+        ),
         Pattern(
             "mysql_p",
-            r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n]{0,300}?[ \t]-p(?P<value>" + _ARG + ")",
+            r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n]{0,300}?[ \t]-p(?P<value>"
+            + _ARG
+            + ")",
             0.9,
         ),
         Pattern("sshpass", r"\bsshpass[ \t]+-p[ \t]*(?P<value>" + _ARG + ")", 0.9),
-        Pattern("login_p", r"\b(?:docker|podman|helm|oras|skopeo|buildah)[ \t]+(?:registry[ \t]+)?login\b[^\n]{0,300}?[ \t]-p[ \t]+(?P<value>" + _ARG + ")", 0.9),
+        Pattern(
+            "login_p",
+            r"\b(?:docker|podman|helm|oras|skopeo|buildah)[ \t]+(?:registry[ \t]+)?login\b[^\n]{0,300}?[ \t]-p[ \t]+(?P<value>"
+            + _ARG
+            + ")",
+            0.9,
+        ),
         Pattern(
             "password_flag",
-            r"(?:^|[ \t])--(?:password|passwd|pass|db-password|token|api-key|apikey|secret|client-secret|auth-token|access-token)[ \t]+(?P<value>" + _ARG + ")",
+            r"(?:^|[ \t])--(?:password|passwd|pass|db-password|token|api-key|apikey|secret|client-secret|auth-token|access-token)[ \t]+(?P<value>"
+            + _ARG
+            + ")",
             0.9,
         ),
     ]
@@ -56,14 +76,22 @@ class DotfileRecognizer(TiersPatternRecognizer):
 
     ENTITY = "SECRET"
     PATTERNS = [
-        Pattern("netrc_line", r"(?:^[ \t]*default|(?:^|[ \t])machine[ \t]+\S+)[^\n]{0,300}?[ \t]password[ \t]+(?P<value>\S{1,256})", 0.9),
+        Pattern(
+            "netrc_line",
+            r"(?:^[ \t]*default|(?:^|[ \t])machine[ \t]+\S+)[^\n]{0,300}?[ \t]password[ \t]+(?P<value>\S{1,256})",
+            0.9,
+        ),
         # an entry spread over lines: ``machine`` / ``login`` lines, then ``password``
         Pattern(
             "netrc_lines",
             r"^[ \t]*(?:machine|login)[ \t]+\S+[ \t]*\n(?:[ \t]*(?:login|account|port)[ \t]+\S+[ \t]*\n){0,3}[ \t]*password[ \t]+(?P<value>\S{1,256})[ \t]*$",
             0.9,
         ),
-        Pattern("pgpass", r"^[A-Za-z0-9.*_\[\]:-]{1,253}?:(?:\d{2,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:(?P<value>\S{1,256})[ \t]*$", 0.9),
+        Pattern(
+            "pgpass",
+            r"^[A-Za-z0-9.*_\[\]:-]{1,253}?:(?:\d{2,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:(?P<value>\S{1,256})[ \t]*$",
+            0.9,
+        ),
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:
@@ -95,11 +123,10 @@ class AuthorizationRecognizer(TiersPatternRecognizer):
             return not password or is_placeholder(password)
         return False
 
-
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """An unquoted identifier is code, not a credential: ``"Authorization": authorization``,
         ``authorization: SimpleCheckConfig``, ``= self._expected_authorization``."""
-        if text[start - 1 : start] in ("\"", "'"):
+        if text[start - 1 : start] in ('"', "'"):
             return False
         return bool(_IDENTIFIER.fullmatch(text[start:end])) and not any(c.isdigit() for c in text[start:end])
 
@@ -147,7 +174,11 @@ class KubernetesSecretDataRecognizer(TiersPatternRecognizer):
 
     ENTITY = "SECRET"
     PATTERNS = [
-        Pattern("secret_data", r"^[ \t]+[\"']?[A-Za-z0-9_.-]{1,253}[\"']?:[ \t]+[\"']?(?P<value>[A-Za-z0-9+/]{8,}={0,2})[\"']?[ \t]*$", 0.9),
+        Pattern(
+            "secret_data",
+            r"^[ \t]+[\"']?[A-Za-z0-9_.-]{1,253}[\"']?:[ \t]+[\"']?(?P<value>[A-Za-z0-9+/]{8,}={0,2})[\"']?[ \t]*$",
+            0.9,
+        ),
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:

@@ -29,14 +29,16 @@ class PrivateKeyRecognizer(TiersPatternRecognizer):
     PATTERNS = [
         Pattern(
             "private_key_block",
-            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----" + _BODY
+            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+            + _BODY
             + r"(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?",
             1.0,
         ),
         Pattern(
             "ssh2_private_key",
             # ([ ] so that this source line is no key block itself)
-            r"----[ ]BEGIN SSH2 ENCRYPTED PRIVATE KEY[ ]----" + _BODY
+            r"----[ ]BEGIN SSH2 ENCRYPTED PRIVATE KEY[ ]----"
+            + _BODY
             + r"(?:----[ ]END SSH2 ENCRYPTED PRIVATE KEY[ ]----)?",
             1.0,
         ),

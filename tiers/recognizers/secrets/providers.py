@@ -71,9 +71,7 @@ class ProviderTokenRecognizer(TiersPatternRecognizer):
     ENTITY = "SECRET"
 
     def __init__(self) -> None:
-        patterns = [
-            Pattern(f"{f.provider}#{i}", f.regex, 0.9) for i, f in enumerate(provider_formats())
-        ]
+        patterns = [Pattern(f"{f.provider}#{i}", f.regex, 0.9) for i, f in enumerate(provider_formats())]
         super().__init__(patterns=patterns)
 
     def invalidate_result(self, pattern_text: str) -> bool:
