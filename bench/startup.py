@@ -2,18 +2,25 @@
 
     .venv/bin/python bench/startup.py                 # this tree, 5 starts
     .venv/bin/python bench/startup.py --ref HEAD~1    # and an older commit, alternating, same run
+    .venv/bin/python bench/startup.py --no-tree --ref HEAD --ref abc123   # two commits only
     .venv/bin/python bench/startup.py --imports       # also the slowest imports (python -X importtime)
+    .venv/bin/python bench/startup.py --phases        # and where one start's time goes, phase by phase
+    .venv/bin/python bench/startup.py --restart       # starts in a directory a first start set up
 
 The default config: no config file, an empty working directory (embedded mode: SQLite audit log
-and generated secrets under ./var, migrations run at start). Each start is a fresh process; the
-clock runs from the spawn to the first 200 from ``/readyz`` (polled every 20 ms from a blocking
-socket). RSS is the server process's VmRSS (with ``server.workers: 1`` uvicorn serves in it) after
-two idle seconds. Starts of the targets alternate, so drift of a shared machine falls on both.
+and generated secrets under ./var, migrations run at start). ``--restart`` measures the laptop's
+usual case instead: the directory holds the database and secrets of an earlier (unmeasured) start.
+Each start is a fresh process; the clock runs from the spawn to the first 200 from ``/readyz``
+(polled every 20 ms from a blocking socket). "CPU s" is the server process's user + system time at
+that moment: on a loaded machine it moves far less than the wall time. RSS is the server process's
+VmRSS (with ``server.workers: 1`` uvicorn serves in it) after two idle seconds. Starts of the
+targets alternate in ABBA order, so drift of a shared machine falls on both.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import socket
@@ -50,37 +57,91 @@ def rss_mib(pid: int) -> float:
     return float("nan")
 
 
-def one_start(source: Path | None, timeout_s: float = 120) -> tuple[float, float, dict[str, bool]]:
-    """(seconds to ready, idle RSS MiB, which watched modules the server process imported)."""
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+WATCHED = ("torch", "transformers", "spacy", "thinc")
+
+
+class Start:
+    """One server start: seconds to ready, CPU seconds at ready, idle RSS MiB, watched stacks loaded."""
+
+    def __init__(self, took: float, cpu: float, rss: float, watched: dict[str, bool]) -> None:
+        self.took, self.cpu, self.rss, self.watched = took, cpu, rss, watched
+
+
+def one_start(source: Path | None, *, restart: bool = False, argv: list[str] | None = None,
+              timeout_s: float = 180) -> Start:  # fmt: skip
+    """Start ``tiergate serve`` (or ``argv``) in a fresh directory (``restart``: one that an
+    earlier, unmeasured start set up) and stop it once it has idled."""
     with tempfile.TemporaryDirectory(prefix="tg-start-") as tmp:
-        port = free_port()
-        env = {**os.environ, "TIERGATE_SERVER__PORT": str(port)}
-        env.pop("TIERGATE_CONFIG", None)
-        env["PYTHONPATH"] = str(source or ROOT)  # a package not yet in the editable install's map
-        t0 = time.perf_counter()
-        proc = subprocess.Popen([PY, "-m", "gateway.cli", "serve"], cwd=tmp, env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
+        if restart:
+            _serve(source, Path(tmp), [PY, "-m", "gateway.cli", "serve"], timeout_s, idle_s=0)
+        return _serve(source, Path(tmp), argv or [PY, "-m", "gateway.cli", "serve"], timeout_s, idle_s=2)
+
+
+def _serve(source: Path | None, cwd: Path, argv: list[str], timeout_s: float, idle_s: float) -> Start:
+    port = free_port()
+    env = {**os.environ, "TIERGATE_SERVER__PORT": str(port)}
+    env.pop("TIERGATE_CONFIG", None)
+    env["PYTHONPATH"] = str(source or ROOT)  # a package not yet in the editable install's map
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)  # fmt: skip
+    try:
+        while not ready(port):
+            if proc.poll() is not None:
+                raise RuntimeError(f"tiergate serve exited with {proc.returncode}")
+            if time.perf_counter() - t0 > timeout_s:
+                raise TimeoutError("not ready in time")
+            time.sleep(0.02)
+        took = time.perf_counter() - t0
+        cpu = cpu_s(proc.pid)
+        time.sleep(idle_s)
+        rss = rss_mib(proc.pid)
+        maps = Path(f"/proc/{proc.pid}/maps").read_text()
+        watched = {name: f"/{name}/" in maps for name in WATCHED}
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
         try:
-            while not ready(port):
-                if proc.poll() is not None:
-                    raise RuntimeError(f"tiergate serve exited with {proc.returncode}")
-                if time.perf_counter() - t0 > timeout_s:
-                    raise TimeoutError("not ready in time")
-                time.sleep(0.02)
-            took = time.perf_counter() - t0
-            time.sleep(2)
-            rss = rss_mib(proc.pid)
-            maps = Path(f"/proc/{proc.pid}/maps").read_text()
-            watched = {name: f"/{name}/" in maps for name in ("torch", "transformers", "spacy", "thinc")}
-        finally:
-            if proc.poll() is None:
-                os.killpg(proc.pid, signal.SIGTERM)
-            try:
-                proc.wait(15)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
-        return took, rss, watched
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return Start(took, cpu, rss, watched)
+
+
+def phases(source: Path | None, *, restart: bool) -> str:
+    """One start under ``bench/_startup_phases.py``: each phase's wall and CPU time, nested as
+    the phases nest; "first /readyz" is from the server accepting connections to our first 200."""
+    with tempfile.TemporaryDirectory(prefix="tg-phases-") as tmp:
+        out = Path(tmp) / "phases.jsonl"
+        argv = [PY, str(ROOT / "bench" / "_startup_phases.py"), str(out)]
+        work = Path(tmp) / "work"
+        work.mkdir()
+        if restart:
+            _serve(source, work, [PY, "-m", "gateway.cli", "serve"], 180, idle_s=0)
+        spawn = time.time()
+        start = _serve(source, work, argv, 180, idle_s=0)
+        ready_at = spawn + start.took
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+    rows[0]["start"] = spawn  # the interpreter's own start-up: from the spawn to the probe's first line
+    serving = max((r["end"] for r in rows if r["phase"].startswith("uvicorn start-up")), default=None)
+    if serving is not None:
+        rows.append({"phase": "first /readyz answered 200", "start": serving, "end": ready_at, "cpu": float("nan")})
+    rows.sort(key=lambda r: (r["start"], -r["end"]))
+    lines = [f"ready {start.took:.2f} s after the spawn, CPU {start.cpu:.2f} s (phases below: wall ms / CPU ms)"]
+    stack: list[dict[str, float]] = []
+    for r in rows:
+        while stack and r["start"] >= stack[-1]["end"]:
+            stack.pop()
+        cpu = "" if r["cpu"] != r["cpu"] else f"{r['cpu'] * 1000:7.0f}"
+        lines.append(f"  {'  ' * len(stack)}{(r['end'] - r['start']) * 1000:7.0f} {cpu:>7}  {r['phase']}")
+        stack.append(r)
+    return "\n".join(lines)
 
 
 def worktree(ref: str) -> Path:
@@ -91,9 +152,11 @@ def worktree(ref: str) -> Path:
 
 
 def slowest_imports(n: int = 15) -> str:
-    """The server's import of the app (``-X importtime``): each package's cumulative time where it
-    is first imported (nested packages are inside their importer's figure too)."""
-    out = subprocess.run([PY, "-X", "importtime", "-c", "import gateway.app"], capture_output=True, text=True,
+    """What ``tiergate serve`` imports (``-X importtime``: the CLI, uvicorn, then the app's module):
+    each package's cumulative time where it is first imported (nested packages are inside their
+    importer's figure too)."""
+    code = "import gateway.cli, uvicorn, gateway.app"
+    out = subprocess.run([PY, "-X", "importtime", "-c", code], capture_output=True, text=True,
                          cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}).stderr  # fmt: skip
     first: dict[str, int] = {}
     for line in out.splitlines():
@@ -107,40 +170,62 @@ def slowest_imports(n: int = 15) -> str:
     return "\n".join(f"  {us / 1e6:6.2f} s  {name}" for us, name in rows[:n])
 
 
+def _spread(xs: list[float], fmt: str = ".2f") -> str:
+    return f"{statistics.median(xs):{fmt}} ({min(xs):{fmt}}–{max(xs):{fmt}})"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--ref", help="also start this git revision (from git archive), alternating")
+    parser.add_argument("--runs", type=int, default=5, help="rounds (each starts every target once)")
+    parser.add_argument(
+        "--ref",
+        action="append",
+        default=[],
+        help="also start this git revision (from git archive), ABBA order; repeatable",
+    )
+    parser.add_argument("--no-tree", action="store_true", help="leave out the working tree (compare --ref only)")
+    parser.add_argument("--restart", action="store_true", help="start where an earlier start set up ./var")
     parser.add_argument("--imports", action="store_true", help="print the slowest top-level imports")
+    parser.add_argument("--phases", action="store_true", help="print one start's phases (each target)")
     args = parser.parse_args()
-    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, python {sys.version.split()[0]}")
-    targets: dict[str, Path | None] = {"this tree": None}
-    if args.ref:
-        targets[args.ref] = worktree(args.ref)
-    results: dict[str, list[tuple[float, float, dict[str, bool]]]] = {t: [] for t in targets}
+    print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, python {sys.version.split()[0]}, "
+          f"{'restart (./var set up)' if args.restart else 'first start (empty directory)'}")  # fmt: skip
+    targets: dict[str, Path | None] = {} if args.no_tree else {"this tree": None}
+    for ref in args.ref:
+        targets[ref] = worktree(ref)
+    results: dict[str, list[Start]] = {t: [] for t in targets}
     for i in range(args.runs):
-        for name, source in targets.items():
-            took, rss, watched = one_start(source)
-            results[name].append((took, rss, watched))
-            loaded = ",".join(k for k, v in watched.items() if v) or "none"
-            print(f"  {name:10} run {i + 1}: ready {took:5.2f} s, idle RSS {rss:6.1f} MiB, loaded: {loaded}",
-                  flush=True)  # fmt: skip
+        order = list(targets.items())
+        for name, source in order if i % 2 == 0 else order[::-1]:  # ABBA: drift falls on both
+            st = one_start(source, restart=args.restart)
+            results[name].append(st)
+            loaded = ",".join(k for k, v in st.watched.items() if v) or "none"
+            print(f"  {name:10} round {i + 1}: ready {st.took:5.2f} s, CPU {st.cpu:5.2f} s, "
+                  f"idle RSS {st.rss:6.1f} MiB, loaded: {loaded}", flush=True)  # fmt: skip
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
     print()
     print(
-        "| target | ready s (median, min–max) | idle RSS MiB (median, min–max) | torch / transformers / spacy loaded |"
+        "| target | ready s (median, min–max) | CPU s at ready | idle RSS MiB | torch / transformers / spacy loaded |"
     )
-    print("|---|---|---|---|")
+    print("|---|---|---|---|---|")
     for name, rows in results.items():
-        ts = [r[0] for r in rows]
-        ms = [r[1] for r in rows]
-        w = rows[-1][2]
-        print(f"| {name} | {statistics.median(ts):.2f} ({min(ts):.2f}–{max(ts):.2f}) | "
-              f"{statistics.median(ms):.0f} ({min(ms):.0f}–{max(ms):.0f}) | "
-              f"{'yes' if w['torch'] else 'no'} / {'yes' if w['transformers'] else 'no'} / "
-              f"{'yes' if w['spacy'] else 'no'} |")  # fmt: skip
+        w = rows[-1].watched
+        loaded = " / ".join("yes" if w[k] else "no" for k in ("torch", "transformers", "spacy"))
+        print(f"| {name} | {_spread([r.took for r in rows])} | {_spread([r.cpu for r in rows])} | "
+              f"{_spread([r.rss for r in rows], '.0f')} | {loaded} |")  # fmt: skip
+    names = list(results)
+    for other in names[1:]:
+        first, second = results[names[0]], results[other]
+        wall = [a.took / b.took for a, b in zip(first, second, strict=True)]
+        cpu = [a.cpu / b.cpu for a, b in zip(first, second, strict=True)]
+        print(f"\n{names[0]} / {other}, paired per round: ready {_spread(wall)}, CPU {_spread(cpu)}")
+    if args.phases:
+        for name, source in targets.items():
+            print(f"\nphases of one start, {name}:")
+            print(phases(source, restart=args.restart))
     if args.imports:
         print()
-        print("slowest imports of gateway.app (cumulative):")
+        print("slowest imports of `tiergate serve` (cumulative):")
         print(slowest_imports())
 
 
