@@ -182,6 +182,8 @@ class TiergateKVGuard(KVConnectorBase_V1):
         self._hold_info: dict[str, _Hold] = {}
         self._swallow: set[str] = set()
         self._swallow_order: deque[str] = deque()
+        self._acked: set[tuple[str, str]] = set()  # (transfer id, role) this rank acknowledged
+        self._acked_order: deque[tuple[str, str]] = deque()
         self._releases = DeferredReleases(
             acked=lambda tid, peer: self._store.acked(tid, peer, self._peer_ranks), zero=self._zero
         )
@@ -227,11 +229,22 @@ class TiergateKVGuard(KVConnectorBase_V1):
             if ack.after_inner:
                 self._acks_waiting[ack.req_id] = ack
             else:
-                self._store.ack(ack.transfer_id, ack.role, self._rank)
+                self._ack(ack.transfer_id, ack.role)
 
     def clear_connector_metadata(self) -> None:
         self._inner.clear_connector_metadata()
         super().clear_connector_metadata()
+
+    def _ack(self, tid: str, role: str) -> None:
+        """Acknowledge once: a judged load is acknowledged then, and again when its request ends."""
+        key = (tid, role)
+        if key in self._acked:
+            return
+        self._store.ack(tid, role, self._rank)
+        self._acked.add(key)
+        self._acked_order.append(key)
+        while len(self._acked_order) > _SWALLOW_MEMORY:
+            self._acked.discard(self._acked_order.popleft())
 
     def _checksum(self, block_ids: Iterable[int], counts: Iterable[int]) -> list[int]:
         return block_checksums(self._layers, list(block_ids), list(counts))
@@ -267,7 +280,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
                 # Never attend over them, not even in this step whose output vLLM discards.
                 self._zero(claim.loaded)
             if claim.transfer_id:
-                self._store.ack(claim.transfer_id, "consumer", self._rank)
+                self._ack(claim.transfer_id, "consumer")
 
     def wait_for_layer_load(self, layer_name: str) -> None:
         self._inner.wait_for_layer_load(layer_name)
@@ -281,12 +294,19 @@ class TiergateKVGuard(KVConnectorBase_V1):
         meta = self._connector_metadata
         if not isinstance(meta, GuardMetadata):
             return
+        if not meta.produce:
+            return
         bs = self._block_size
+        spans: list[list[int]] = []
         for job in meta.produce:
             first, last = job.start // bs, -(-job.end // bs)
-            indices = list(range(first, min(last, len(job.block_ids))))
-            counts = [min(bs, job.end - j * bs) for j in indices]
-            sums = self._checksum([job.block_ids[j] for j in indices], counts)
+            spans.append(list(range(first, min(last, len(job.block_ids)))))
+        # One call for the whole step: blocks of equal coverage are hashed in one gather per layer.
+        every = [(job.block_ids[j], min(bs, job.end - j * bs)) for job, span in zip(meta.produce, spans) for j in span]
+        all_sums = iter(self._checksum([b for b, _ in every], [n for _, n in every]))
+        for job, indices in zip(meta.produce, spans, strict=True):
+            last = -(-job.end // bs)
+            sums = [next(all_sums) for _ in indices]
             book = self._records.setdefault(job.transfer_id, {})
             book.update(zip(indices, sums, strict=True))
             tokens = job.end if all(j in book for j in range(last)) else 0
@@ -316,15 +336,15 @@ class TiergateKVGuard(KVConnectorBase_V1):
                 failed.add(rid)
                 self._zero(claim.loaded)
             if claim.transfer_id:
-                self._store.ack(claim.transfer_id, "consumer", self._rank)
+                self._ack(claim.transfer_id, "consumer")
         for rid in sending | recving:
             ack = self._acks_waiting.pop(rid, None)
             if ack is not None:
-                self._store.ack(ack.transfer_id, ack.role, self._rank)
+                self._ack(ack.transfer_id, ack.role)
         for rid, outcome in self._releases.poll():
             self._counters.add(f"deferred_{outcome}")
             hold = self._hold_info.pop(rid)
-            self._store.ack(hold.transfer_id, hold.own_role, self._rank)
+            self._ack(hold.transfer_id, hold.own_role)
             self._pending_claims.pop(rid, None)
             sending.add(rid)
         return KVConnectorTransferResults(finished_sending=sending, finished_recving=recving, failed_recving=failed)

@@ -87,7 +87,9 @@ class RecordStore:
     def ack(self, tid: str, role: str, rank: int) -> None:
         if role not in _ROLES:
             raise ValueError(f"role {role!r}")
-        self._write(self._path(tid, f"{role}.r{rank}.ack"), "")
+        # An acknowledgement is its file's existence: creating it is atomic without the rename a
+        # record needs (a quarter of the guard's own cost per request on the benchmark's loads).
+        os.close(os.open(self._path(tid, f"{role}.r{rank}.ack"), os.O_WRONLY | os.O_CREAT, 0o644))
 
     def acked(self, tid: str, role: str, ranks: int) -> bool:
         """Every one of the ``ranks`` ranks of side ``role`` said it is done with ``tid``."""
