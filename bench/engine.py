@@ -14,6 +14,10 @@ TTFT is vLLM's own per-request ``first_token_latency``.
 (``max_tokens`` 1) and saves their KV, then a decode process loads it and decodes. The transport
 is vLLM's example shared-storage connector (``tests.engine.pd_faults``, no fault): slow file I/O,
 so the guard's share here is a ratio against a slow transport, not against NIXL on a GPU.
+Each process then runs one more batch (its own prompts) with every connector method wrapped in a
+CPU timer: the guard's own CPU share of that process (its methods' time less the inner
+connector's) is measured inside one process, free of the drift between processes that the
+paired ratios carry on a loaded machine.
 
 The tiny model's KV is 256 B/token, so this understates the memory work on a real model; the
 script also prints the bytes zeroed per token for real model shapes.
@@ -104,12 +108,60 @@ def worker(model: str, requests: int, max_tokens: int) -> None:
     )
 
 
+class _ConnectorTimer:
+    """Exclusive CPU time of the guard's and the inner connector's methods (nested calls apart).
+
+    Installed on the classes for one batch and removed after it, so the timed batch alone pays
+    for the timers (a few microseconds per connector call).
+    """
+
+    def __init__(self) -> None:
+        self.own = {"guard": 0.0, "inner": 0.0}
+        self._stack: list[list[float]] = []  # per active call: [start, time spent in timed callees]
+        self._saved: list[tuple[type, str, object]] = []
+
+    def _wrap(self, kind: str, fn):  # type: ignore[no-untyped-def]  # wraps any connector method
+        def timed(*args, **kwargs):  # type: ignore[no-untyped-def]  # same signature as fn
+            frame = [time.thread_time(), 0.0]
+            self._stack.append(frame)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self._stack.pop()
+                spent = time.thread_time() - frame[0]
+                self.own[kind] += spent - frame[1]
+                if self._stack:
+                    self._stack[-1][1] += spent
+
+        return timed
+
+    def install(self, kind: str, cls: type) -> None:
+        for name in dir(cls):
+            if name.startswith("_"):
+                continue
+            static = next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
+            if not callable(static) or isinstance(static, (classmethod, staticmethod, type)):
+                continue
+            self._saved.append((cls, name, cls.__dict__.get(name)))
+            setattr(cls, name, self._wrap(kind, static))
+
+    def remove(self) -> None:
+        for cls, name, original in reversed(self._saved):
+            if original is None:
+                delattr(cls, name)
+            else:
+                setattr(cls, name, original)
+        self._saved.clear()
+
+
 def split_worker(role: str, model: str, store: str, records: str, guarded: bool, requests: int,
                  max_tokens: int, salt: int) -> None:  # fmt: skip
     from vllm import LLM, SamplingParams
     from vllm.config import KVTransferConfig
 
+    from engine.pd.guard import TiergateKVGuard
     from engine.pd.settings import GuardSettings, guard_transfer_config
+    from tests.engine.pd_faults import FaultyConnector
 
     inner = {"kv_connector": "FaultyConnector", "kv_connector_module_path": "tests.engine.pd_faults",
              "kv_connector_extra_config": {"shared_storage_path": store}}  # fmt: skip
@@ -141,12 +193,20 @@ def split_worker(role: str, model: str, store: str, records: str, guarded: bool,
 
     go(salt + 100)  # warm-up on its own prompts (salts stay below 100)
     outputs, wall, cpu = go(salt)
-    failed = sum(1 for o in outputs if o.outputs[0].finish_reason == "error")
+    timer = _ConnectorTimer()
+    timer.install("inner", FaultyConnector)
+    if guarded:
+        timer.install("guard", TiergateKVGuard)
+    timed_outputs, _, timed_cpu = go(salt + 200)  # the attribution batch, on prompts of its own
+    timer.remove()
+    failed = sum(1 for o in [*outputs, *timed_outputs] if o.outputs[0].finish_reason == "error")
     tokens = sum(len(o.outputs[0].token_ids) for o in outputs) if role == "kv_consumer" else sum(
         len(o.prompt_token_ids or []) for o in outputs)  # fmt: skip
     ttft = [o.metrics.first_token_latency for o in outputs if o.metrics is not None]
     print(json.dumps({"tokens_per_s": tokens / wall, "tokens_per_cpu_s": tokens / cpu, "failed": failed,
-                      "ttft_median_ms": 1000 * statistics.median(ttft) if ttft else None}))  # fmt: skip
+                      "ttft_median_ms": 1000 * statistics.median(ttft) if ttft else None, "cpu_s": cpu,
+                      "guard_cpu_share": timer.own["guard"] / timed_cpu,
+                      "transport_cpu_share": timer.own["inner"] / timed_cpu}))  # fmt: skip
 
 
 def run_split(mode: str, model: Path, tmp: Path, requests: int, max_tokens: int, salt: int) -> dict[str, dict]:
@@ -181,10 +241,17 @@ def split_main(rounds: int, requests: int, max_tokens: int) -> None:
                 print(mode, results[mode][-1], flush=True)
     assert all(x[role]["failed"] == 0 for v in results.values() for x in v for role in x), "a clean run failed"
     pairs = list(zip(results["stock"], results["guard"], strict=True))
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} (1 min)")
     for role, label in (("kv_producer", "prefill (prompt tokens/s)"), ("kv_consumer", "decode (output tokens/s)")):
         for key in ("tokens_per_s", "tokens_per_cpu_s", "ttft_median_ms"):
-            ratio = statistics.median(g[role][key] / s[role][key] for s, g in pairs)
-            print(f"{label} guard/stock {key}: {ratio:.3f} (median of {len(pairs)} paired rounds)")
+            ratios = [g[role][key] / s[role][key] for s, g in pairs]
+            print(f"{label} guard/stock {key}: {statistics.median(ratios):.3f} (median of {len(pairs)} paired "
+                  f"rounds; per round {', '.join(f'{r:.3f}' for r in ratios)})")  # fmt: skip
+        shares = [g[role]["guard_cpu_share"] for g in results["guard"]]
+        transport = [x[role]["transport_cpu_share"] for v in results.values() for x in v]
+        print(f"{label} guard's own CPU share: {100 * statistics.median(shares):.3f} % (per process "
+              f"{', '.join(f'{100 * x:.3f}' for x in shares)}); the transport's: "
+              f"{100 * statistics.median(transport):.1f} %")  # fmt: skip
 
 
 def run(mode: str, model: Path, tmp: Path, requests: int, max_tokens: int) -> dict:
