@@ -23,6 +23,7 @@ request is counted with vLLM's own ``/tokenize`` before it is forwarded; the ans
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 from collections.abc import AsyncIterator, Callable
@@ -178,6 +179,32 @@ async def _proxy(state: State, method: str, path: str, body: bytes | None = None
     )
 
 
+async def _post_unless_gone(request: Request[Any, Any, State], state: State, path: str,
+                            body: dict[str, Any]) -> httpx.Response | None:  # fmt: skip
+    """POST to vLLM, or None as soon as our client has gone. Cancelling the call closes the
+    connection, which is how vLLM's server learns to abort the request; waiting instead would
+    keep vLLM generating for nobody, and a split router's paired abort would stop at this front.
+    (Streams need no such watch: the response stream is cancelled on disconnect.)"""
+    work = asyncio.ensure_future(_client(state).post(path, json=body))
+    gone = asyncio.ensure_future(_client_gone(request))
+    try:
+        done, _ = await asyncio.wait({work, gone}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        gone.cancel()
+        work.cancel()
+    return work.result() if work in done else None
+
+
+async def _client_gone(request: Request[Any, Any, State]) -> None:
+    # The body is already read: the only message left to receive is the disconnect.
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+def _gone() -> Response[Any]:
+    return _error(499, "client closed the request", "client_gone")  # nobody reads it: the socket is closed
+
+
 @get("/v1/models")
 async def models_route(state: State) -> Response[Any]:
     return await _proxy(state, "GET", "/v1/models")
@@ -275,9 +302,11 @@ async def _generate(request: Request[Any, Any, State], state: State, path: str, 
     if admitted.body.get("stream"):
         return await _forward_stream(state, path, admitted.body, admitted.prompt_tokens, admitted.headers())
     try:
-        upstream = await _client(state).post(path, json=admitted.body)
+        upstream = await _post_unless_gone(request, state, path, admitted.body)
     except httpx.HTTPError as exc:
         return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    if upstream is None:
+        return _gone()
     if upstream.status_code != 200:
         return Response(
             upstream.content,
@@ -472,9 +501,11 @@ async def _messages(request: Request[Any, Any, State], state: State, *, count_on
     if admitted.body.get("stream"):
         return await _a_stream(state, admitted.body, counted, admitted.headers())
     try:
-        upstream = await _client(state).post("/v1/messages", json=admitted.body)
+        upstream = await _post_unless_gone(request, state, "/v1/messages", admitted.body)
     except httpx.HTTPError as exc:
         return _a_error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    if upstream is None:
+        return _gone()
     if upstream.status_code != 200:
         return Response(upstream.content, status_code=upstream.status_code, headers=admitted.headers(),
                         media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
@@ -555,9 +586,11 @@ async def _responses(request: Request[Any, Any, State], state: State) -> Respons
     if admitted.body.get("stream"):
         return await _r_stream(state, admitted.body, counted, admitted.headers())
     try:
-        upstream = await _client(state).post("/v1/responses", json=admitted.body)
+        upstream = await _post_unless_gone(request, state, "/v1/responses", admitted.body)
     except httpx.HTTPError as exc:
         return _error(502, f"engine unreachable: {type(exc).__name__}", "engine_unreachable")
+    if upstream is None:
+        return _gone()
     if upstream.status_code != 200:
         return Response(upstream.content, status_code=upstream.status_code, headers=admitted.headers(),
                         media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip

@@ -1,8 +1,12 @@
 """The split router: one address in front of a prefill and a decode instance, aborting both together.
 
-Routes::
+Routes (what an engine front serves, so the gateway talks to a split as to one engine)::
 
-    POST /v1/completions, /v1/chat/completions   prefill (max_tokens 1), then decode, stream or not
+    POST /v1/completions, /v1/chat/completions   prefill (output limit 1), then decode, stream or not
+    POST /v1/messages                            the same for Anthropic Messages (errors in its shape)
+    POST /v1/responses                           the same for OpenAI Responses (the prefill leg unstored)
+    POST /tokenize, /v1/messages/count_tokens    counted by the prefill half (same model and template)
+    GET  /v1/models                              the prefill half's
     GET  /tiergate/manifest                      both halves' manifests, combined (503 if either fails)
     GET  /health                                 200 while both halves answer /health
     GET  /metrics                                tiergate_pd_* counters
@@ -10,15 +14,16 @@ Routes::
 Each request gets a fresh transfer id (``kv_transfer_params.tiergate_transfer_id``) that both
 halves see, so the KV guard on the decode side checks the blocks against exactly the record the
 prefill side wrote. **Paired aborts**: when the client goes away or ``request_timeout_s`` passes,
-the router drops whatever half is in flight (closing the connection is how vLLM's server aborts a
-request) *and* the other: a decode that never started is acknowledged to the prefill side in
-the record directory (no consumer will read those blocks, so the prefill's held blocks drain at
-once instead of waiting for the guard's timeout); a decode in flight is aborted, and its guard
-holds the blocks until the prefill side acknowledged. Nothing is ever decoded for a client that
-left, and no half outlives the other by more than the guard's release timeout.
+the router drops whatever half is in flight (closing the connection is how vLLM's server, and the
+engine front before it, abort a request) *and* the other: a decode that never started is
+acknowledged to the prefill side in the record directory (no consumer will read those blocks, so
+the prefill's held blocks drain at once instead of waiting for the guard's timeout); a decode in
+flight is aborted, and its guard holds the blocks until the prefill side acknowledged. Nothing is
+ever decoded for a client that left, and no half outlives the other by more than the guard's
+release timeout.
 
 Errors from the halves are relayed with their status; the router's own are 502 (a half
-unreachable) and 504 (the limit), in the OpenAI error shape.
+unreachable) and 504 (the limit), in the API's own error shape.
 """
 
 from __future__ import annotations
@@ -45,6 +50,9 @@ from engine.pd.settings import TRANSFER_ID_KEY
 
 __all__ = ["SplitRouterConfig", "combine_manifests", "create_router"]
 
+# Request headers both halves need: the front derives cache_salt from the tenant when configured to.
+_FORWARD_HEADERS = ("x-tiergate-tenant",)
+
 
 @dataclass(frozen=True, slots=True)
 class SplitRouterConfig:
@@ -53,6 +61,23 @@ class SplitRouterConfig:
     record_dir: Path | None = None  # the guard's shared directory: acks for decodes never started
     decode_ranks: int = 1  # tensor-parallel ranks of the decode instance
     request_timeout_s: float = 600.0  # the limit on one request, both halves together
+
+
+@dataclass(frozen=True, slots=True)
+class _Api:
+    """One generation API as the two legs see it."""
+
+    path: str
+    limit_key: str  # the output limit the prefill leg sets to 1
+    shape: str  # error shape: "openai", "anthropic" or "responses"
+
+
+_COMPLETIONS = _Api("/v1/completions", "max_tokens", "openai")
+_CHAT = _Api("/v1/chat/completions", "max_tokens", "openai")
+_MESSAGES = _Api("/v1/messages", "max_tokens", "anthropic")
+_RESPONSES = _Api("/v1/responses", "max_output_tokens", "responses")
+# Never on a prefill leg: other output limits, a lower bound above 1, streaming options.
+_PREFILL_DROPS = ("max_completion_tokens", "min_tokens", "stream_options")
 
 
 class _Metrics:
@@ -64,9 +89,33 @@ class _Metrics:
                                 registry=self.registry)  # fmt: skip
 
 
-def _error(status: int, message: str, code: str) -> Response[Any]:
-    body = {"error": {"message": message, "type": "engine_error", "code": code, "param": None}}
+def _error(status: int, message: str, code: str, shape: str = "openai") -> Response[Any]:
+    body: dict[str, Any]
+    if shape == "anthropic":
+        kind = "timeout_error" if status == 504 else "api_error"
+        body = {"type": "error", "error": {"type": kind, "message": message}, "code": code}
+    else:
+        body = {"error": {"message": message, "type": "engine_error", "code": code, "param": None}}
     return Response(body, status_code=status, media_type="application/json")
+
+
+def _sse_error(message: str, code: str, shape: str) -> bytes:
+    """The stream's last event when the router ends it, as the API's clients read an error."""
+    data: dict[str, Any]
+    if shape == "anthropic":
+        data = {"type": "error", "error": {"type": "timeout_error", "message": message}}
+        return b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n"
+    if shape == "responses":
+        data = {"type": "error", "code": code, "message": message, "param": None}
+        return b"event: error\ndata: " + json.dumps(data).encode() + b"\n\n"
+    return b"data: " + json.dumps({"error": {"message": message, "code": code}}).encode() + b"\n\n"
+
+
+def _relayed(answer: httpx.Response) -> Response[Any]:
+    """A half's answer as it came: status, body, content type and the front's X-Tiergate-* headers."""
+    headers = {k: v for k, v in answer.headers.items() if k.lower().startswith("x-tiergate-")}
+    return Response(answer.content, status_code=answer.status_code, headers=headers,
+                    media_type=answer.headers.get("content-type", "application/json"))  # fmt: skip
 
 
 def combine_manifests(prefill: EngineManifest, decode: EngineManifest) -> EngineManifest:
@@ -95,8 +144,8 @@ def combine_manifests(prefill: EngineManifest, decode: EngineManifest) -> Engine
 class _Split:
     """One client request's two halves."""
 
-    def __init__(self, state: State, path: str, body: dict[str, Any]) -> None:
-        self.state, self.path, self.body = state, path, body
+    def __init__(self, state: State, api: _Api, body: dict[str, Any], headers: dict[str, str]) -> None:
+        self.state, self.api, self.body, self.headers = state, api, body, headers
         self.tid = secrets.token_urlsafe(18)
         self.decode_started = False
 
@@ -105,14 +154,16 @@ class _Split:
         return self.state["config"]  # type: ignore[no-any-return]  # litestar's State holds Any; set at startup
 
     async def prefill(self) -> httpx.Response:
-        body = {**self.body, "max_tokens": 1, "stream": False, "kv_transfer_params": {
-            **(self.body.get("kv_transfer_params") or {}), TRANSFER_ID_KEY: self.tid, "do_remote_decode": True}}  # fmt: skip
-        body.pop("max_completion_tokens", None)
-        body.pop("stream_options", None)
-        answer: httpx.Response = await self.state["prefill"].post(self.path, json=body)
+        params = {**(self.body.get("kv_transfer_params") or {}), TRANSFER_ID_KEY: self.tid, "do_remote_decode": True}
+        body = {**self.body, self.api.limit_key: 1, "stream": False, "kv_transfer_params": params}
+        for key in _PREFILL_DROPS:
+            body.pop(key, None)
+        if self.api is _RESPONSES:
+            body["store"] = False  # the prefill leg's one-token answer is nobody's conversation
+        answer: httpx.Response = await self.state["prefill"].post(self.api.path, json=body, headers=self.headers)
         return answer
 
-    def decode_body(self, prefill_answer: dict[str, Any]) -> dict[str, Any]:
+    def decode_body(self, prefill_answer: object) -> dict[str, Any]:
         params = prefill_answer.get("kv_transfer_params") if isinstance(prefill_answer, dict) else None
         return {**self.body, "kv_transfer_params": {**(params or {}), TRANSFER_ID_KEY: self.tid}}
 
@@ -134,15 +185,19 @@ async def _disconnected(request: Request[Any, Any, State]) -> None:
             return
 
 
-async def _generate(request: Request[Any, Any, State], state: State, path: str) -> Response[Any] | Stream:
+def _forwarded(request: Request[Any, Any, State]) -> dict[str, str]:
+    return {name: value for name in _FORWARD_HEADERS if (value := request.headers.get(name)) is not None}
+
+
+async def _generate(request: Request[Any, Any, State], state: State, api: _Api) -> Response[Any] | Stream:
     metrics: _Metrics = state["metrics"]
     try:
         body = json.loads(await request.body())
     except ValueError:
-        return _error(400, "request body is not JSON", "invalid_json")
+        return _error(400, "request body is not JSON", "invalid_json", api.shape)
     if not isinstance(body, dict):
-        return _error(400, "request body is not a JSON object", "invalid_json")
-    split = _Split(state, path, body)
+        return _error(400, "request body is not a JSON object", "invalid_json", api.shape)
+    split = _Split(state, api, body, _forwarded(request))
     cfg = split.cfg
     loop = asyncio.get_running_loop()
     deadline = loop.time() + cfg.request_timeout_s
@@ -152,57 +207,55 @@ async def _generate(request: Request[Any, Any, State], state: State, path: str) 
         done, _ = await asyncio.wait({work, gone}, timeout=cfg.request_timeout_s, return_when=asyncio.FIRST_COMPLETED)
         if work not in done:
             reason = "client_gone" if gone in done else "timeout"
-            work.cancel()  # closes the prefill connection: vLLM aborts the request
+            work.cancel()  # closes the prefill connection: the front and vLLM abort the request
             split.release_unread()
             metrics.aborts.labels(reason, "prefill").inc()
-            return _error(504, "split request exceeded its time limit", "timeout")
+            return _error(504, "split request exceeded its time limit", "timeout", api.shape)
         try:
             first = work.result()
         except httpx.HTTPError as exc:
             split.release_unread()
-            return _error(502, f"prefill instance unreachable: {type(exc).__name__}", "engine_unreachable")
+            return _error(502, f"prefill instance unreachable: {type(exc).__name__}", "engine_unreachable", api.shape)
         if first.status_code != 200:
             split.release_unread()
             metrics.requests.labels("prefill_error").inc()
-            return Response(first.content, status_code=first.status_code,
-                            media_type=first.headers.get("content-type", "application/json"))  # fmt: skip
+            return _relayed(first)
         decode_body = split.decode_body(first.json())
         split.decode_started = True
         if decode_body.get("stream"):
-            return await _stream_decode(state, split, decode_body, gone, deadline)
-        work = asyncio.ensure_future(state["decode"].post(path, json=decode_body))
+            return await _stream_decode(state, split, decode_body, deadline)
+        work = asyncio.ensure_future(state["decode"].post(api.path, json=decode_body, headers=split.headers))
         done, _ = await asyncio.wait({work, gone}, timeout=max(0.0, deadline - loop.time()),
                                      return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
         if work not in done:
             work.cancel()
             metrics.aborts.labels("client_gone" if gone in done else "timeout", "decode").inc()
-            return _error(504, "split request exceeded its time limit", "timeout")
+            return _error(504, "split request exceeded its time limit", "timeout", api.shape)
         try:
             answer = work.result()
         except httpx.HTTPError as exc:
-            return _error(502, f"decode instance unreachable: {type(exc).__name__}", "engine_unreachable")
+            return _error(502, f"decode instance unreachable: {type(exc).__name__}", "engine_unreachable", api.shape)
         metrics.requests.labels("ok" if answer.status_code == 200 else "decode_error").inc()
-        return Response(answer.content, status_code=answer.status_code,
-                        media_type=answer.headers.get("content-type", "application/json"))  # fmt: skip
+        return _relayed(answer)
     finally:
         gone.cancel()
         work.cancel()
 
 
-async def _stream_decode(state: State, split: _Split, body: dict[str, Any], gone: asyncio.Future[None],
-                         deadline: float) -> Response[Any] | Stream:  # fmt: skip
+async def _stream_decode(state: State, split: _Split, body: dict[str, Any], deadline: float) -> Response[Any] | Stream:
     metrics: _Metrics = state["metrics"]
-    upstream_cm = state["decode"].stream("POST", split.path, json=body)
+    shape = split.api.shape
+    upstream_cm = state["decode"].stream("POST", split.api.path, json=body, headers=split.headers)
     try:
         upstream = await upstream_cm.__aenter__()
     except httpx.HTTPError as exc:
-        return _error(502, f"decode instance unreachable: {type(exc).__name__}", "engine_unreachable")
+        return _error(502, f"decode instance unreachable: {type(exc).__name__}", "engine_unreachable", shape)
     if upstream.status_code != 200:
-        content = await upstream.aread()
+        await upstream.aread()
         await upstream_cm.__aexit__(None, None, None)
-        return Response(content, status_code=upstream.status_code,
-                        media_type=upstream.headers.get("content-type", "application/json"))  # fmt: skip
+        return _relayed(upstream)
     loop = asyncio.get_running_loop()
+    headers = {k: v for k, v in upstream.headers.items() if k.lower().startswith("x-tiergate-")}
 
     async def relay() -> AsyncIterator[bytes]:
         chunks = upstream.aiter_bytes()
@@ -213,7 +266,7 @@ async def _stream_decode(state: State, split: _Split, body: dict[str, Any], gone
                 if left <= 0:
                     timed_out = True
                     metrics.aborts.labels("timeout", "decode").inc()
-                    yield b'data: {"error": {"message": "split request exceeded its time limit", "code": "timeout"}}\n\n'
+                    yield _sse_error("split request exceeded its time limit", "timeout", shape)
                     return
                 try:
                     chunk = await asyncio.wait_for(chunks.__anext__(), timeout=left)
@@ -227,20 +280,57 @@ async def _stream_decode(state: State, split: _Split, body: dict[str, Any], gone
         finally:
             if not finished and not timed_out:
                 metrics.aborts.labels("client_gone", "decode").inc()
-            # Closing the stream is the abort vLLM understands.
+            # Closing the stream is the abort the front and vLLM understand.
             await upstream_cm.__aexit__(None, None, None)
 
-    return Stream(relay(), status_code=200, media_type="text/event-stream")
+    return Stream(relay(), status_code=200, headers=headers, media_type="text/event-stream")
 
 
 @post("/v1/completions")
 async def completions_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
-    return await _generate(request, state, "/v1/completions")
+    return await _generate(request, state, _COMPLETIONS)
 
 
 @post("/v1/chat/completions")
 async def chat_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
-    return await _generate(request, state, "/v1/chat/completions")
+    return await _generate(request, state, _CHAT)
+
+
+@post("/v1/messages")
+async def messages_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+    return await _generate(request, state, _MESSAGES)
+
+
+@post("/v1/responses")
+async def responses_route(request: Request[Any, Any, State], state: State) -> Response[Any] | Stream:
+    return await _generate(request, state, _RESPONSES)
+
+
+async def _to_prefill(request: Request[Any, Any, State], state: State, shape: str) -> Response[Any]:
+    """Requests that generate nothing: the prefill half answers (it serves the same model)."""
+    method, path = request.method, request.url.path
+    body = await request.body() if method == "POST" else None
+    try:
+        answer = await state["prefill"].request(method, path, content=body, headers={
+            "content-type": "application/json", **_forwarded(request)})  # fmt: skip
+    except httpx.HTTPError as exc:
+        return _error(502, f"prefill instance unreachable: {type(exc).__name__}", "engine_unreachable", shape)
+    return _relayed(answer)
+
+
+@post("/tokenize")
+async def tokenize_route(request: Request[Any, Any, State], state: State) -> Response[Any]:
+    return await _to_prefill(request, state, "openai")
+
+
+@post("/v1/messages/count_tokens")
+async def count_tokens_route(request: Request[Any, Any, State], state: State) -> Response[Any]:
+    return await _to_prefill(request, state, "anthropic")
+
+
+@get("/v1/models")
+async def models_route(request: Request[Any, Any, State], state: State) -> Response[Any]:
+    return await _to_prefill(request, state, "openai")
 
 
 @get(MANIFEST_PATH)
@@ -286,9 +376,10 @@ def create_router(config: SplitRouterConfig, transport: httpx.AsyncBaseTransport
             await app.state[name].aclose()
 
     return Litestar(
-        route_handlers=[completions_route, chat_route, manifest_route, health_route, metrics_route],
+        route_handlers=[completions_route, chat_route, messages_route, responses_route, tokenize_route,
+                        count_tokens_route, models_route, manifest_route, health_route, metrics_route],
         state=State({"config": config, "metrics": _Metrics()}),
         on_startup=[open_clients],
         on_shutdown=[close_clients],
         openapi_config=None,
-    )
+    )  # fmt: skip

@@ -34,6 +34,8 @@ class Half:
         self.mode = mode
         self.manifest = manifest
         self.bodies: list[dict[str, Any]] = []
+        self.paths: list[str] = []
+        self.tenants: list[str | None] = []
         self.aborted = threading.Event()
         self.called = threading.Event()
 
@@ -55,6 +57,8 @@ class Half:
             await self._json(send, payload, 200 if payload is not None else 503)
             return
         self.bodies.append(json.loads(body))
+        self.paths.append(scope["path"])
+        self.tenants.append(dict(scope["headers"]).get(b"x-tiergate-tenant", b"").decode() or None)
         self.called.set()
         if self.mode == "answer":
             await self._json(send, {"choices": [{"text": "x"}], "kv_transfer_params": {"remote_block_ids": [1, 2]}})
@@ -189,3 +193,45 @@ def test_a_half_reached_directly_is_not_trusted_for_tier3() -> None:
         "prefill/decode disaggregation without paired aborts of prefill and decode"
     ]
     assert combine_manifests(GUARDED, dataclasses.replace(GUARDED, kv_zeroing=False)).kv_zeroing is False
+
+
+@pytest.mark.parametrize(
+    ("path", "limit"), [("/v1/chat/completions", "max_tokens"), ("/v1/messages", "max_tokens"),
+                        ("/v1/responses", "max_output_tokens")]
+)  # fmt: skip
+def test_every_api_the_front_serves_is_split_under_its_own_output_limit(tmp_path: Path, path: str, limit: str) -> None:
+    """The gateway reaches a split only through the router: Messages and Responses too. The
+    prefill leg computes one token under that API's limit (a Responses leg is not stored), the
+    decode leg gets the client's, and both see the tenant header the front derives salts from."""
+    prefill, decode = Half(), Half()
+    halves, router = _router(prefill, decode, tmp_path)
+    body = {"model": "tiny", limit: 20, "stream": False, "min_tokens": 3}
+    try:
+        with router as r:
+            answer = httpx.post(r.url + path, json=body, headers={"X-Tiergate-Tenant": "acme"}, timeout=WAIT_S)
+    finally:
+        for h in halves:
+            h.__exit__(None, None, None)
+    assert answer.status_code == 200
+    (sent_p,), (sent_d,) = prefill.bodies, decode.bodies
+    assert prefill.paths == decode.paths == [path] and prefill.tenants == decode.tenants == ["acme"]
+    assert sent_p[limit] == 1 and "min_tokens" not in sent_p and sent_d[limit] == 20 and sent_d["min_tokens"] == 3
+    assert sent_p.get("store") is (False if path == "/v1/responses" else None)
+    assert sent_p["kv_transfer_params"]["tiergate_transfer_id"] == sent_d["kv_transfer_params"]["tiergate_transfer_id"]
+
+
+def test_counting_goes_to_one_half_and_an_anthropic_limit_answers_in_its_shape(tmp_path: Path) -> None:
+    prefill, decode = Half(), Half("hold")
+    halves, router = _router(prefill, decode, tmp_path, request_timeout_s=1.0)
+    try:
+        with router as r:
+            counted = httpx.post(r.url + "/tokenize", json={"prompt": "hi"}, timeout=WAIT_S)
+            late = httpx.post(r.url + "/v1/messages", json={"model": "tiny", "max_tokens": 5}, timeout=WAIT_S)
+            assert decode.aborted.wait(WAIT_S)
+    finally:
+        for h in halves:
+            h.__exit__(None, None, None)
+    assert counted.status_code == 200 and prefill.paths[0] == "/tokenize" and decode.paths == ["/v1/messages"]
+    assert (
+        late.status_code == 504 and late.json()["type"] == "error" and late.json()["error"]["type"] == "timeout_error"
+    )
