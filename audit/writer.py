@@ -5,15 +5,20 @@ has COMMITTED, so batching keeps the write-ahead guarantee while paying one roun
 SQLite, one fsync) per batch instead of per record. While a batch commits, new records queue up
 and form the next batch, so the batch size adapts to the load without a timer.
 
-The chain head row is read and updated inside the same transaction, under ``SELECT … FOR UPDATE``
-on PostgreSQL (replicas queue on that row lock) and ``BEGIN IMMEDIATE`` on SQLite, so the chain
-stays one unbroken sequence however many writers share the database.
+The chain head row is moved inside the same transaction that inserts the rows, under its row lock
+on PostgreSQL (replicas queue on that lock) and ``BEGIN IMMEDIATE`` on SQLite, so the chain stays
+one unbroken sequence however many writers share the database.
 
-How a batch reaches the database depends on the backend. PostgreSQL goes through the async
-engine (asyncpg). A SQLite file is written by :class:`audit.sqlite_batch.SqliteBatchWriter`: the
-whole transaction runs in one call on a dedicated thread with the standard-library driver, because
-through aiosqlite every statement is its own thread hop and a one-record transaction cost ≈ 2.4 ms
-of CPU (≈ 0.2 ms this way) — at concurrency 1 every request pays a transaction of its own.
+How a batch reaches the database depends on the backend, and neither goes through SQLAlchemy's
+async engine: at concurrency 1 every request pays a transaction of its own, and the engine's
+layers per statement were most of its cost. A SQLite file is written by
+:class:`audit.sqlite_batch.SqliteBatchWriter`: the whole transaction runs in one call on a
+dedicated thread with the standard-library driver (through aiosqlite every statement is its own
+thread hop: a one-record transaction cost ≈ 2.4 ms of CPU, ≈ 0.2 ms this way). PostgreSQL is
+written by :class:`audit.pg_batch.PgBatchWriter` on a held asyncpg connection: usually one
+statement (one round trip) that moves the head from the value this writer last committed and
+inserts the rows; when another writer moved it since, the same statement after ``SELECT … FOR
+UPDATE`` of the head row, in one transaction.
 """
 
 from __future__ import annotations
@@ -23,24 +28,22 @@ import contextlib
 import logging
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import select, text, update
-from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from audit.batch import INSERT_COLUMNS, PendingRow, insert_sql, link_batch
+from audit.batch import PendingRow
 from audit.chain import ChainHasher
 from audit.db import is_sqlite
 from audit.errors import AuditWriteError
-from audit.models import ChainHead
 from audit.sqlite_batch import BatchRejected, SqliteBatchWriter, sqlite_file
+
+if TYPE_CHECKING:
+    from audit.pg_batch import PgBatchWriter
 
 __all__ = ["ChainWriter", "PendingRow"]
 
 log = logging.getLogger("tiergate.audit")
-
-_HEAD = ChainHead.__table__
 
 
 @dataclass(slots=True)
@@ -62,8 +65,14 @@ class ChainWriter:
         self._max_batch = max_batch
         self._timeout = timeout_s
         self._linger = linger_s
-        self._sqlite = (SqliteBatchWriter(sqlite_file(engine.url), hasher, synchronous=sqlite_synchronous)
-                        if is_sqlite(engine) else None)  # fmt: skip
+        self._sqlite: SqliteBatchWriter | None = None
+        self._pg: PgBatchWriter | None = None
+        if is_sqlite(engine):
+            self._sqlite = SqliteBatchWriter(sqlite_file(engine.url), hasher, synchronous=sqlite_synchronous)
+        else:
+            from audit.pg_batch import PgBatchWriter  # asyncpg only where the log is on PostgreSQL
+
+            self._pg = PgBatchWriter(engine.url, engine.dialect, hasher, timeout_s=timeout_s)
         # A deque and an Event rather than asyncio.Queue, and one watchdog instead of a timer per
         # record: the per-record cost of the hot path is a future and an append.
         self._pending: deque[_Item] = deque()
@@ -113,8 +122,7 @@ class ChainWriter:
     async def close(self) -> None:
         """Commit what is queued, then stop."""
         if self._task is None:
-            if self._sqlite is not None:
-                self._sqlite.close()
+            await self._close_backend()
             return
         self._closing = True
         self._wakeup.set()
@@ -128,8 +136,13 @@ class ChainWriter:
         self._pending.clear()
         self._lazy.clear()
         self._task = None
+        await self._close_backend()
+
+    async def _close_backend(self) -> None:
         if self._sqlite is not None:
             self._sqlite.close()
+        if self._pg is not None:
+            await self._pg.close()
 
     async def _expire(self) -> None:
         loop = asyncio.get_running_loop()
@@ -167,7 +180,7 @@ class ChainWriter:
     async def _commit_batch(self, batch: list[_Item]) -> None:
         try:
             seqs = await self._write(batch)
-        except (IntegrityError, BatchRejected):
+        except BatchRejected:
             if len(batch) == 1:
                 _fail(batch, "audit write rejected by the database (IntegrityError)")
                 return
@@ -187,40 +200,9 @@ class ChainWriter:
         rows = [item.rows for item in batch]
         if self._sqlite is not None:
             return await self._sqlite.write(rows)
-        async with self._engine.connect() as conn, conn.begin():
-            return await self._write_in(conn, rows)
-
-    async def _write_in(self, conn: AsyncConnection, batch: list[list[PendingRow]]) -> list[list[int]]:
-        # Defend the write-ahead guarantee against a server configured with async commit.
-        await conn.execute(text("SET LOCAL synchronous_commit = on"))
-        head = (await conn.execute(select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update())).one()
-        linked = link_batch(int(head.seq), bytes(head.hash), batch, self._hasher)
-        for table, rows in linked.rows.items():
-            if len(rows) >= _COPY_FROM:
-                await _copy(conn, table, rows)
-                continue
-            # Straight to the driver's executemany: SQLAlchemy's per-parameter processing was the
-            # largest CPU cost per record, and every value here is already a plain int/str/bool/bytes.
-            await conn.exec_driver_sql(insert_sql(table, conn.dialect.paramstyle), rows)
-        await conn.execute(update(_HEAD).where(_HEAD.c.id == 1).values(seq=linked.head_seq, hash=linked.head_hash))
-        return linked.seqs
-
-
-# From this many rows a table's share of a batch goes in by binary COPY, which costs the server
-# far less per row than a prepared INSERT per row; below it COPY's fixed cost does not pay.
-_COPY_FROM = 16
-
-
-async def _copy(conn: AsyncConnection, table: str, rows: list[tuple[Any, ...]]) -> None:
-    import asyncpg  # PostgreSQL only; SQLite files never come here
-
-    raw = (await conn.get_raw_connection()).driver_connection
-    if raw is None:  # a pooled connection always has one; SQLAlchemy types it optional
-        raise BatchRejected("no driver connection")
-    try:
-        await raw.copy_records_to_table(table, records=rows, columns=INSERT_COLUMNS[table])
-    except asyncpg.IntegrityConstraintViolationError as exc:  # not wrapped by SQLAlchemy here
-        raise BatchRejected(type(exc).__name__) from None
+        if self._pg is None:  # pragma: no cover - __init__ sets one of the two
+            raise AuditWriteError("no audit backend")
+        return await self._pg.write(rows)
 
 
 def _take(queue: deque[_Item], most: int) -> list[_Item]:
