@@ -112,17 +112,26 @@ class _ConnectorTimer:
     """Exclusive CPU time of the guard's and the inner connector's methods (nested calls apart).
 
     Installed on the classes for one batch and removed after it, so the timed batch alone pays
-    for the timers (a few microseconds per connector call).
+    for the timers. A timer costs a few microseconds per call (``thread_time`` is a system call),
+    part of which lands in the caller's exclusive time: ``calibrate`` measures that share on
+    empty methods in the same process, and ``corrected`` subtracts it per call counted.
     """
 
     def __init__(self) -> None:
-        self.own = {"guard": 0.0, "inner": 0.0}
-        self._stack: list[list[float]] = []  # per active call: [start, time spent in timed callees]
+        self.own = {"guard": 0.0, "inner": 0.0, "cal": 0.0}
+        self.calls = dict.fromkeys(self.own, 0)
+        self.children = dict.fromkeys(self.own, 0)  # timed calls made directly inside one of this kind
+        self._stack: list[list] = []  # per active call: [start, time in timed callees, kind]
         self._saved: list[tuple[type, str, object]] = []
+        self._per_call = 0.0
+        self._per_child = 0.0
 
     def _wrap(self, kind: str, fn):  # type: ignore[no-untyped-def]  # wraps any connector method
         def timed(*args, **kwargs):  # type: ignore[no-untyped-def]  # same signature as fn
-            frame = [time.thread_time(), 0.0]
+            self.calls[kind] += 1
+            if self._stack:
+                self.children[self._stack[-1][2]] += 1
+            frame = [time.thread_time(), 0.0, kind]
             self._stack.append(frame)
             try:
                 return fn(*args, **kwargs)
@@ -152,6 +161,42 @@ class _ConnectorTimer:
             else:
                 setattr(cls, name, original)
         self._saved.clear()
+
+    def calibrate(self, n: int = 5000, repeats: int = 7) -> None:
+        class Probe:
+            def leaf(self) -> None:
+                pass
+
+            def outer(self) -> None:
+                self.leaf()
+
+        probe = Probe()
+
+        def charged(method: str) -> float:
+            before = self.own["cal"]
+            call = getattr(probe, method)
+            for _ in range(n):
+                call()
+            return (self.own["cal"] - before) / n
+
+        def true_cost(method: str) -> float:
+            call = getattr(probe, method)
+            t0 = time.thread_time()
+            for _ in range(n):
+                call()
+            return (time.thread_time() - t0) / n
+
+        bare_leaf = statistics.median(true_cost("leaf") for _ in range(repeats))
+        bare_outer = statistics.median(true_cost("outer") for _ in range(repeats))
+        self.install("cal", Probe)
+        leaf = statistics.median(charged("leaf") for _ in range(repeats))
+        outer = statistics.median(charged("outer") for _ in range(repeats))
+        self.remove()
+        self._per_call = max(0.0, leaf - bare_leaf)
+        self._per_child = max(0.0, outer - self._per_call - (bare_outer - bare_leaf))
+
+    def corrected(self, kind: str) -> float:
+        return max(0.0, self.own[kind] - self.calls[kind] * self._per_call - self.children[kind] * self._per_child)
 
 
 def split_worker(role: str, model: str, store: str, records: str, guarded: bool, requests: int,
@@ -199,14 +244,16 @@ def split_worker(role: str, model: str, store: str, records: str, guarded: bool,
         timer.install("guard", TiergateKVGuard)
     timed_outputs, _, timed_cpu = go(salt + 200)  # the attribution batch, on prompts of its own
     timer.remove()
+    timer.calibrate()
     failed = sum(1 for o in [*outputs, *timed_outputs] if o.outputs[0].finish_reason == "error")
     tokens = sum(len(o.outputs[0].token_ids) for o in outputs) if role == "kv_consumer" else sum(
         len(o.prompt_token_ids or []) for o in outputs)  # fmt: skip
     ttft = [o.metrics.first_token_latency for o in outputs if o.metrics is not None]
     print(json.dumps({"tokens_per_s": tokens / wall, "tokens_per_cpu_s": tokens / cpu, "failed": failed,
                       "ttft_median_ms": 1000 * statistics.median(ttft) if ttft else None, "cpu_s": cpu,
-                      "guard_cpu_share": timer.own["guard"] / timed_cpu,
-                      "transport_cpu_share": timer.own["inner"] / timed_cpu}))  # fmt: skip
+                      "guard_cpu_share": timer.corrected("guard") / timed_cpu,
+                      "guard_cpu_share_raw": timer.own["guard"] / timed_cpu, "guard_calls": timer.calls["guard"],
+                      "transport_cpu_share": timer.corrected("inner") / timed_cpu}))  # fmt: skip
 
 
 def run_split(mode: str, model: Path, tmp: Path, requests: int, max_tokens: int, salt: int) -> dict[str, dict]:
@@ -248,10 +295,11 @@ def split_main(rounds: int, requests: int, max_tokens: int) -> None:
             print(f"{label} guard/stock {key}: {statistics.median(ratios):.3f} (median of {len(pairs)} paired "
                   f"rounds; per round {', '.join(f'{r:.3f}' for r in ratios)})")  # fmt: skip
         shares = [g[role]["guard_cpu_share"] for g in results["guard"]]
+        raw = statistics.median(g[role]["guard_cpu_share_raw"] for g in results["guard"])
         transport = [x[role]["transport_cpu_share"] for v in results.values() for x in v]
         print(f"{label} guard's own CPU share: {100 * statistics.median(shares):.3f} % (per process "
-              f"{', '.join(f'{100 * x:.3f}' for x in shares)}); the transport's: "
-              f"{100 * statistics.median(transport):.1f} %")  # fmt: skip
+              f"{', '.join(f'{100 * x:.3f}' for x in shares)}; {100 * raw:.3f} % before taking out the timers' "
+              f"own cost); the transport's: {100 * statistics.median(transport):.1f} %")  # fmt: skip
 
 
 def run(mode: str, model: Path, tmp: Path, requests: int, max_tokens: int) -> dict:
