@@ -22,6 +22,9 @@ start never calls. While presidio is first imported, three things are different:
   where RE2 cannot) and refuses one that does not compile, naming it. A pattern from a user's
   recognizer file, made by presidio's loader, is still checked there (its error names the file
   and line). Together ≈ 1 s of CPU per start.
+* ``tldextract`` (with requests, urllib3 and filelock: ≈ 0.1 s), imported by presidio's
+  EmailRecognizer for its own ``validate_result``, is bound lazily: it loads on first attribute
+  use, which a default start never makes.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ __all__: list[str] = []
 _HIDDEN = ("torch", "transformers")
 _NLP = "presidio_analyzer.nlp_engine"
 _PATTERN = "presidio_analyzer.pattern"
+_LAZY = "tldextract"  # for presidio's EmailRecognizer alone, which tiers does not run (recognizers/contact.py)
 _lock = threading.Lock()
 _first_import = False  # True while presidio's own modules are being imported
 
@@ -62,11 +66,7 @@ def _torch_hidden() -> Iterator[None]:
 def _real_nlp() -> types.ModuleType:
     """The real ``presidio_analyzer.nlp_engine`` (and spaCy), imported on first need."""
     with _lock:
-        module = sys.modules.get(_NLP)
-        if module is None or getattr(module, "_tiers_stand_in", False):
-            with _torch_hidden():
-                module = importlib.import_module(_NLP)
-        return module
+        return importlib.import_module(_NLP)  # torch hidden by _Hooks
 
 
 class _Deferred:
@@ -132,27 +132,48 @@ def _checked_unless_ours(check: Callable[[str], None]) -> Callable[[str], None]:
     return validate
 
 
+def _wrap_exec(spec: importlib.machinery.ModuleSpec, around: Callable[[types.ModuleType], None]) -> None:
+    loader = spec.loader
+    assert loader is not None
+    loader.exec_module = around  # type: ignore[method-assign, assignment]  # this spec's loader instance only
+
+
 class _Hooks(importlib.abc.MetaPathFinder):
-    """Active during presidio's first import only: the NLP stand-in, and the Pattern check."""
+    """During presidio's first import: the NLP stand-in, lazy tldextract and the Pattern check.
+    Afterwards (it stays installed, for this one name): the real NLP package is imported with
+    torch hidden, however it is asked for (a deferred name, or ``import`` by anyone)."""
 
     def find_spec(self, name: str, path: Sequence[str] | None, target: types.ModuleType | None = None,
                   ) -> importlib.machinery.ModuleSpec | None:  # fmt: skip
-        if name == _NLP:
+        if name not in (_NLP, _PATTERN, _LAZY):
+            return None
+        if name == _NLP and _first_import:
             return importlib.util.spec_from_loader(name, _StandIn())
-        if name != _PATTERN:
+        if name != _NLP and not _first_import:
             return None
         spec = importlib.machinery.PathFinder.find_spec(name, path)
         if spec is None or spec.loader is None:
             return spec
-        loader = spec.loader
-        run = loader.exec_module
+        if name == _LAZY:
+            spec.loader = importlib.util.LazyLoader(spec.loader)
+            return spec
+        run = spec.loader.exec_module
 
-        def exec_module(module: types.ModuleType) -> None:
+        if name == _NLP:
+
+            def exec_nlp(module: types.ModuleType) -> None:
+                with _torch_hidden():
+                    run(module)
+
+            _wrap_exec(spec, exec_nlp)
+            return spec
+
+        def exec_pattern(module: types.ModuleType) -> None:
             run(module)
             cls = module.Pattern
             cls._Pattern__validate_regex = staticmethod(_checked_unless_ours(cls._Pattern__validate_regex))
 
-        loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's loader only
+        _wrap_exec(spec, exec_pattern)
         return spec
 
 
@@ -160,15 +181,13 @@ def _import() -> None:
     global _first_import
     if "presidio_analyzer" in sys.modules:
         return
-    hooks = _Hooks()
-    sys.meta_path.insert(0, hooks)
+    sys.meta_path.insert(0, _Hooks())
     _first_import = True
     try:
         with _torch_hidden():
             import presidio_analyzer  # noqa: F401 -- imported here for its side of the hooks above
     finally:
         _first_import = False
-        sys.meta_path.remove(hooks)
         stand_in = sys.modules.get(_NLP)
         if stand_in is not None and getattr(stand_in, "_tiers_stand_in", False):
             del sys.modules[_NLP]

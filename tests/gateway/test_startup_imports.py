@@ -5,7 +5,8 @@ interpreter imports the CLI (as ``tiergate serve`` does), builds the app from th
 (no file, an empty working directory: embedded SQLite) and runs its lifespan; then no module of
 the packages below may be in ``sys.modules``. PyTorch and transformers are installed beside the
 vLLM engine in this environment, so the check is meaningful here: presidio and spaCy's thinc
-reach for them whenever they are importable (``tiers/_presidio.py``).
+reach for them whenever they are importable (``tiers/_presidio.py``). A second start in the same
+directory (the database already migrated) must not load Alembic either.
 """
 
 from __future__ import annotations
@@ -31,7 +32,13 @@ LAZY = {
     "opentelemetry.exporter": "tracing is off by default",
     "asyncpg": "the default audit log is SQLite",
     "redis": "no redis_url by default: in-process limits",
+    "spacy": "presidio's NLP engines are deferred; no spacy_model by default",
+    "thinc": "spaCy's machine-learning layer, with spaCy",
+    "requests": "presidio's EmailRecognizer (tldextract) is bound lazily and never run",
+    "filelock": "tldextract's cache, with tldextract",
 }
+# What a restart (the schema already current) leaves out on top of LAZY.
+LAZY_ON_RESTART = {"alembic": "the database is at the newest revision: no migration to run"}
 
 _PROBE = """
 import asyncio, json, sys
@@ -59,11 +66,24 @@ def _loaded_after_default_start(tmp_path: Path) -> set[str]:
     return set(json.loads(out.stdout.splitlines()[-1]))
 
 
+def _offenders(loaded: set[str], lazy: dict[str, str]) -> dict[str, str]:
+    return {name: why for name, why in lazy.items() if any(m == name or m.startswith(name + ".") for m in loaded)}
+
+
 def test_default_start_imports_none_of_the_unused_stacks(tmp_path: Path) -> None:
     loaded = _loaded_after_default_start(tmp_path)
     assert "tiers.classifier" in loaded and "presidio_analyzer" in loaded  # the probe did start a server
-    offenders = {name: why for name, why in LAZY.items() if any(m == name or m.startswith(name + ".") for m in loaded)}
+    assert "alembic" in loaded  # a first start migrates the new database
+    offenders = _offenders(loaded, LAZY)
     assert not offenders, f"imported by a default-config start: {offenders}"
+
+
+def test_restart_on_a_current_schema_loads_no_migration_code(tmp_path: Path) -> None:
+    _loaded_after_default_start(tmp_path)  # creates ./var: database, secrets
+    loaded = _loaded_after_default_start(tmp_path)
+    assert "tiers.classifier" in loaded and "audit.store" in loaded
+    offenders = _offenders(loaded, {**LAZY, **LAZY_ON_RESTART})
+    assert not offenders, f"imported by a restart: {offenders}"
 
 
 @pytest.mark.skipif(find_spec("torch") is None, reason="PyTorch is not installed: nothing to hide")
