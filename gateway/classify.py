@@ -21,6 +21,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import multiprocessing
+import multiprocessing.reduction
 import os
 import signal
 from collections.abc import Callable
@@ -35,7 +36,7 @@ from gateway.parsing import ParsedBody, parse_body
 from tiers import Classifier, extract_content
 from tiers.content import TokenDecoder
 from tiers.errors import ContentError, TiersError
-from tiers.types import Content, Decision, Stripped, Tier
+from tiers.types import Content, Decision, Finding, Stripped, Tier
 
 __all__ = ["Classified", "ClassifierBusy", "ClassifyStep"]
 
@@ -189,9 +190,18 @@ _STEP: ClassifyStep | None = None
 _PR_SET_PDEATHSIG = 1
 
 
+def _finding_args(f: Finding) -> tuple[type[Finding], tuple[str, int, int, int, str, float]]:
+    return Finding, (f.entity_type, f.segment, f.start, f.end, f.recognizer, f.score)
+
+
 def _worker_init(step: ClassifyStep, parent: int) -> None:
     global _STEP
     _STEP = step
+    # A finding goes back to the gateway as its six fields, rebuilt there by one constructor call:
+    # the default pickling of a slotted frozen dataclass runs Python-level state code on both
+    # sides, ≈ 6 µs a finding (a 3 MB prompt full of e-mail addresses: 12,000 findings, 75 ms of
+    # both processes' CPU, against 20 ms this way). Only the pool's own pickler, in the workers.
+    multiprocessing.reduction.ForkingPickler.register(Finding, _finding_args)
     # The worker inherited the server's signal handling; it is the pool's to stop, and it must
     # not outlive a gateway that was killed (it holds copies of the server's sockets).
     signal.set_wakeup_fd(-1)

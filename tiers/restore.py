@@ -13,13 +13,18 @@ class Restorer:
 
     def __init__(self, mapping: Mapping[str, str]) -> None:
         self.mapping = dict(mapping)
-        keys = sorted(self.mapping, key=len, reverse=True)
-        self._re = re.compile("|".join(re.escape(k) for k in keys)) if keys else None
+        # Compiled on the first text that can hold a placeholder: a prompt with thousands of
+        # identifiers makes a pattern of thousands of alternatives (tens of milliseconds to
+        # compile), and most answers hold no "<" at all.
+        self._re: re.Pattern[str] | None = None
 
     def restore(self, text: str) -> str:
         """``text`` with placeholders replaced; text without placeholders is returned unchanged."""
-        if self._re is None or "<" not in text:
+        if not self.mapping or "<" not in text:
             return text
+        if self._re is None:
+            keys = sorted(self.mapping, key=len, reverse=True)
+            self._re = re.compile("|".join(re.escape(k) for k in keys))
         return self._re.sub(lambda m: self.mapping[m.group(0)], text)
 
 
