@@ -23,7 +23,7 @@ The load is wrk (one thread; `apt-get install wrk`), its Lua script numbering ev
 Python client costs more CPU per request than the proxy it measures, on the same two cores. The
 first byte comes from a blocking-socket client. Each target runs pinned to a CPU of its own, the
 load side and the mock on the rest (`--no-pin` to not). Rounds (`--repeats`) go over every cell and
-target in turn, so a shared machine's drift falls on all of them; the table gives the median over
+target in turn (every other round the targets in reverse order), so a shared machine's drift falls on all of them; the table gives the median over
 rounds with (min – max). The machine is printed at the start and the end. Figures are compared
 only within one run.
 """
@@ -703,8 +703,11 @@ def main() -> None:
                 targets.append(("litellm", lite_url, lite_key, lite.p.pid))
             bodies = {c: bodies_for(c, 2 if c.size >= MB else 16) for c in cells}
             for r in range(repeats):
+                # ABBA: every other round takes the targets after the direct call in reverse order,
+                # so that a drift of the shared machine over a round falls on all of them alike.
+                order = targets if r % 2 == 0 else [targets[0], *reversed(targets[1:])]
                 for cell in cells:
-                    for name, url, key, pid in targets:
+                    for name, url, key, pid in order:
                         ttfb_n = 0 if cell.size >= MB else (40 if cell.size <= 1024 else 20)
                         samples.append(measure_cell(name, url, key, pid, cell, r, seconds, counter, bodies[cell],
                                                     ttfb_n))  # fmt: skip
