@@ -10,14 +10,22 @@ Families:
 Recall: planted values covered whole by SECRET findings. Precision: SECRET findings that overlap a
 planted value, over all SECRET findings (the known negatives only add to the denominator).
 
-    .venv/bin/python bench/secret_recall.py [--values N]
+``--escaped``: the assignment values also get percent-escapes (``%22``, ``%42`` …) at random
+places, to compare against the plain figures. ``--cost``: what reading the text a second time
+with its escapes as written (the secret recognizers, ``Classifier._literal_scanner``) costs on
+``bench/classify.py``'s texts with one ``%20`` in them: the same classifier with that reading
+and with an empty one, interleaved ABBA, CPU time.
+
+    .venv/bin/python bench/secret_recall.py [--values N] [--escaped] [--cost]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -63,17 +71,62 @@ class Tally:
         return f"| {name} | {recall} | {precision} | {false} |"
 
 
-def _value(rnd: random.Random, forbidden: str) -> str:
+_ESCAPES = ["%22", "%27", "%42", "%25", "%3D", "%26", "%3B", "%23", "%40", "%2F", "%20", "%7B", "%3C"]
+
+
+def _value(rnd: random.Random, forbidden: str, escaped: bool = False) -> str:
     chars = [c for c in _ALPHABET if c not in forbidden]
-    body = "".join(rnd.choice(chars) for _ in range(rnd.randint(8, 32)))
-    return rnd.choice("abcdefghk") + body + rnd.choice("23456789")
+    pieces = [rnd.choice(chars) for _ in range(rnd.randint(8, 32))]
+    if escaped:
+        for _ in range(rnd.randint(1, 3)):
+            pieces.insert(rnd.randint(0, len(pieces)), rnd.choice(_ESCAPES))
+    return rnd.choice("abcdefghk") + "".join(pieces) + rnd.choice("23456789")
+
+
+def cost(clf: Classifier) -> None:
+    """CPU time of classify with and without the literal reading, on texts that trigger it."""
+    from bench.classify import make
+    from tiers.scanner import Scanner
+
+    with_literal = clf._literal_scanner
+    without = Scanner([], min_score=clf.config.min_score, context_window=clf.config.context_window)
+    print("| text | size | literal reading off | on | ratio (spread) |")
+    print("|---|---:|---:|---:|---:|")
+    for kind in ("prose", "code+env"):
+        for size, rounds in ((1_000, 400), (100_000, 20), (1_000_000, 4)):
+            text, _ = make(kind, size)
+            text = text[: len(text) // 2] + " a%20b " + text[len(text) // 2 :]
+            content = Content((Segment(("m",), text),))
+            times: dict[bool, list[float]] = {False: [], True: []}
+            ratios = []
+            for r in range(rounds):
+                pair = {}
+                for on in (False, True) if r % 2 == 0 else (True, False):  # ABBA
+                    clf._literal_scanner = with_literal if on else without
+                    t = time.process_time()
+                    clf.classify(content)
+                    pair[on] = time.process_time() - t
+                    times[on].append(pair[on])
+                ratios.append(pair[True] / pair[False])
+            clf._literal_scanner = with_literal
+            q = statistics.quantiles(ratios, n=4)
+            off, on_ = statistics.median(times[False]) * 1e3, statistics.median(times[True]) * 1e3
+            print(
+                f"| {kind} | {size:,} | {off:.2f} ms | {on_:.2f} ms | "
+                f"{statistics.median(ratios):.2f}x ({q[0]:.2f}–{q[2]:.2f}) |"
+            )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--values", type=int, default=20, help="generated values per syntax")
+    ap.add_argument("--escaped", action="store_true", help="percent-escapes in the assignment values")
+    ap.add_argument("--cost", action="store_true", help="only the cost of the literal reading")
     args = ap.parse_args()
     clf = Classifier(TiersConfig())
+    if args.cost:
+        cost(clf)
+        return
     rnd = random.Random(12)
     fams: dict[str, Tally] = defaultdict(Tally)
     formats = provider_formats()
@@ -86,7 +139,7 @@ def main() -> None:
         fams["provider tokens, by shape alone"].add(_spans(clf, token), (0, len(token)))
     for name, template, forbidden in SYNTAXES:
         for _ in range(args.values):
-            v = _value(rnd, forbidden)
+            v = _value(rnd, forbidden, args.escaped)
             text = template.format(v=v)
             s = text.index(v)
             fams["credential assignments (all syntaxes)"].add(_spans(clf, text), (s, s + len(v)))

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from bisect import bisect_right
 from collections import Counter
@@ -13,11 +14,11 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from . import _presidio  # noqa: F401  # first: presidio without PyTorch (tiers/_presidio.py)
-from presidio_analyzer import EntityRecognizer
+from presidio_analyzer import EntityRecognizer, PatternRecognizer
 
 from .config import TiersConfig
 from .errors import RecognizerError
-from .normalize import normalize_text, normalize_with_map
+from .normalize import OffsetMap, normalize_text, normalize_with_map
 from .policy import Policy, load_policy
 from .recognizers import build_registry
 from .scanner import Scanner
@@ -40,10 +41,81 @@ def _swallow_invisible(text: str, s: int, e: int) -> tuple[int, int]:
     return s, e
 
 
+# Entities whose recognizers also read the text with percent-escapes as written. A credential's
+# value is its spelling in most syntaxes (dotenv, YAML, JSON, shell, source code), and only some
+# carriers (query strings, form bodies) decode it: read decoded only, ``DB_PASSWORD="ab%22cd"``
+# ends at the decoded quote and ``aAAAABC%42`` reads as ``aAAAABCB``, too plain to be a token.
+# The decoded reading stays, since some credentials are visible only decoded (an encoded query
+# string inside a URL parameter: ``password%3Dhunter2``); the findings of both count, one value
+# once (``_with_literal``).
+_LITERAL_ENTITIES = frozenset({"SECRET"})
+
 # Segments up to this many characters are scanned together (see Classifier._batch_findings), with
 # a separator no recognizer's pattern spans in practice.
 _BATCH_CHARS = 512
 _SEPARATOR = "\n\x00\n"
+
+
+_ESCAPED = re.compile(r"%[0-9A-Fa-f]{2}")
+# Lines read literally before and after a line with an escape: a credential's value and what it
+# is judged by (its key, a ``.netrc`` entry's ``machine`` / ``login`` lines) lie within these.
+_LINES_BEFORE = 6
+_LINES_AFTER = 1
+
+
+def _escape_windows(text: str) -> list[tuple[int, int]]:
+    """The line ranges of a long segment that the literal reading scans: those around an escape.
+    Elsewhere both readings are the same text, and the decoded one has been scanned already; a
+    long document with one ``%20`` in a URL is not scanned twice whole. Linear in the text: no
+    line is searched more than once each way, however many escapes it holds."""
+    out: list[tuple[int, int]] = []
+    line_end = 0  # the end of the line of the last escape placed in a window
+    for m in _ESCAPED.finditer(text):
+        if m.start() < line_end:
+            continue  # that line's window is made
+        floor = out[-1][1] if out else 0
+        if m.start() >= floor:
+            lo = m.start()
+            for _ in range(_LINES_BEFORE + 1):
+                lo = text.rfind("\n", floor, lo)
+                if lo < 0:
+                    lo = floor - 1
+                    break
+            if not out or lo + 1 > floor:  # else it joins the window before
+                out.append((lo + 1, m.end()))
+        line_end = hi = _line_end(text, m.end())
+        for _ in range(_LINES_AFTER):
+            hi = _line_end(text, hi)
+        out[-1] = (out[-1][0], max(out[-1][1], hi))
+    return out
+
+
+def _line_end(text: str, pos: int) -> int:
+    """The offset after the line break that ends the line at ``pos`` (the text's end if none)."""
+    k = text.find("\n", pos)
+    return len(text) if k < 0 else k + 1
+
+
+def _with_literal(found: list[Finding], literal: Iterable[Finding]) -> list[Finding]:
+    """``found`` (of the decoded reading) with the findings of the literal one, each value
+    counted once: a finding inside one of the same type and segment from the other reading gives
+    way to it (the same span: the decoded one stays). One sweep in start order, so a long text
+    full of secrets costs no more than sorting its findings."""
+    tagged = sorted(
+        [(f, 0) for f in found] + [(f, 1) for f in literal],
+        key=lambda p: (p[0].segment, p[0].entity_type, p[0].start, -p[0].end, p[1]),
+    )
+    out: list[Finding] = []
+    place: tuple[int, str] | None = None
+    reach = [-1, -1]  # per reading, the furthest end of a finding kept at this place so far
+    for f, tag in tagged:
+        if (f.segment, f.entity_type) != place:
+            place, reach = (f.segment, f.entity_type), [-1, -1]
+        if reach[1 - tag] >= f.end:
+            continue  # the other reading has a finding from at or before f.start to past f.end
+        reach[tag] = max(reach[tag], f.end)
+        out.append(f)
+    return out
 
 
 class DeadlineExceeded(Exception):
@@ -74,6 +146,16 @@ class Classifier:
             self.registry.add_recognizer(rec)
         self._scanner = Scanner(
             self.registry.recognizers,
+            min_score=self.config.min_score,
+            context_window=self.config.context_window,
+            regex_timeout=self.config.regex_timeout_seconds,
+        )
+        self._literal_scanner = Scanner(
+            [
+                r
+                for r in self.registry.recognizers
+                if isinstance(r, PatternRecognizer) and _LITERAL_ENTITIES.intersection(r.supported_entities)
+            ],
             min_score=self.config.min_score,
             context_window=self.config.context_window,
             regex_timeout=self.config.regex_timeout_seconds,
@@ -122,52 +204,95 @@ class Classifier:
                 small.append(i)
                 continue
             norm, offsets = normalize_with_map(seg.text)
-            # The key or short text just before a long value is its context ("ssn": "…"): it is
-            # scanned in front of it, and hits inside it are the batch's to report.
-            lead = self._lead(content, i)
-            checkpoint()
-            for h in self._scanner.scan(lead + norm, checkpoint):
-                if h.end <= len(lead):
-                    continue
-                hs, he = max(h.start - len(lead), 0), h.end - len(lead)
-                s, e = _swallow_invisible(seg.text, *offsets.span(hs, he))
-                out.append(Finding(h.entity, i, s, e, h.recognizer, h.score))
+            found = list(self._long_findings(self._scanner, content, i, norm, offsets, True, checkpoint))
+            if "%" in seg.text:
+                literal, literal_map = normalize_with_map(seg.text, percent=False)
+                if literal != norm:
+                    more = [
+                        f
+                        for lo, hi in _escape_windows(literal)
+                        for f in self._long_findings(
+                            self._literal_scanner, content, i, literal, literal_map, False, checkpoint, lo, hi
+                        )
+                    ]
+                    found = _with_literal(found, more)
+            out.extend(found)
         out.extend(self._batch_findings(content, small, checkpoint))
         if self._nlp is not None:
             out.extend(self._nlp_findings(content, checkpoint))
         out.sort(key=lambda f: (f.segment, f.start))
         return out
 
-    def _lead(self, content: Content, i: int) -> str:
+    def _long_findings(
+        self,
+        scanner: Scanner,
+        content: Content,
+        i: int,
+        norm: str,
+        offsets: OffsetMap,
+        percent: bool,
+        checkpoint: Callable[[], None],
+        lo: int = 0,
+        hi: int | None = None,
+    ) -> Iterable[Finding]:
+        """Findings of ``scanner`` in segment ``i``, normalised to ``norm`` (with or without
+        ``percent``-decoding), or in its lines ``norm[lo:hi]``."""
+        text = content.segments[i].text
+        # The key or short text just before a long value is its context ("ssn": "…"): it is
+        # scanned in front of it, and hits inside it are the batch's to report.
+        lead = self._lead(content, i, percent) if lo == 0 else ""
+        checkpoint()
+        for h in scanner.scan(lead + norm[lo:hi], checkpoint):
+            if h.end <= len(lead):
+                continue
+            hs, he = max(h.start - len(lead), 0) + lo, h.end - len(lead) + lo
+            s, e = _swallow_invisible(text, *offsets.span(hs, he))
+            yield Finding(h.entity, i, s, e, h.recognizer, h.score)
+
+    def _lead(self, content: Content, i: int, percent: bool = True) -> str:
         """The short segment before segment ``i`` (its key, or the message before), normalised
         and cut to the context window, with the batch's separator; empty if there is none."""
         if i == 0 or len(content.segments[i - 1].text) > _BATCH_CHARS:
             return ""
-        prev = normalize_text(content.segments[i - 1].text)[-self.config.context_window :]
+        prev = normalize_with_map(content.segments[i - 1].text, percent=percent)[0][-self.config.context_window :]
         return prev + _SEPARATOR if prev else ""
 
-    def _batch_findings(
-        self, content: Content, indexes: list[int], checkpoint: Callable[[], None]
-    ) -> Iterable[Finding]:
+    def _batch_findings(self, content: Content, indexes: list[int], checkpoint: Callable[[], None]) -> list[Finding]:
         """Short segments (keys, enums, metadata values, short messages) scanned as one text: a
         scan costs ~15 µs however short its text, and a request may carry thousands of them.
         Neighbours also give each other context ("ssn": "…"). A hit that crosses a separator
         is kept in every segment it touches (a value split over two keys still counts)."""
         if not indexes:
-            return
-        norms = []
-        maps = []
+            return []
+        texts = [content.segments[i].text for i in indexes]
+        decoded = [normalize_with_map(t) for t in texts]
+        found = list(self._joined_findings(self._scanner, content, indexes, decoded, checkpoint))
+        literal = [normalize_with_map(t, percent=False) if "%" in t else d for t, d in zip(texts, decoded)]
+        if any(lit[0] != dec[0] for lit, dec in zip(literal, decoded)):
+            more = self._joined_findings(self._literal_scanner, content, indexes, literal, checkpoint)
+            found = _with_literal(found, more)
+        return found
+
+    def _joined_findings(
+        self,
+        scanner: Scanner,
+        content: Content,
+        indexes: list[int],
+        normalised: list[tuple[str, OffsetMap]],
+        checkpoint: Callable[[], None],
+    ) -> Iterable[Finding]:
+        """Findings of ``scanner`` in the segments ``indexes``, normalised to ``normalised``,
+        scanned joined by the separator."""
+        norms = [norm for norm, _ in normalised]
+        maps = [offsets for _, offsets in normalised]
         starts = []
         pos = 0
-        for i in indexes:
-            norm, offsets = normalize_with_map(content.segments[i].text)
-            norms.append(norm)
-            maps.append(offsets)
+        for norm in norms:
             starts.append(pos)
             pos += len(norm) + len(_SEPARATOR)
         joined = _SEPARATOR.join(norms)
         checkpoint()
-        for h in self._scanner.scan(joined, checkpoint):
+        for h in scanner.scan(joined, checkpoint):
             k = max(0, bisect_right(starts, h.start) - 1)
             while k < len(indexes) and starts[k] < h.end:
                 lo = max(h.start, starts[k]) - starts[k]

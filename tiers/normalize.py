@@ -6,8 +6,9 @@ forms, look-alike letters, foreign digits or percent-encoding are still seen; st
 
 1. percent-encoded characters are decoded: ``jane%40example.com`` -> ``jane@example.com``,
    UTF-8 sequences (``%D0%B0``) as one character, and ``%25XX`` (encoded twice) as ``XX`` would
-   be. Only printable ASCII and valid UTF-8 decode; anything else stays as written. The decoded
-   character then goes through the steps below, and maps back to its whole escape;
+   be (as ``%XX`` where that is no text). Only printable ASCII and valid UTF-8 decode; anything
+   else stays as written. The decoded character then goes through the steps below, and maps
+   back to its whole escape;
 2. format characters (category Cf: zero-width, soft hyphen, bidi controls, tags …) and a few
    invisible fillers are dropped;
 3. NFKC (fullwidth, ligatures, compatibility digits and letters);
@@ -141,18 +142,25 @@ def _decode_escapes(text: str) -> list[tuple[int, int, str]]:
             try:
                 ch = bytes(b for _, _, b in group).decode("utf-8")
             except UnicodeDecodeError:
+                pass
+            else:
+                out.append((s, group[-1][1], ch))
+                i += size - 1
                 continue
-            out.append((s, group[-1][1], ch))
-            i += size - 1
+        if e - s == 5:
+            # "%25DB" whose "%DB" is no text: one level of decoding still makes it "%DB" (as
+            # "%25" before anything else is "%"), so that "%25VAR%25" reads "%VAR%"
+            out.append((s, s + 3, "%"))
     return out
 
 
-def _edits(text: str, tables: _Tables) -> list[tuple[int, int, str]]:
+def _edits(text: str, tables: _Tables, percent: bool) -> list[tuple[int, int, str]]:
     """Spans of ``text`` whose normal form differs in length from them, with that normal form:
-    decoded escapes and characters that the table resizes. Everything else maps 1:1."""
+    decoded escapes (if ``percent``) and characters that the table resizes. Everything else maps
+    1:1."""
     table = tables.table
     out: list[tuple[int, int, str]] = []
-    if "%" in text:
+    if percent and "%" in text:
         out = [(s, e, table.get(ord(ch), ch)) for s, e, ch in _decode_escapes(text)]
     if text.isascii():
         return out
@@ -217,14 +225,18 @@ class OffsetMap:
         return s, e
 
 
-def normalize_with_map(text: str) -> tuple[str, OffsetMap]:
-    """Normalise ``text`` and return the map from normalised offsets to original offsets."""
+def normalize_with_map(text: str, *, percent: bool = True) -> tuple[str, OffsetMap]:
+    """Normalise ``text`` and return the map from normalised offsets to original offsets.
+
+    ``percent=False`` leaves percent-escapes as written (steps 2-5 only): the literal reading
+    that the secret recognizers also get, since a credential's value is its spelling in most
+    syntaxes (a ``%22`` in a dotenv value is three characters of it, not a closing quote)."""
     ascii_text = text.isascii()
-    if ascii_text and "%" not in text:
+    if ascii_text and ("%" not in text or not percent):
         return text, OffsetMap()
     tables = _get_tables()
     table = tables.table
-    edits = _edits(text, tables)
+    edits = _edits(text, tables, percent)
     if not edits:
         return (text if ascii_text else text.translate(table)), OffsetMap()
     parts: list[str] = []

@@ -133,6 +133,20 @@ def test_offset_map_round_trip_with_escapes(text: str) -> None:
         assert offsets.span(0, len(norm))[1] <= len(text)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(_PERCENT_PIECES), max_size=12).map("".join))
+def test_literal_reading_keeps_escapes_and_folds_the_rest(text: str) -> None:
+    """``percent=False`` keeps every escape as written, otherwise normalises as the decoded
+    reading does, and maps back the same way: what the secret recognizers read literally."""
+    norm, offsets = normalize_with_map(text, percent=False)
+    assert norm.count("%") == text.count("%")
+    assert norm == normalize_text(text.replace("%", "\x00")).replace("\x00", "%")
+    for i in range(len(norm)):
+        s, e = offsets.span(i, i + 1)
+        assert 0 <= s < e <= len(text)
+        assert norm[i] in normalize_text(text[s:e].replace("%", "\x00")).replace("\x00", "%")
+
+
 @pytest.mark.parametrize(
     ("text", "normal", "whole"),
     [

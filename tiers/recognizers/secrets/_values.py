@@ -2,6 +2,17 @@
 
 Shared by the provider shapes (a ``ghp_xxxx…`` in documentation is no token) and the
 assignments (``PASSWORD=changeme``, ``${VAR}``, ``<your-key>``, ``****``).
+
+A value may hold percent-escapes: the secret recognizers also read the text with escapes as
+written (see ``Classifier``), and then a value has two spellings, as written and as decoded.
+Which one is the credential depends on the carrier, and the recognizer cannot tell: a dotenv,
+YAML or shell value is its literal characters (``aAAAABC%42`` is ten of them), a query string's
+is decoded (``p%40ss`` is ``p@ss``). So a value counts as random (or long, or varied) when
+*either* spelling does: judging only the decoded one passed ``aAAAABC%42`` as ``aAAAABCB``, 1.75
+bits a character. A placeholder is a matter of meaning, not of spelling: ``%24%7BVAR%7D`` is
+``${VAR}`` to whatever reads it, and nobody's password is literally that, so a value is a
+placeholder when either spelling is one (except for being short: ``a%42c`` decoding to three
+characters does not make five written ones a placeholder).
 """
 
 from __future__ import annotations
@@ -10,7 +21,9 @@ import math
 import re
 from collections import Counter
 
-__all__ = ["entropy", "is_placeholder", "looks_random", "mixed_classes"]
+from ...normalize import normalize_text
+
+__all__ = ["entropy", "is_placeholder", "looks_random", "mixed_classes", "spellings"]
 
 # Words that make up template values ("your-api-key-here", "example_password", "dummy-token").
 _PLACEHOLDER_WORDS = frozenset(
@@ -100,11 +113,24 @@ def mixed_classes(value: str) -> int:
     return any(c.islower() for c in value) + any(c.isupper() for c in value) + any(c.isdigit() for c in value)
 
 
+def spellings(value: str) -> tuple[str, ...]:
+    """``value`` as written and, if it holds percent-escapes that decode, as decoded (see the
+    module docstring)."""
+    if "%" not in value:
+        return (value,)
+    decoded = normalize_text(value)
+    return (value,) if decoded == value else (value, decoded)
+
+
 def is_placeholder(value: str) -> bool:
-    """A template, mask, reference or example rather than a credential."""
+    """A template, mask, reference or example rather than a credential, in either spelling."""
+    return any(_placeholder(v, short=i == 0) for i, v in enumerate(spellings(value)))
+
+
+def _placeholder(value: str, short: bool) -> bool:
     v = value.strip()
     low = v.lower()
-    if len(v) < 4 or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v):
+    if (short and len(v) < 4) or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v):
         return True
     if _MASK_RUN.search(v) or len(set(low)) <= 2:
         return True
@@ -120,10 +146,9 @@ def is_placeholder(value: str) -> bool:
 
 
 def looks_random(value: str, min_len: int = 12) -> bool:
-    """Long enough, several character classes and enough entropy to be machine-made."""
-    return (
-        len(value) >= min_len
-        and mixed_classes(value) >= 2
-        and entropy(value) >= 3.0
-        and not any(c.isspace() for c in value)
+    """Long enough, several character classes and enough entropy to be machine-made, in either
+    spelling."""
+    return any(
+        len(v) >= min_len and mixed_classes(v) >= 2 and entropy(v) >= 3.0 and not any(c.isspace() for c in v)
+        for v in spellings(value)
     )

@@ -19,7 +19,7 @@ from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
 from ._keys import Strength, key_strength
-from ._values import entropy, is_placeholder, looks_random, mixed_classes
+from ._values import entropy, is_placeholder, looks_random, mixed_classes, spellings
 
 __all__ = ["AssignmentRecognizer", "MarkupRecognizer"]
 
@@ -88,9 +88,16 @@ def _unquote(body: str) -> tuple[int, int] | None:
 def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = False) -> bool:
     """Whether ``value`` assigned to a key of ``strength`` is a credential. ``tight``: written
     ``KEY=value`` without spaces (dotenv, properties, shell), where a dotted value with digits
-    is a value, not an attribute path."""
+    is a value, not an attribute path.
+
+    A value with percent-escapes is judged in both spellings (``_values``): a placeholder in
+    either is none, otherwise it counts if either spelling would."""
     if strength is Strength.NONE or is_placeholder(value):
         return False
+    return any(_accept_spelling(v, strength, quoted) for v in spellings(value))
+
+
+def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
     if value[:4].lower() == "urn:" or (not quoted and any(c in value for c in "\"'")):
         return False  # a URN names a type ("urn:ietf:params:oauth:…"); a quote ends a string we were in
     if not quoted and (_CODE_REF.match(value) and not any(c.isdigit() for c in value)):
