@@ -10,7 +10,15 @@ lower-case and accent-folded, as the scanner sees text.
 
 from __future__ import annotations
 
-__all__ = ["AMBIGUOUS_GIVEN_NAMES", "COMMON_WORDS", "NOT_GIVEN_NAMES", "SURNAME_WORDS", "is_common"]
+__all__ = [
+    "AMBIGUOUS_GIVEN_NAMES",
+    "COMMON_WORDS",
+    "NOT_GIVEN_NAMES",
+    "NOT_SURNAMES",
+    "SURNAME_WORDS",
+    "WEAK_GIVEN_NAMES",
+    "is_common",
+]
 
 _MONTHS_DAYS = """
 january february march april may june july august september october november december
@@ -53,6 +61,38 @@ guy ernst kurt gunther
 _SURNAME_WORDS = """
 hill lane wood stone park hall king young brown white black green gray grey long short bishop
 church field banks page rose bell cross marsh moss street rich noble bright strong sharp dean
+"""
+
+# census surnames (._surnames) that are more often ordinary words, places or terms of code and
+# documentation: not a part of joined surnames ("Client-Server", "Black and White") nor the
+# surname after a weak given name ("Chelsea Flower Show")
+_NOT_SURNAMES = """
+black white green brown gray grey red blue gold silver golden old little small rich noble bright
+sharp sweet fair good best well hand post bank art form stelle
+client server service model filter string list hash key block case test agent value host keys
+range super line weight start check height forward body core bias mask call read root parent
+frame given real current sum files max min top bottom front back side end speed size width
+depth count score level limit load time temp rank mode state stack heap queue cluster node
+lake bay island rock shore beach forest mountain valley tower gate port bridge castle land home
+house palace league garden gardens
+queen prince duke lord pope knight major general marshal sergeant
+summer winter spring autumn
+london paris berlin rome madrid vienna prague dublin york boston chicago denver phoenix
+georgia virginia carolina florida england france germany holland ireland scotland wales spain
+italy china japan india russia poland norway sweden denmark finland belgium austria hungary
+greece turkey canada mexico brazil chile peru cuba israel egypt kenya african english french
+german irish dutch swiss
+power price cash money rate cost pay bill order sale trade market deal click mail media co
+flower rose lily daisy ivy holly pearl ruby jade crystal amber coral honey sugar salt pepper
+apple orange lemon berry cherry olive rice bean corn wheat
+"""
+
+# given names that are ordinary words, places or months too (and so kept out of the gazetteer
+# by _NOT_GIVEN): a person's given name right before a census surname that is no word itself
+# ("Amber Howard", "Max Müller", "Dawn O'Neill"), never alone ("Amber alert", "Max Price")
+_WEAK_GIVEN = """
+amber chelsea dawn virginia daisy holly ivy iris lily ruby pearl jade crystal rose faith hope joy
+olive autumn summer georgia victoria florence austin jordan madison dakota carolina max bill
 """
 
 _COMMON = """
@@ -129,6 +169,10 @@ claude anthropic openai chatgpt gpt gemini copilot codex llama mistral hypothesi
 COMMON_WORDS: frozenset[str] = frozenset((_MONTHS_DAYS + _COMMON).split())
 AMBIGUOUS_GIVEN_NAMES: frozenset[str] = frozenset(_AMBIGUOUS.split()) - COMMON_WORDS
 SURNAME_WORDS: frozenset[str] = frozenset(_SURNAME_WORDS.split())
+NOT_SURNAMES: frozenset[str] = frozenset((_NOT_SURNAMES + _MONTHS_DAYS).split())
+"""Census surnames that are not a surname where a name's shape alone has to decide."""
+WEAK_GIVEN_NAMES: frozenset[str] = frozenset(_WEAK_GIVEN.split())
+"""Given names that are words too; they start a name only before a census surname."""
 """Ordinary words that complete a name right after a given name ("Anthony Hill")."""
 """Given names that are words too; they start a name only before an unambiguous surname."""
 """Capitalised words that are never a name's part here."""

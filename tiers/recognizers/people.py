@@ -5,7 +5,9 @@ microseconds per kilobyte, and nothing may be downloaded):
 
 * a given name from the gazetteer (:mod:`._given_names`) followed by one or two capitalised
   words or an upper-case surname: "Maria Gonzalez", "Jean-Luc Picard", "Hans-Peter MÜLLER",
-  "Anna von Berg"; and the list form "Gonzalez, Maria";
+  "Anna von Berg"; and the list form "Gonzalez, Maria"; a given name that is a word too
+  ("Amber", "Dawn", "Max": ``WEAK_GIVEN_NAMES``) only right before a common census surname that
+  is no word (:mod:`._surnames`): "Dawn Brennan", "Max Müller", not "Max Price";
 * a title or honorific and any capitalised words: "Dr. Okonkwo", "Frau Wiśniewska",
   "Mme Lefèvre", "Prof. Dr. Kai Brandt";
 * a role or greeting word and any capitalised words: "approved by T. Nakamura", "erstellt von
@@ -27,7 +29,8 @@ from presidio_analyzer import Pattern
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position
 from ._given_names import given_names
-from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, SURNAME_WORDS, is_common
+from ._surnames import is_plain_surname, is_surname
+from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, SURNAME_WORDS, WEAK_GIVEN_NAMES, is_common
 
 __all__ = ["GivenNamePersonRecognizer", "TitledPersonRecognizer", "person_recognizers"]
 
@@ -104,6 +107,7 @@ _PLACEHOLDER_NAMES = frozenset(
 _PLACE_PREFIXES = frozenset("los las new san santa santo sao saint sainte st fort port mount lake el".split())
 _UMLAUT_SPELLING = re.compile(r"([uoa])e")
 _DERIVED = ("ing", "ed", "ly", "tion", "ment", "ness", "able", "ible", "ity", "ive", "ize", "ise", "ful", "less")
+_WEAK_SURNAME_RANK = 10_000
 _ENUMERATION_AFTER = re.compile(r"[ ]*(?:,|(?:and|or|und|oder|et|ou)[ ])")
 
 
@@ -144,7 +148,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
     def _refine(self, text: str) -> tuple[int, int] | None:
         """The name in a candidate: from its first given name that a surname follows, up to
         an ordinary word; None when there is none."""
-        if not any(self._is_given(w.rstrip(".,")) for w in text.split()):
+        if not any(self._is_given(w.rstrip(".,")) or w.lower() in WEAK_GIVEN_NAMES for w in text.split()):
             return None  # most candidates: capitalised words without a given name
         words = _WORDS.findall(text)
         if "," in text:  # the list form: the given name comes last ("Certainly, Jane" is none)
@@ -161,7 +165,15 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         previous = ""
         for m in _WORDS.finditer(text):
             word = m.group().rstrip(".")
-            if self._is_given(word) and previous.lower() not in _PLACE_PREFIXES:
+            if previous.lower() in _PLACE_PREFIXES:
+                pass
+            elif word.lower() in WEAK_GIVEN_NAMES and not self._is_given(word):
+                # "Amber", "Dawn", "Max": a name only before a census surname that is no word
+                # ("Dawn Brennan", "Max Muller"; not "Max Price", "Amber Alert", "Chelsea Flower")
+                after = _WORDS.match(text, m.end() + 1)
+                if after is not None and after.start() == m.end() + 1 and self._weak_surname(after.group()):
+                    return m.start(), after.end()
+            elif self._is_given(word):
                 keep = m.start() + _until_common(text[m.start() :])
                 name = _WORDS.findall(text[m.start() : keep])
                 after = _WORDS.match(text, m.end() + 1) if len(name) == 1 else None
@@ -172,6 +184,19 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                     return m.start(), keep
             previous = word
         return None
+
+    @staticmethod
+    def _weak_surname(word: str) -> bool:
+        w = word.rstrip(".")
+        # a common surname only (the census's first 10,000: Brennan 744, Muller 1345): the rare
+        # ones are words as often ("Alert", "Show" rank beyond 20,000)
+        return (
+            w[:1].isupper()
+            and not w.isupper()
+            and not w.lower().endswith(_DERIVED)
+            and is_plain_surname(w)
+            and is_surname(w, _WEAK_SURNAME_RANK)
+        )
 
     def _surname_holds(self, given: str, surname: str) -> bool:
         if given.lower() in AMBIGUOUS_GIVEN_NAMES:

@@ -22,6 +22,7 @@ from .contact import EmailAddressRecognizer, PhoneNumberRecognizer
 from .domain import configured_domain_recognizers, default_domain_recognizers
 from .european import european_id_recognizers
 from .financial import CardColumnRecognizer, CardRecognizer, IbanCodeRecognizer
+from .firms import firm_recognizers
 from .markers import default_marker_recognizers
 from .names import known_names
 from .national import national_id_recognizers
@@ -72,6 +73,7 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
         *european_id_recognizers(),
         *person_recognizers(),
         OrganizationRecognizer(),
+        *firm_recognizers(),
         AddressRecognizer(),
         DateOfBirthRecognizer(),
         *default_marker_recognizers(cfg.extra_markers),
