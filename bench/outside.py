@@ -4,15 +4,18 @@ name list configured.
     .venv/bin/python bench/outside.py                  # all three parts
     .venv/bin/python bench/outside.py --part repos     # or faker, secrets
     .venv/bin/python bench/outside.py --show 40        # list the values behind Tier 2 files
+    .venv/bin/python bench/outside.py --part repos --group "fifth"   # one group of packages
 
 * ``repos``: the source trees of packages installed in the virtualenv (real code from PyPI, as a
   coding agent sends it), file by file: the share of files raised to Tier 2 by values that
   identify nobody, and every Tier 3 file. Whether a value identifies somebody was judged by
   reading it (``IDENTIFYING``: author credits, maintainers' addresses, companies in licence
-  headers); everything else found counts against us. Four groups: the six packages the issue
-  names (the fixes of this stop were made by looking at them), a second group looked at once
-  after the first fixes, a third measured before looking at it and then tuned on too, and a
-  fourth never looked at before its figure was written down (held out).
+  headers; ``IDENTIFYING_HELD_OUT`` for the fourth group); everything else found counts against
+  us (``NOBODY`` lists what was read and judged so; ``--show`` marks the rest "unread"). Five
+  groups: the six packages the issue names (the fixes of this stop were made by looking at them),
+  a second group looked at once after the first fixes, a third measured before looking at it and
+  then tuned on too, a fourth held out until its first figure and then fixed in general from its
+  values, and a fifth fixed before looking at any of its findings and not tuned on.
 * ``faker``: EN/DE/FR documents whose names, companies, addresses and dates of birth come from
   the Faker package (MIT; its locale providers), carriers written here
   (``tests/tiers/faker_documents.py``); recall per family and language, stray findings, and
@@ -79,6 +82,22 @@ GROUPS = {
         "cloudpathlib",
         "packaging",
     ],
+    # Fixed on 2026-12-01 at 15:20 UTC, before any finding in these trees was looked at (only their
+    # names and file counts were): installed packages no earlier group holds. Not tuned on.
+    "fifth group (held out, fixed before looking)": [
+        "werkzeug",
+        "urllib3",
+        "websockets",
+        "fastapi",
+        "jsonschema",
+        "email_validator",
+        "cryptography",
+        "tqdm",
+        "psutil",
+        "mcp",
+        "polyfactory",
+        "tldextract",
+    ],
 }
 SUFFIXES = {
     ".py",
@@ -120,8 +139,100 @@ IDENTIFYING = frozenset(
 )
 
 
+def _judged(block: str) -> frozenset[str]:
+    return frozenset(v for line in block.strip().splitlines() for v in line.strip().split("|"))
+
+
+# The held-out group's names, companies and mailboxes, read one by one on 2026-12-01 (issue 12):
+# authors in networkx's citations, contributors and maintainers in credits and licence headers,
+# publishers and copyright holders (Nominum, Red Hat), and dnspython's doctest address
+# 2001:4b98::1 (a real provider's allocation). A span cut across two real authors' names ("Gao,
+# Richard" of "Yu Gao, Richard Peng") identifies: all it covers are real people's names. One with
+# a word that is no name in it ("Vijay Approximation") does not, and is judged with NOBODY.
+IDENTIFYING_HELD_OUT = _judged(
+    """
+    Abraham Berman|Abu-Aisheh, Romain|Academic Press Inc.|Addison Wesley Professional|Addison-Wesley
+    Addison-Wesley Publishing|Adobe Systems Incorporated|Adrian Kosowski|Akiko Takeda|Akira Tanaka|Alan Frieze
+    Alderson, John|Alex Levenson|Ali Faraji|Alois P. Heinz|Amin Saberi|Andrea Lancichinetti|Andrea Marino
+    Andrej Mrvar|Andrew Murray|Anne & Blair|Anne-Marie Kermarrec|Anthony Perez|Antony Bonato|Anuska Ferligoj
+    Aric Hagberg|Ashish Kulkarni|Backstrom, Jon|Ballesteros, Jordi|Bartolo Luque|Bayati, Jeong|Berry, Anne
+    Berry, Anne & Blair|Bing-Hong|Blair, Jean|Boris Pittel|Bradonjić, Aric|Brandes, Marco|Brandes, Thomas
+    Brin, Sergey|Bruno Sericola|Burkhardt, Vance|Burt, Ronald|CORESEC SYSTEMS AB|Carl D. Meyer|Carlo Sansone
+    Carmi, Shlomo|Carsten Wiuf|Chandra Chekuri|Charalampos Tsourakakis|Charikar, Moses|Chen, Yang|Christian Pich
+    Christopher Ellison|Christos Giatsidis|Chung-Graham|Clauset, Aaron|Clémence Magnien|Cooper, Keith
+    Cordella, Pasquale|Coresec Systems AB|Cristopher Moore|D. Eppstein|Danial Sandler|Daniel Fleischer
+    David Alderson|David Aldous|David Alexander|David Eppstein|David Eppstein's|David G. Harris|David Gleich
+    David Krackhardt|David Rappaport|David W. Matula|Deo, Janusz|Derek Schwalenberg|Derényi, Illés
+    Desmond J. Higham|Di Wang|Diederik van Liere|Dimitrios M. Thilikos|Dominguez-Garcia|Dominguez-Garcia, Luca
+    Donald E. Knuth|Donald Stufft|Donetti, Miguel|Doreian, Vladimir|Dorothea Wagner|Dugué, Anthony
+    Duncan J. Watts|Ed Rothberg|Edmund Landau|Edward M. Reingold|Ekkehard Köhler|Elidan, Stephen
+    Elizabeth Scott's|Ellis-Monaghan|Endre Tarjan|Eran Shir|Erdős, Péter|Erez Shinan|Erik van Blokland
+    Ernesto Estrada|Erwig, Martin|Estrada, Desmond|Estrada, Juan|Etsuji Tomita|Fan Chung|Fan Chung-Graham
+    Fernando Ballesteros|Filippo Radicchi|Finn V. Jensen|Foggia, Carlo|Franco Saliola|Frank Harary|Frank Jensen
+    Frederik Berlaen|Frieze, Paul|Fruchterman, Thomas|Funk, Russell|Gabow, Harold|Gaertler, Dorothea|Gal Elidan
+    Gao, Min-Yen|Gao, Richard|Gergely Palla|Giatsidis, Dimitrios|Gilles Trédan|Grossi, Leonardo|Gutman, Juan
+    Hadi Katebi|Hanjo Taubig|Hans J. Herrmann|Hans L. Bodlaender|Harary, Frank, and Norman|Harvey, Timothy
+    Havlin, Scott|Heggernes, Pinar|Hicks, Illya|Hébert-Dufresne|Igor L. Markov|Imre Derényi|Ivan Gutman
+    Jack Edmonds|James Andrew Storer|James P. Crutchfield|Janusz S. Kowalik|Jason Owen-Smith|Jens M. Schmidt
+    Jeong Han Kim|Jian-Guo Liu|Jim Fill's|Jin Y. Yen|Joel C. Miller|Joel Friedman|Joel Miller|John C. Doyle
+    John E. Hopcroft|John Hopcroft|John Whitington|Jon Kleinberg|Jon Olav Vik|Jonathan D. Zwi|Joop Leo
+    Jordi Luque|Jordi Torrents|Jorge Carlos Valverde-Rebaza|Josiah Carlson's|José Antonio de la Peñaa
+    José Padilla|Juan Carlos Nuno|Juan Rada|Julian J. McAuley|Julius Petersen|Karen Stephenson
+    Karsten M. Borgwardt|Katebi, Karem|Keith M. Briggs|Kennedy, Ken|Kermarrec, Erwan|Khuller, Samir|Kim Sneppen
+    Kirkpatrick, Yuval|Knuth, Donald|Konstantin Batygin|Konstantinos Christopoulos|Konstantinos Tsichlas
+    Krackhardt, David|Krzysztof Manuszewski|Kurt Mehlhorn|Kwang-Il Goh|Lancichinetti, Santo|Langville, Amy
+    Lars Backstrom|Lei Wang|Leland L. Beck|Lengauer, Thomas|Leo Katz|Leonardo Lanzi|Li, David|Lilla Vicsek
+    Lin, Shen|Lind, Marta|Linotype-Hell AG|Linton C. Freeman|Liu, Bing-Hong|Lovro Šubelj|Luc Devroye
+    Luca Donetti|Lucas Cimon|Luciano da Fontoura|Luigi P. Cordella|Lun Li|Luque, Fernando|Maciej Liśkiewicz
+    Maciej M. Syslo|Maciej M. Sysło|Madarasi, Péter|Mahendra Piraveenan|Manuel R. Torres|Marco Gaertler
+    Marcus Kaiser|Mariano Reingart|Mario Vento|Mark E. J. Newman|Mark Newman|Mark Newman's|Marta C. González
+    Marvin Zelen|Massimo Marchiori|Mathieu Fenniak|Matjaz Zaversnik|Matthew Suderman|Matthieu Latapy
+    Maurice G. Kendall|Maxime Petazzoni|McAuley, Luciano|Mehlhorn, Kurt|Merrer, Bruno|Michalis Vazirgiannis
+    Michel Habib|Mikhail Prokopenko|Milan Bradonjić|Min-Yen Kan|Ming Gao|Morgan Kaufmann Publishers Inc
+    Morgan Kaufmann Publishers Inc.|Nandini, Réka|Naoki Marumo|Nathalie Del Vecchio|Nicolas Dugué|Nominum, Inc.
+    Norman, Robert|Núñez-Rodríguez|Olivier PLATHEY|Owen-Smith|Palla, Imre|Pascal Schweitzer|Pasquale Foggia
+    Patrick Doreian|Paul Burkhardt|Paul Erdös|Paul Horn|Paul Marks|Paweł Prałat|Pedro G. Lind|Penrose, Mathew
+    Percy John Heawood|Peter Jipsen|Peterson, Nicholas|Petr Spacek|Peyton, Barry|Peñaa, Ivan
+    Philippa E. Pattison|Phillip Bonacich|Piraveenan, Mikhail|Puzis, Yuval|Raghavan, Usha|Ramel, Patrick
+    Rami Puzis|Red Hat, Inc.|Richard M. Karp|Richard Manning Karp|Richard Peng|Robert Endre|Robert J. Plemmons
+    Robert Kern|Roberto Grossi|Robin J. Wilson|Rodriguez-Velazquez|Rodríguez-Velázquez|Romain Raveaux
+    Ronald C. Read|Ronald L. Breiger|Rubey, Martin|Russel Merris|Réka Albert|Sage Publications|Salil Vadhan
+    Samuel Johnson|Sander, Torsten|Sansone, Mario|Santo Fortunato|Sarah Jessica Parker|Sawlani, Charalampos
+    Schwalenberg1013@gmail.com|Schweitzer, Erik|Scott Kirkpatrick|Sebastiano Vigna|Sericola, Gilles
+    Shachter, Ross|Shai Carmi|Shlomi Dolev|Shlomo Havlin|Singer-Cohen|Springer-Verlag New York, Inc.
+    Stephen Gould|Stephen Levine|Steve Butler|Steve Witham|Steven Chaplick|Steven H. Strogatz|Steven S. Skiena
+    Sucheta Soundarajan|Szwarcfiter, Jayme|Takao Nishizeki|Tamás Vicsek|Tantau, Till|Tao Zhou|Tarjan, Robert
+    Thilikos, Michalis|Thomas Erlebach|Thomson Licensing, SAS|Tibério S. Caetano|Tom Christie's|Tomita, Akira
+    Tomita, Tanaka and Takahashi|Tore Opsahl's|Tsourakakis, Di|Typeface Corporation|Ulrik Brandes|Unicode, Inc.
+    Usha Nandini|Vadhan, Salil|Vance Faber|Vazirani, Vijay|Vito Latora|Vladimir Batagelj|Vladimir Kolmogorov
+    Walter Willinger|Warren, Jeffrey|Weisstein, Eric|White, Douglas|Wilf, Herbert|Yang Liu|Yu Gao|Yun Zhang
+    Yuval Elovici|Yuval Shavitt|Zachary, Wayne|Zander, Benito, and Maciej|Zeina Abu-Aisheh|Zhou, Jian-Guo
+    Zvi Galil|alex@isnotinvain.com|biziqe@mathieu.fenniak.net|daveankin@gmail.com
+    diederik.vanliere@rotman.utoronto.ca|donald@stufft.io|erezshin@gmail.com|erwan.lemerrer@technicolor.com
+    hello@jpadilla.com|kulkarni.ashish@gmail.com|maxime.petazzoni@bulix.org|maxpat78@yahoo.it|oss@ofek.dev
+    pspacek@redhat.com|reingart@gmail.com|switham_github@mac-guyver.com|2001:4b98::1
+    """
+)
+# Read and judged to identify nobody (they count against us): titles, products, eponyms,
+# fragments with a word that is no name, placeholder mailboxes, and the Davis Southern Women
+# data set's names (1941 field work; the study's persons are believed to be pseudonymous, which
+# could not be checked here: counted against us). A value in neither set has not been read.
+NOBODY = _judged(
+    """
+    687fb701029421ae5549d998@ssh.hf.jobs|Alan Turing Centenary|Anderson|Brain Connectivity|Brenda Rogers
+    Charlotte McDowd|Conference, George|Diamond Graph|Diamond Multi Path|Dorothy Murchison|Edit Distance
+    Eleanor Nye|Euler's|Evelyn Jefferson|Flora Price|Frances Anderson|Free Lattices|Gallai, Mat|Graphs, Ann
+    Held-Karp|Helen Lloyd|Huey Chord|Huey Task|Katherina Rogers|Lang Alt|Laura Mandeville|Licensee|Myra Liddel
+    Nora Fayette|Olivia Carleton|Pascal Programs|Pillow|Ray Actors|Ray Tasks|Sage|Sage Handbook|Sub Predictor
+    Sylvia Avondale|Theresa Anderson|Tiny Agent|Tiny Agents|Turan Graph|Verne Sanderson|Vijay Approximation
+    Wolfram Web|Wolfram Web Resource|file@1.txt|mypassword@myserver.com|pwd@example.com
+    {info.subdomain}@ssh.hf.space
+    """
+)
+
+
 # people, companies and mailboxes: in code mostly credits, so a file raised only by them needs
-# reading before it counts either way (the held-out group's values are not judged yet)
+# reading before it counts either way (a new group's values are not judged until read)
 _NAMES = frozenset({"PERSON", "ORGANIZATION", "EMAIL_ADDRESS"})
 
 
@@ -140,7 +251,7 @@ def _files(root: Path) -> list[Path]:
     return sorted(f for f in root.rglob("*") if f.is_file() and f.suffix in SUFFIXES and "__pycache__" not in f.parts)
 
 
-def repos(clf: Classifier, show: int) -> list[dict[str, object]]:
+def repos(clf: Classifier, show: int, only: str = "") -> list[dict[str, object]]:
     sp = _site_packages()
     rows: list[dict[str, object]] = []
     print("## Real repositories (installed packages' source trees, file by file)\n")
@@ -153,6 +264,8 @@ def repos(clf: Classifier, show: int) -> list[dict[str, object]]:
     shown: list[str] = []
     t0 = time.perf_counter()
     for group, packages in GROUPS.items():
+        if only and not any(o in group for o in only.split(",")):
+            continue
         tot = totals.setdefault(group, Counter())
         for pkg in packages:
             if not (sp / pkg).is_dir():
@@ -167,7 +280,7 @@ def repos(clf: Classifier, show: int) -> list[dict[str, object]]:
                     continue
                 d = clf.classify(_content(text))
                 values = sorted({(x.entity_type, text[x.start : x.end]) for x in d.findings})
-                nobody = [v for v in values if v[1] not in IDENTIFYING]
+                nobody = [v for v in values if v[1] not in IDENTIFYING and v[1] not in IDENTIFYING_HELD_OUT]
                 c["files"] += 1
                 c["chars"] += len(text)
                 c["tier2"] += d.tier == Tier.INTERNAL
@@ -181,7 +294,10 @@ def repos(clf: Classifier, show: int) -> list[dict[str, object]]:
                 rel = str(f.relative_to(sp))
                 rows.append({"file": rel, "tier": int(d.tier), "values": values})
                 if d.tier > Tier.GENERAL and nobody:
-                    shown.append(f"- {int(d.tier)} `{rel}`: " + ", ".join(f"{e} `{v[:60]}`" for e, v in nobody[:4]))
+                    shown.append(
+                        f"- {int(d.tier)} `{rel}`: "
+                        + ", ".join(f"{e} `{v[:60]}`" + ("" if v in NOBODY else " (unread)") for e, v in nobody[:4])
+                    )
             tot.update(c)
             print(
                 f"| {group} | {pkg} | {c['files']} | {c['chars'] / 1e6:.1f} | {c['tier2']} | {c['identifying']} | "
@@ -314,11 +430,14 @@ def main() -> None:
     ap.add_argument("--per-carrier", type=int, default=25, help="Faker documents per carrier and locale")
     ap.add_argument("--show", type=int, default=0, help="list this many files raised by nobody-values")
     ap.add_argument("--json", type=Path, help="write the per-file verdicts of the repos part here")
+    ap.add_argument(
+        "--group", default="", help="only the groups whose names contain one of these (comma-separated; repos part)"
+    )
     args = ap.parse_args()
     clf = Classifier(TiersConfig())
     rows: list[dict[str, object]] = []
     if args.part in ("all", "repos", "secrets"):
-        rows = repos(clf, args.show)
+        rows = repos(clf, args.show, args.group)
         if args.json:
             args.json.write_text(json.dumps(rows))
     if args.part in ("all", "faker"):

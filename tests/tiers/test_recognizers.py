@@ -3,7 +3,11 @@ that must not match."""
 
 from __future__ import annotations
 
+import ipaddress
+
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tiers import Classifier
 
@@ -44,6 +48,26 @@ POSITIVES = [
     ("IP_ADDRESS", "server at {} is down", "10.20.30.40"),
     ("IP_ADDRESS", "v6 {} up", "2a00:1450:4001:82a::8a2e:370:7334"),
     ("MAC_ADDRESS", "nic {}", "00:1A:2B:3C:4D:5E"),
+    ("MAC_ADDRESS", "eth0 ether {} up", "3c:22:fb:7a:91:0e"),
+    ("MAC_ADDRESS", "hw {}", "F4-5C-89-A1-0B-7E"),
+    # real addresses in prose that also numbers sections, clauses and versions
+    ("IP_ADDRESS", "section 4 lists {} as the proxy", "10.1.2.3"),
+    ("IP_ADDRESS", "per ISO 27001 the host {} is logged", "172.16.5.4"),
+    ("IP_ADDRESS", "Version 2 runs on {}", "192.168.10.20"),
+    ("IP_ADDRESS", "Note: {} is the database host", "10.0.0.5"),
+    ("IP_ADDRESS", "routing table {} via 10.0.0.1", "10.8.0.0/24"),
+    ("IP_ADDRESS", "traffic from 10.0.0.1 -> {}", "10.0.0.2"),
+    ("IP_ADDRESS", "see figure 3; the NAT gateway is {}", "52.14.203.7"),
+    ("IP_ADDRESS", "reach it at [{}]:443", "2a00:1450:4001:82a::200e"),
+    # German ring roads: "ring" glued to a consonant, an "a" or an "r"
+    ("ADDRESS", "Anschrift: {}", "Kaiserring 12, 68161 Mannheim"),
+    ("ADDRESS", "Anschrift: {}", "Hansaring 5"),
+    # phones next to what the citation and MAC rules read
+    ("PHONE_NUMBER", "doi:10.1000/182, call {} for a copy", "+44 20 7946 0958"),
+    ("PHONE_NUMBER", "Phys. Rev. E 78, tel {}", "+33 1 42 68 53 00"),
+    ("PHONE_NUMBER", "ISSN 0209-9683; fax {}", "030 901820"),
+    ("PHONE_NUMBER", "portable {} (MAC 3c:22:fb:7a:91:0e)", "06 12 34 56 78"),
+    ("PHONE_NUMBER", "call {}", "(650) 555-1213"),
     ("INTERNAL_HOST", "ssh {} then", "build-01.corp.example.com"),
     ("INTERNAL_HOST", "see https://{}/x", "wiki.eu.internal"),
     # secrets
@@ -125,6 +149,25 @@ NEAR_MISSES = [
     ("IP_ADDRESS", "use std::vector<int> here"),
     ("INTERNAL_HOST", "see corp.example.com.evil.org and internalize"),
     ("MAC_ADDRESS", "mixed 00:1A-2B:3C-4D:5E"),
+    # MACs of documentation: counting digits or bytes, one byte repeated (dnspython's EUI48 docs)
+    ("MAC_ADDRESS", "text_len = byte_len * 3 - 1  # 01-23-45-67-89-ab"),
+    ("MAC_ADDRESS", "e.g. 00:11:22:33:44:55, aa:bb:cc:dd:ee:ff or 01:02:03:04:05:06"),
+    ("MAC_ADDRESS", "like 12:34:56:78:9a:bc, ab:ab:ab:ab:ab:ab or 0123.4567.89ab"),
+    # dotted numbers of standards, specs, sections and version specifiers (pypdf, packaging)
+    ("IP_ADDRESS", "# ISO 32000-2:2020, 9.7.5.2, Note 1 and Table 116."),
+    ("IP_ADDRESS", 'Taken from PDF 1.7 specs, "7.4.4.2 Details of LZW Encoding".'),
+    ("IP_ADDRESS", '# a digit." (PDF reference 7.3.4.2, p 16) and Annex 2.1.3.4, § 3.1.4.1'),
+    ("IP_ADDRESS", 'foo==1.0.0.0 compares equal, Specifier("== 1.2.3.0") and pkg>=2.0.1.7'),
+    ("IP_ADDRESS", "https://doi.org/10.1002/1097-0037(200010)36:3<156::AID-NET2>3.0.CO;2-L"),
+    # English words in -ering before a number (networkx's citations)
+    ("ADDRESS", "IEEE Transactions on Knowledge and Data Engineering 23(12):1842--1856, Monitoring 3"),
+    # fictional and service numbers, MAC shapes, DOIs, ISSNs and citations (dnspython, networkx)
+    ("PHONE_NUMBER", '"+1.650.555.1212" and "1 (650) 555-1212" are all the same.'),
+    ("PHONE_NUMBER", "text_len = byte_len * 3 - 1  # 01-23-45-67-89-ab"),
+    ("PHONE_NUMBER", "# https://doi.org/10.1111/0081-1750.00098"),
+    ("PHONE_NUMBER", "#    issn={0209-9683},"),
+    ("PHONE_NUMBER", "           Phys. Rev. E 78, 046110 2008"),
+    ("PHONE_NUMBER", '"/90ms-RKSJ-H": "cp932",  # Shift-JIS (JIS X 0208-1990), horizontal'),
     # secret-shaped but not secret
     ("SECRET", "sk-short and AKIA123"),
     ("SECRET", "token = get_token()"),
@@ -151,3 +194,44 @@ NEAR_MISSES = [
 def test_near_miss(clf: Classifier, entity: str, text: str) -> None:
     """Text that resembles the entity but is not one yields no finding of that type."""
     assert not {e for e, _ in found(clf, text)} & {entity}
+
+
+# -- a real address next to numbers that only look like one -------------------------------------
+
+_SECTION_CONTEXTS = ["section ", "§ ", "ISO 32000-2:2020, ", "PDF reference ", "clause ", "version ", "==", ">= "]
+_SEPARATORS = [" ", ", ", "; ", " and ", "\n", " -> "]
+
+
+def _reportable(ip: ipaddress.IPv4Address) -> bool:
+    """An address the recognizer is meant to report (the ranges it leaves out by design aside)."""
+    return not (
+        ip.is_loopback
+        or ip.is_unspecified
+        or ip.is_link_local
+        or ip.is_multicast
+        or ip.is_reserved
+        or any(ip in ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24"))
+        or str(ip) in {"1.2.3.4", "1.2.3.5", "4.3.2.1", "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9"}
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    ip=st.integers(min_value=1 << 24, max_value=(224 << 24) - 1).map(ipaddress.IPv4Address).filter(_reportable),
+    section=st.lists(st.integers(min_value=0, max_value=40), min_size=4, max_size=4).map(
+        lambda parts: ".".join(map(str, parts))
+    ),
+    context=st.sampled_from(_SECTION_CONTEXTS),
+    separator=st.sampled_from(_SEPARATORS),
+    ip_first=st.booleans(),
+)
+def test_real_address_found_next_to_section_numbers(
+    clf: Classifier, ip: ipaddress.IPv4Address, section: str, context: str, separator: str, ip_first: bool
+) -> None:
+    """Whatever real address stands before or after a section, clause or version number, it is
+    found whole, and the number after its section word is not reported as an address."""
+    numbered = context + section
+    text = f"the host {ip}{separator}{numbered}" if ip_first else f"{numbered}{separator}{ip} is the host"
+    ips = {v for e, v in found(clf, text) if e == "IP_ADDRESS"}
+    assert str(ip) in ips, (text, ips)
+    assert section not in ips or section == str(ip), (text, ips)

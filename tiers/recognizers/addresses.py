@@ -133,3 +133,13 @@ class AddressRecognizer(TiersPatternRecognizer):
         Pattern("address_en_suffix", r"(?P<value>" + _EN_WEAK + r")", 0.6),
         Pattern("address_us_military", r"(?P<value>" + _US_MILITARY + r")", 0.6),
     ]
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """An English word in -ering, -oring, -uring or -iring before a number ("Data Engineering
+        23(12)", "Monitoring 3") is no German ring road: those glue "ring" to a consonant, an
+        "a" or an "r" ("Ostring", "Hansaring", "Kaiserring")."""
+        first = text[start:end].split(" ", 1)[0]
+        return first.endswith(_GERUNDS) and not first.endswith("rring")
+
+
+_GERUNDS = ("ering", "oring", "uring", "iring")

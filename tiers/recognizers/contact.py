@@ -165,6 +165,17 @@ _PHONE_WORD = re.compile(
     r"numero|dial|contact)"
 )
 _MACHINE_NUMBER = re.compile(r"(\d)\1{5}")
+# six (or eight, EUI-64) hex pairs with one separator throughout: a hardware address
+_MAC_SHAPE = re.compile(
+    r"[0-9A-Fa-f]{2}([:-])[0-9A-Fa-f]{2}(?:\1[0-9A-Fa-f]{2}){4}(?:(?:\1[0-9A-Fa-f]{2}){2})?(?![0-9A-Za-z])"
+)
+# what stands before the numbers of a reference: identifiers of publications, journal and volume
+# abbreviations, standards bodies ("JIS X 0208-1990", "ISO 8601-1")
+_CITATION = re.compile(
+    r"(?i:\b(?:doi|issn|e-?issn|isbn|arxiv|pmid|pmc)\b)"
+    r"|\b(?:[Vv]ol|pp|[Nn]o|Rev|Phys|Lett|Proc|Trans|Ann|Math|Stat|Sci|Acad|Soc|Comput|Mat|Biol|Chem|Appl)\."
+    r"|\b(?:JIS|ISO|IEC|DIN|ANSI|IEEE|ECMA|ITU-T|ETSI|BS|EN|GB|KS|ASTM)(?: [A-Z])? ?\Z"
+)
 
 
 class PhoneNumberRecognizer(TiersPatternRecognizer):
@@ -223,11 +234,25 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """A bare run of digits (no "+", no separators) is a phone only after a phone word: as
         it stands in code and data it is a timestamp (2272060800), a stamp (2026111700), a
-        constant (6469693230) as often as a number to dial."""
+        constant (6469693230) as often as a number to dial.
+
+        Digit groups that are part of something else are none either: a MAC-shaped run
+        (``01-23-45-67-89`` of ``01-23-45-67-89-ab``), a path or DOI (``10.1111/0081-1750.00098``),
+        and, with no phone word near, the numbers of a citation or a standard on the same line
+        (``ISSN 0209-9683``, ``Phys. Rev. E 78, 046110 2008``, ``JIS X 0208-1990``)."""
         value = text[start:end]
-        if not value.isdigit():
+        phone_word = _PHONE_WORD.search(text, max(0, start - 64), start) is not None
+        if value.isdigit():
+            return not phone_word
+        if start > 0 and text[start - 1] == "/":
+            return True
+        lo = max(0, start - 18)
+        if any(m.start() + lo <= start and end <= m.end() + lo for m in _MAC_SHAPE.finditer(text[lo : end + 18])):
+            return True
+        if phone_word:
             return False
-        return _PHONE_WORD.search(text, max(0, start - 64), start) is None
+        line_start = text.rfind("\n", 0, start) + 1
+        return _CITATION.search(text, max(line_start, start - 48), start) is not None
 
     def _check(self, text: str) -> bool:
         digits = "".join(c for c in text if c.isdigit())
@@ -240,8 +265,11 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         if digits == text and min(abs(int(digits) - (1 << 31)), abs(int(digits) - (1 << 32))) <= 16:
             return False  # INT_MAX and friends (2147483647) in code and test suites
         nanp = digits[1:] if len(digits) == 11 and digits.startswith("1") else digits
-        if len(nanp) == 10 and nanp[3:6] == "555" and nanp[6:8] == "01":
-            return False  # 555-0100 to 555-0199: reserved for fiction and examples by the NANP
+        if len(nanp) == 10 and nanp[3:6] == "555" and (nanp[6:8] == "01" or nanp[6:] == "1212"):
+            # 555-0100 to 555-0199: reserved for fiction and examples by the NANP; 555-1212:
+            # directory assistance, the same service in every area code, nobody's line. Other
+            # 555 numbers stay: the NANP has assigned them to real services since 1994.
+            return False
         stripped = text.lstrip()
         if stripped.startswith(("+", "00")):
             try:

@@ -75,12 +75,18 @@ class IpAddressRecognizer(IpRecognizer):
         return any(ip in net for net in _DOCUMENTATION if net.version == ip.version)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """A dotted quad that numbers a section or a version ("rfc7692#section-7.2.3.1",
-        "version 1.2.3.4") or is part of a longer dotted number ("11.4.0.15.0") addresses
-        nothing."""
+        """A dotted quad that numbers a section, a clause or a version ("rfc7692#section-7.2.3.1",
+        "ISO 32000-2:2020, 9.7.5.2", "PDF reference 7.3.4.2",
+        "version 1.2.3.4", "foo==1.0.0.0") or is part of a longer dotted number ("11.4.0.15.0")
+        addresses nothing. Only the words right before the number count, so an address later in
+        the same sentence ("section 4 lists 10.1.2.3") is still one. An IPv6 candidate glued to
+        the letters after it ("<156::AID-NET2>" in a DOI) is part of a word."""
+        if ":" in text[start:end] and end < len(text) and (text[end].isalnum() or text[end] == "_"):
+            return True
         if _DOTTED_MORE.match(text, end) or _DOTTED_LESS.search(text[max(0, start - 2) : start]):
             return True
-        return _NUMBERING.search(text, max(0, start - 16), start) is not None
+        before = text[max(0, start - 40) : start]
+        return any(rx.search(before) for rx in _NUMBERING)
 
 
 # the placeholder addresses of examples and the public resolvers: no one's host
@@ -89,7 +95,21 @@ _EXAMPLE_ADDRESSES = frozenset(
 )
 _DOTTED_MORE = re.compile(r"\.[0-9]")
 _DOTTED_LESS = re.compile(r"[0-9]\.$")
-_NUMBERING = re.compile(r"(?i:section|sect\.|sec\.|§|version|ver\.|release|chapter|clause|v)[ #:-]*\Z")
+# What numbers a part of a document or a release when it stands right before a dotted quad: the
+# section words (also "reference", "annex", "figure" …, without a colon: "Note: 10.0.0.5 is the
+# host" names an address; not "table" or "step": "routing table 10.0.0.0/24"), a standard's
+# citation ("ISO 32000-2:2020, ", "RFC 9110 ") and the comparison operators of version specifiers ("==1.0.0.0", ">= 1.2.3.4"; not a bare ">": "a -> 10.0.0.2").
+_NUMBERING = (
+    re.compile(r"(?i:\b(?:section|sect\.|sec\.|version|ver\.|release|chapter|clause|v)|§)[ #:-]*\Z"),
+    re.compile(
+        r"(?i:\b(?:reference|ref\.|annex|appendix|paragraph|para\.|article|art\.|figure|fig\.|specs?"
+        r"|specification)|§§)[ #,\"'(-]*\Z"
+    ),
+    re.compile(
+        r"\b(?:ISO|IEC|RFC|ECMA|IEEE|ANSI|ITU-T|ETSI|DIN|JIS|BS|EN|NIST SP)[ /]?[0-9][0-9.-]*(?::[0-9]{4})?,? \Z"
+    ),
+    re.compile(r"(?:[=!<>~]=|===)[ \t]*\Z"),
+)
 _DOCUMENTATION = tuple(
     ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
 )
@@ -116,7 +136,20 @@ class MacRecognizer(MacAddressRecognizer):
 
     def validate_result(self, pattern_text: str) -> bool:
         seps = {c for c in pattern_text if c in ":-."}
-        return len(seps) == 1 and pattern_text.lower() not in ("00:00:00:00:00:00", "ff:ff:ff:ff:ff:ff")
+        return len(seps) == 1 and not _placeholder_mac(pattern_text)
+
+
+def _placeholder_mac(value: str) -> bool:
+    """The addresses documentation writes when it means "some MAC": every byte the same
+    (``00:00:…``, ``ff:ff:…``, ``aa:aa:…``), the hex digits counting up or down
+    (``01-23-45-67-89-ab``, ``12:34:56:78:9a:bc``), the bytes counting by one
+    (``01:02:03:04:05:06``) or by 0x11 (``00:11:22:33:44:55``, ``aa:bb:cc:dd:ee:ff``). No
+    manufacturer assigns these; a real address is 24 random-looking bits after its vendor prefix."""
+    digits = [int(c, 16) for c in value if c not in ":-."]
+    octets = [digits[i] * 16 + digits[i + 1] for i in range(0, len(digits) - 1, 2)]
+    steps = {(b - a) % 256 for a, b in zip(octets, octets[1:], strict=False)}
+    nibble_steps = {(b - a) % 16 for a, b in zip(digits, digits[1:], strict=False)}
+    return steps <= {0} or steps <= {1} or steps <= {255} or steps <= {0x11} or nibble_steps in ({1}, {15})
 
 
 class InternalHostRecognizer(TiersPatternRecognizer):

@@ -22,6 +22,7 @@ import re
 from collections import Counter
 
 from ...normalize import normalize_text
+from ._samples import compound_of, is_published
 
 __all__ = ["entropy", "is_placeholder", "looks_random", "mixed_classes", "spellings"]
 
@@ -33,7 +34,7 @@ _PLACEHOLDER_WORDS = frozenset(
     fixme none null nil undefined empty string str unset required optional generate generated
     access private public client app application service account user username admin root
     demo mock stub some any new old my_ our dev development local secure strong random set
-    real actual valid goes this that it is to be filled provided supplied".""".split()
+    real actual valid goes this that it is to be filled provided supplied org repo host server database".""".split()
 )
 _EXACT = frozenset(
     {
@@ -130,6 +131,8 @@ def is_placeholder(value: str) -> bool:
 def _placeholder(value: str, short: bool) -> bool:
     v = value.strip()
     low = v.lower()
+    if is_published(v):
+        return True
     if (short and len(v) < 4) or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v):
         return True
     if _MASK_RUN.search(v) or len(set(low)) <= 2:
@@ -140,7 +143,7 @@ def _placeholder(value: str, short: bool) -> bool:
     # made only of template words ("your_api_key_here", "insert-token"), digits aside
     return (
         bool(words)
-        and all(w in _PLACEHOLDER_WORDS for w in words)
+        and all(w in _PLACEHOLDER_WORDS or compound_of(w, _PLACEHOLDER_WORDS) for w in words)
         and (not any(c.isdigit() for c in v) or len("".join(words)) >= len(v) - 2)
     )
 

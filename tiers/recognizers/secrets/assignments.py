@@ -18,6 +18,7 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
+from ._code_values import names_or_code
 from ._keys import Strength, key_strength
 from ._values import entropy, is_placeholder, looks_random, mixed_classes, spellings
 
@@ -43,7 +44,10 @@ _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
 _DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
 _REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|\.[*+]|\[[a-zA-Z0-9]-[a-zA-Z0-9]")
 _LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*$")
-_CAMEL_NAME = re.compile(r"^(?:[A-Z]?[a-z]{2,}|[A-Z]{2,}(?![a-z]))+$")
+# each word maximal (a lower-case run ends before no lower-case letter, a capitals run before a
+# capitalised word or the end), so a value splits one way only: with words that could split
+# several ways, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef…0" took exponential time to fail
+_CAMEL_NAME = re.compile(r"^(?:[A-Z]?[a-z]{2,}(?![a-z])|[A-Z]{2,}(?=[A-Z][a-z]|$))+$")
 # function words, a capitalised sentence start, a full stop: a description, not a passphrase
 _PROSE = re.compile(
     r"(?i:\b(?:the|a|an|to|of|for|with|is|are|be|by|use|used|if|when|which|this|that|from|or|and|in"
@@ -59,7 +63,9 @@ _CODE_SHAPE = re.compile(
 def _code_path(value: str) -> bool:
     """``settings.DB_PASSWORD``, ``jinja2.pass_context``: a dotted name with a word in it."""
     return bool(_DOTTED_REF.match(value)) and any(
-        re.fullmatch(r"_*(?:[a-z]{3,}|[A-Z]{3,}|[A-Z][a-z]{2,})(?:_*(?:[a-z]+|[A-Z]+|[A-Z][a-z]+))*_*", part)
+        # a word of three letters or more, then letters and underscores: written as that (the
+        # same language as word runs, which could split "aaa…a0" exponentially many ways)
+        re.fullmatch(r"_*(?:[a-z]{3}|[A-Z]{3}|[A-Z][a-z]{2})[A-Za-z_]*", part)
         for part in re.split(r"\.|::|->", value.rstrip(";,"))
     )
 
@@ -92,7 +98,7 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
 
     A value with percent-escapes is judged in both spellings (``_values``): a placeholder in
     either is none, otherwise it counts if either spelling would."""
-    if strength is Strength.NONE or is_placeholder(value):
+    if strength is Strength.NONE or is_placeholder(value) or names_or_code(value, strength is Strength.STRONG, quoted):
         return False
     return any(_accept_spelling(v, strength, quoted) for v in spellings(value))
 

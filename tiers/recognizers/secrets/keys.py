@@ -8,6 +8,7 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
+from ._samples import is_sample_jwt
 from ._values import is_placeholder
 
 __all__ = ["CredentialUrlRecognizer", "JwtRecognizer", "PrivateKeyRecognizer"]
@@ -59,12 +60,17 @@ class PrivateKeyRecognizer(TiersPatternRecognizer):
 
 
 class JwtRecognizer(TiersPatternRecognizer):
-    """JSON Web Tokens (header and payload are base64url JSON: ``eyJ``), signed or not."""
+    """JSON Web Tokens (header and payload are base64url JSON: ``eyJ``), signed or not; the
+    samples of documentation (jwt.io's, ``"name": "John Doe"``) and unsigned tokens without a
+    personal claim are none (``_samples``)."""
 
     ENTITY = "SECRET"
     PATTERNS = [
         Pattern("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,})?", 0.9),
     ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:
+        return is_sample_jwt(pattern_text)
 
 
 class CredentialUrlRecognizer(TiersPatternRecognizer):
@@ -83,4 +89,8 @@ class CredentialUrlRecognizer(TiersPatternRecognizer):
     def invalidate_result(self, pattern_text: str) -> bool:
         userinfo = pattern_text.split("://", 1)[1].rsplit("@", 1)[0]
         password = userinfo.split(":", 1)[1] if ":" in userinfo else ""
+        if any(c in userinfo for c in "[]"):
+            # a grammar's optional parts ("git://[path-to-repo[:]][ref@]path"): RFC 3986 has no
+            # brackets in a user part (a host with no name, "postgresql://u:pw@/db", still counts)
+            return True
         return not password or is_placeholder(password) or password.startswith(("{", "%("))
