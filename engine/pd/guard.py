@@ -25,6 +25,10 @@ carries ``kv_transfer_params.tiergate_transfer_id`` (set by ``engine.pd.router``
   ``release_timeout_s`` passed; timed-out blocks are zeroed first (``engine.pd.release``). The
   inner connector's own "finished" for such a request is swallowed, so it cannot free them early.
 
+Steps without work for the guard (no load or save of a transfer, nothing held, no acknowledgement
+due: most decode steps) go straight to the inner connector: each method tests one or two
+emptiness flags first, and the per-layer hooks are the inner connector's own bound methods.
+
 Supported layouts: one KV cache group (no hybrid allocator), the standardized per-layer view
 ``[blocks, heads, block_size, channels]``, synchronous loads that complete in ``start_load_kv``
 or asynchronous loads reported through ``get_finished``. Layer-pipelined synchronous loaders
@@ -36,8 +40,8 @@ from __future__ import annotations
 import copy
 import os
 from collections import deque
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -111,10 +115,10 @@ class GuardMetadata(KVConnectorMetadata):
     """Scheduler -> worker, per step: the inner connector's metadata plus the guard's jobs."""
 
     inner: KVConnectorMetadata
-    produce: list[_Produce] = field(default_factory=list)
-    claims: list[tuple[LoadClaim, bool]] = field(default_factory=list)  # (claim, loads async)
-    holds: list[_Hold] = field(default_factory=list)
-    acks: list[_Ack] = field(default_factory=list)
+    produce: Sequence[_Produce] = ()
+    claims: Sequence[tuple[LoadClaim, bool]] = ()  # (claim, loads async)
+    holds: Sequence[_Hold] = ()
+    acks: Sequence[_Ack] = ()
 
 
 def _inner_config(vllm_config: VllmConfig, settings: GuardSettings) -> VllmConfig:
@@ -170,7 +174,10 @@ class TiergateKVGuard(KVConnectorBase_V1):
         self._loading: set[str] = set()  # async loads not yet reported finished
         self._produced: set[str] = set()
         self._deferred: dict[str, bool] = {}  # held req_id -> the inner also delayed it
-        self._queued = GuardMetadata(inner=KVConnectorMetadata())
+        # jobs for the next step's metadata; all empty on most steps (the fast path)
+        self._q_claims: list[tuple[LoadClaim, bool]] = []
+        self._q_holds: list[_Hold] = []
+        self._q_acks: list[_Ack] = []
         # worker side
         self._layers: list[torch.Tensor] = []
         self._rank = 0
@@ -187,6 +194,10 @@ class TiergateKVGuard(KVConnectorBase_V1):
         self._releases = DeferredReleases(
             acked=lambda tid, peer: self._store.acked(tid, peer, self._peer_ranks), zero=self._zero
         )
+        # The guard never acts per layer (loads are judged whole, saves hashed after the step), so
+        # vLLM's per-layer calls go to the inner connector without a frame of the guard's.
+        self.wait_for_layer_load = self._inner.wait_for_layer_load  # type: ignore[method-assign]  # a bound pass-through, same signature
+        self.save_kv_layer = self._inner.save_kv_layer  # type: ignore[method-assign]  # a bound pass-through, same signature
 
     @property
     def inner(self) -> KVConnectorBase_V1:
@@ -211,6 +222,10 @@ class TiergateKVGuard(KVConnectorBase_V1):
         if not isinstance(meta, GuardMetadata):
             raise GuardRefused("KV guard worker got metadata it did not build")
         self._inner.bind_connector_metadata(meta.inner)
+        if meta.claims or meta.holds or meta.acks:
+            self._take_jobs(meta)
+
+    def _take_jobs(self, meta: GuardMetadata) -> None:
         for claim, _ in meta.claims:
             self._pending_claims[claim.req_id] = claim
         for hold in meta.holds:
@@ -271,6 +286,8 @@ class TiergateKVGuard(KVConnectorBase_V1):
         self._inner.start_load_kv(forward_context, **kwargs)
         meta = self._get_connector_metadata()
         assert isinstance(meta, GuardMetadata)
+        if not meta.claims:
+            return
         for claim, loads_async in meta.claims:
             if loads_async:
                 continue  # judged when the inner connector reports the load finished
@@ -282,6 +299,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
             if claim.transfer_id:
                 self._ack(claim.transfer_id, "consumer")
 
+    # The two per-layer hooks: shadowed per instance by the inner's bound methods (see __init__).
     def wait_for_layer_load(self, layer_name: str) -> None:
         self._inner.wait_for_layer_load(layer_name)
 
@@ -292,9 +310,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
     def wait_for_save(self) -> None:
         self._inner.wait_for_save()  # type: ignore[no-untyped-call]  # vLLM leaves it unannotated
         meta = self._connector_metadata
-        if not isinstance(meta, GuardMetadata):
-            return
-        if not meta.produce:
+        if not isinstance(meta, GuardMetadata) or not meta.produce:
             return
         bs = self._block_size
         spans: list[list[int]] = []
@@ -321,6 +337,9 @@ class TiergateKVGuard(KVConnectorBase_V1):
 
     def get_transfer_results(self, finished_req_ids: set[str]) -> KVConnectorTransferResults:
         inner = self._inner.get_transfer_results(finished_req_ids)
+        if not (inner.finished_sending or inner.finished_recving or self._pending_claims or self._acks_waiting
+                or self._releases):  # fmt: skip
+            return inner  # nothing finished, nothing to judge, acknowledge or release
         sending, recving, failed = set(inner.finished_sending), set(inner.finished_recving), set(inner.failed_recving)
         # The inner connector may not free what the guard holds, early or late; a held request's
         # load is not judged either (its "finished" may come before the data).
@@ -356,7 +375,10 @@ class TiergateKVGuard(KVConnectorBase_V1):
             self._swallow.discard(self._swallow_order.popleft())
 
     def get_block_ids_with_load_errors(self) -> set[int]:
-        errors = self._inner.get_block_ids_with_load_errors() | self._load_errors
+        errors = self._inner.get_block_ids_with_load_errors()
+        if not self._load_errors:
+            return errors
+        errors = errors | self._load_errors
         self._load_errors = set()
         return errors
 
@@ -398,13 +420,15 @@ class TiergateKVGuard(KVConnectorBase_V1):
         loads_async = self._async.get(rid, False)
         if loads_async:
             self._loading.add(rid)
-        self._queued.claims.append((claim, loads_async))
+        self._q_claims.append((claim, loads_async))
 
     def build_connector_meta(self, scheduler_output: SchedulerOutput) -> KVConnectorMetadata:
-        meta, self._queued = self._queued, GuardMetadata(inner=KVConnectorMetadata())
-        meta.inner = self._inner.build_connector_meta(scheduler_output)
-        if self._producer:
-            meta.produce = self._produce_jobs(scheduler_output)
+        inner = self._inner.build_connector_meta(scheduler_output)
+        produce = self._produce_jobs(scheduler_output) if self._producer and self._tids else ()
+        if not (produce or self._q_claims or self._q_holds or self._q_acks):
+            return GuardMetadata(inner)
+        meta = GuardMetadata(inner, produce, self._q_claims, self._q_holds, self._q_acks)
+        self._q_claims, self._q_holds, self._q_acks = [], [], []
         return meta
 
     def _produce_jobs(self, so: SchedulerOutput) -> list[_Produce]:
@@ -461,7 +485,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
         else:
             return inner_delay, params
         if not in_flight:
-            self._queued.acks.append(_Ack(rid, tid, own, after_inner=inner_delay))
+            self._q_acks.append(_Ack(rid, tid, own, after_inner=inner_delay))
             return inner_delay, params
         # A receiver's transfer targets the blocks it claimed, which vLLM's list (blocks of computed
         # tokens) may not cover yet while the load is in flight.
@@ -471,7 +495,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
             # Their contents may be rewritten by the stale transfer: never a prefix-cache hit again.
             self._kv_cache_manager.evict_blocks(set(exclusive))
         self._deferred[rid] = inner_delay or loading
-        self._queued.holds.append(
+        self._q_holds.append(
             _Hold(
                 rid, tid, peer, own, exclusive, self._settings.release_timeout_s, inner_reports=inner_delay or loading
             )
@@ -485,6 +509,9 @@ class TiergateKVGuard(KVConnectorBase_V1):
         return tuple(b for b in block_ids if blocks[b].ref_cnt <= 1)
 
     def update_connector_output(self, connector_output: KVConnectorOutput) -> None:
+        if not (connector_output.finished_sending or connector_output.finished_recving):
+            self._inner.update_connector_output(connector_output)
+            return
         done = set(connector_output.finished_sending or ()) | set(connector_output.finished_recving or ())
         self._loading -= set(connector_output.finished_recving or ())
         ours = {rid for rid in done if rid in self._deferred and not self._deferred[rid]}
@@ -499,7 +526,7 @@ class TiergateKVGuard(KVConnectorBase_V1):
 
     def has_pending_push_work(self) -> bool:
         # Held requests are finished: without this vLLM would stop stepping and never release them.
-        return bool(self._deferred) or bool(self._queued.holds) or self._inner.has_pending_push_work()
+        return bool(self._deferred) or bool(self._q_holds) or self._inner.has_pending_push_work()
 
     # ---- everything else goes to the inner connector ----------------------------------------
 
