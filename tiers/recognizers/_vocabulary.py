@@ -61,6 +61,7 @@ guy ernst kurt gunther
 _SURNAME_WORDS = """
 hill lane wood stone park hall king young brown white black green gray grey long short bishop
 church field banks page rose bell cross marsh moss street rich noble bright strong sharp dean
+west north south east day french price
 """
 
 # census surnames (._surnames) that are more often ordinary words, places or terms of code and
