@@ -223,7 +223,7 @@ async def _generate(request: Request[Any, Any, State], state: State, api: _Api) 
         decode_body = split.decode_body(first.json())
         split.decode_started = True
         if decode_body.get("stream"):
-            return await _stream_decode(state, split, decode_body, deadline)
+            return await _stream_decode(state, split, decode_body, deadline, gone)
         work = asyncio.ensure_future(state["decode"].post(api.path, json=decode_body, headers=split.headers))
         done, _ = await asyncio.wait({work, gone}, timeout=max(0.0, deadline - loop.time()),
                                      return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
@@ -242,25 +242,60 @@ async def _generate(request: Request[Any, Any, State], state: State, api: _Api) 
         work.cancel()
 
 
-async def _stream_decode(state: State, split: _Split, body: dict[str, Any], deadline: float) -> Response[Any] | Stream:
+async def _stream_decode(state: State, split: _Split, body: dict[str, Any], deadline: float,
+                         gone: asyncio.Future[None]) -> Response[Any] | Stream:  # fmt: skip
     metrics: _Metrics = state["metrics"]
     shape = split.api.shape
-    upstream_cm = state["decode"].stream("POST", split.api.path, json=body, headers=split.headers)
-    try:
-        upstream = await upstream_cm.__aenter__()
-    except httpx.HTTPError as exc:
-        return _error(502, f"decode instance unreachable: {type(exc).__name__}", "engine_unreachable", shape)
-    if upstream.status_code != 200:
-        await upstream.aread()
-        await upstream_cm.__aexit__(None, None, None)
-        return _relayed(upstream)
+    client: httpx.AsyncClient = state["decode"]
     loop = asyncio.get_running_loop()
-    headers = {k: v for k, v in upstream.headers.items() if k.lower().startswith("x-tiergate-")}
+    upstream: httpx.Response | None = None
+
+    async def first_chunk() -> tuple[httpx.Response, AsyncIterator[bytes], bytes | None]:
+        """The half's headers, then its first chunk (None: it ended with none). vLLM sends its
+        headers before the request is even scheduled: a decode waiting in its queue has sent
+        nothing else yet, so until then the client can still get a 504 in the API's shape."""
+        nonlocal upstream
+        request = client.build_request("POST", split.api.path, json=body, headers=split.headers)
+        upstream = answer = await client.send(request, stream=True)
+        chunks = answer.aiter_bytes()
+        if answer.status_code != 200:
+            await answer.aread()
+            return answer, chunks, None
+        with contextlib.suppress(StopAsyncIteration):
+            return answer, chunks, await chunks.__anext__()
+        return answer, chunks, None
+
+    opening = asyncio.ensure_future(first_chunk())
+    waiters: set[asyncio.Future[Any]] = {opening, gone}
+    done, _ = await asyncio.wait(waiters, timeout=max(0.0, deadline - loop.time()),
+                                 return_when=asyncio.FIRST_COMPLETED)  # fmt: skip
+    if opening not in done:
+        opening.cancel()
+        with contextlib.suppress(asyncio.CancelledError, httpx.HTTPError):
+            await opening
+        if upstream is not None:
+            await upstream.aclose()  # closing the stream is the abort the front and vLLM understand
+        metrics.aborts.labels("client_gone" if gone in done else "timeout", "decode").inc()
+        return _error(504, "split request exceeded its time limit", "timeout", shape)
+    try:
+        live, chunks, first = opening.result()
+    except httpx.HTTPError as exc:
+        if upstream is not None:
+            await upstream.aclose()
+        return _error(502, f"decode instance unreachable: {type(exc).__name__}", "engine_unreachable", shape)
+    if live.status_code != 200:
+        await live.aclose()
+        return _relayed(live)
+    headers = {k: v for k, v in live.headers.items() if k.lower().startswith("x-tiergate-")}
 
     async def relay() -> AsyncIterator[bytes]:
-        chunks = upstream.aiter_bytes()
         finished = timed_out = False
         try:
+            if first is None:
+                finished = True
+                metrics.requests.labels("ok").inc()
+                return
+            yield first
             while True:
                 left = deadline - loop.time()
                 if left <= 0:
@@ -281,7 +316,7 @@ async def _stream_decode(state: State, split: _Split, body: dict[str, Any], dead
             if not finished and not timed_out:
                 metrics.aborts.labels("client_gone", "decode").inc()
             # Closing the stream is the abort the front and vLLM understand.
-            await upstream_cm.__aexit__(None, None, None)
+            await live.aclose()
 
     return Stream(relay(), status_code=200, headers=headers, media_type="text/event-stream")
 

@@ -28,7 +28,8 @@ WAIT_S = 30.0  # generous bound for an event that must happen; never a speed ass
 
 
 class Half:
-    """``mode``: "answer" (JSON at once), "hold" (never answers), "stream" (SSE until closed)."""
+    """``mode``: "answer" (JSON at once), "hold" (never answers), "stream" (SSE until closed),
+    "queued" (SSE headers and nothing more, as vLLM does for a request waiting in its queue)."""
 
     def __init__(self, mode: str = "answer", manifest: dict[str, Any] | None = None) -> None:
         self.mode = mode
@@ -63,9 +64,10 @@ class Half:
         if self.mode == "answer":
             await self._json(send, {"choices": [{"text": "x"}], "kv_transfer_params": {"remote_block_ids": [1, 2]}})
             return
-        if self.mode == "stream":
+        if self.mode in ("stream", "queued"):
             await send({"type": "http.response.start", "status": 200,
                         "headers": [(b"content-type", b"text/event-stream")]})  # fmt: skip
+        if self.mode == "stream":
             await send({"type": "http.response.body", "body": b'data: {"choices": []}\n\n', "more_body": True})
         while (await receive())["type"] != "http.disconnect":
             pass
@@ -147,6 +149,29 @@ def test_a_client_gone_during_decode_aborts_the_decode(tmp_path: Path, stream: b
                     with pytest.raises(httpx.ReadTimeout):
                         client.post(r.url + "/v1/completions", json=_body())
             assert decode.aborted.wait(WAIT_S)
+    finally:
+        for h in halves:
+            h.__exit__(None, None, None)
+
+
+@pytest.mark.parametrize("why", ["limit", "client_gone"])
+def test_a_streamed_decode_with_no_token_yet_is_aborted_and_the_client_gets_a_504(tmp_path: Path, why: str) -> None:
+    """The decode half sent its stream's headers only: the router has sent the client nothing, so
+    its limit answers 504 in the API's shape (not a 200 stream), and either way the decode is closed."""
+    prefill, decode = Half(), Half("queued")
+    halves, router = _router(prefill, decode, tmp_path, request_timeout_s=1.0 if why == "limit" else 600.0)
+    try:
+        with router as r:
+            if why == "limit":
+                late = httpx.post(r.url + "/v1/completions", json=_body(stream=True), timeout=WAIT_S)
+                assert late.status_code == 504 and late.json()["error"]["code"] == "timeout"
+            else:
+                with pytest.raises(httpx.ReadTimeout):
+                    httpx.post(r.url + "/v1/completions", json=_body(stream=True), timeout=httpx.Timeout(5.0, read=1.0))
+            assert decode.aborted.wait(WAIT_S)
+            reason = "timeout" if why == "limit" else "client_gone"
+            line = f'tiergate_pd_paired_aborts_total{{reason="{reason}",stage="decode"}} 1.0'
+            assert _wait_for(lambda: line in httpx.get(r.url + "/metrics", timeout=WAIT_S).text)
     finally:
         for h in halves:
             h.__exit__(None, None, None)

@@ -434,6 +434,52 @@ def test_a_client_gone_while_its_decode_is_in_flight_aborts_the_decode(split: Sp
     assert (split.prefill.finished(), split.decode.finished()) == (prefill_done + 2, decode_done + 1)
 
 
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_the_routers_limit_hit_while_its_decode_waits_aborts_the_decode(split: Split, stream: bool) -> None:
+    """A router with a short limit in front of the same halves: the prefill runs on an idle half,
+    the decode waits behind an occupant (its 16 blocks and the occupant's 16 exceed the 31 free)
+    until the limit passes. The client gets the router's 504 before any token, streamed too
+    (vLLM sends its headers before it schedules a request: the router waits for the first chunk).
+    Should the prefill itself outlast the limit on a slow machine, that attempt is a prefill abort
+    and the next one doubles the limit, so no machine speed is assumed."""
+    for attempt in range(4):
+        prefill_done, decode_done = split.prefill.finished(), split.decode.finished()
+        before = split.files()
+        seed = 200 + 2 * attempt + stream  # prompts no other test used: the connector keys files by prompt
+        limit = SHORT_LIMIT_S * 2**attempt
+        occupant = Occupant(split.decode, seed=seed + 30)
+        body = _body("/v1/completions", _text(WAITER_PROMPT, seed), "late", 16, stream=stream)
+        try:
+            with serve(create_router(SplitRouterConfig(split.prefill.url, split.decode.url, split.records,
+                                                       request_timeout_s=limit))) as short:  # fmt: skip
+                answer = httpx.post(short.url + "/v1/completions", json=body, timeout=WAIT_S)
+                counts = {stage: _metric(short.url, "tiergate_pd_paired_aborts_total",
+                                         {"reason": "timeout", "stage": stage})
+                          for stage in ("prefill", "decode")}  # fmt: skip
+            assert answer.status_code == 504, answer.text
+            assert answer.headers["content-type"].startswith("application/json")
+            assert answer.json()["error"]["code"] == "timeout" and answer.json()["error"]["type"] == "engine_error"
+            if counts == {"prefill": 1.0, "decode": 0.0}:  # the prefill outlasted the limit: retry
+                _until(lambda: split.prefill.busy() == (0.0, 0.0), "the prefill half idle again")
+                continue
+            assert counts == {"prefill": 0.0, "decode": 1.0}
+            # vLLM dropped the waiting decode while the occupant still held the pool.
+            _until(lambda: split.decode.busy()[1] == 0.0, "the decode half leaving vLLM's queue")
+            assert not occupant.ended.is_set(), "the occupant finished first: the test proves nothing"
+            assert split.decode.busy()[0] == 1.0  # the occupant, still running
+        finally:
+            occupant.close()
+        (tid,) = _new(split, before, ".rec")  # the prefill half did its part and vouched for it
+        _settle(split, seed=seed + 60)
+        # The prefill side acknowledged its finished transfer (the half's next step carries the ack);
+        # the decode, aborted before it claimed any block, has nothing to acknowledge.
+        assert f"{tid}.producer.r0.ack" in split.files()
+        # The split's prefill and the next request finished; the decode only the next request's.
+        assert (split.prefill.finished(), split.decode.finished()) == (prefill_done + 2, decode_done + 1)
+        return
+    pytest.fail("the prefill half outlasted every limit tried")
+
+
 def test_no_transfer_was_left_to_the_guards_timeout_and_no_load_was_refused(split: Split) -> None:
     """After the aborts above, and the guard's release timeout: nothing was held until zeroed
     (every abort paired), and every load the decode half made was verified."""
