@@ -445,9 +445,10 @@ def test_the_routers_limit_hit_while_its_decode_waits_aborts_the_decode(split: S
     for attempt in range(4):
         prefill_done, decode_done = split.prefill.finished(), split.decode.finished()
         before = split.files()
-        seed = 200 + 2 * attempt + stream  # prompts no other test used: the connector keys files by prompt
+        # Prompts no other test used (the connector keys files by prompt; _text repeats every 130 seeds).
+        seed = 110 + 2 * attempt + stream
         limit = SHORT_LIMIT_S * 2**attempt
-        occupant = Occupant(split.decode, seed=seed + 30)
+        occupant = Occupant(split.decode, seed=seed + 10)
         body = _body("/v1/completions", _text(WAITER_PROMPT, seed), "late", 16, stream=stream)
         try:
             with serve(create_router(SplitRouterConfig(split.prefill.url, split.decode.url, split.records,
@@ -470,7 +471,7 @@ def test_the_routers_limit_hit_while_its_decode_waits_aborts_the_decode(split: S
         finally:
             occupant.close()
         (tid,) = _new(split, before, ".rec")  # the prefill half did its part and vouched for it
-        _settle(split, seed=seed + 60)
+        _settle(split, seed=seed - 100)
         # The prefill side acknowledged its finished transfer (the half's next step carries the ack);
         # the decode, aborted before it claimed any block, has nothing to acknowledge.
         assert f"{tid}.producer.r0.ack" in split.files()
