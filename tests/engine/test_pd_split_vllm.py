@@ -470,11 +470,15 @@ def test_the_routers_limit_hit_while_its_decode_waits_aborts_the_decode(split: S
             assert split.decode.busy()[0] == 1.0  # the occupant, still running
         finally:
             occupant.close()
-        (tid,) = _new(split, before, ".rec")  # the prefill half did its part and vouched for it
+        # The prefill half did its part and vouched for it. After a retry, an earlier attempt's
+        # aborted prefill may still land its record late (it had computed the prompt), so only
+        # then may more than one record be new.
+        tids = _new(split, before, ".rec")
+        assert 1 <= len(tids) <= 1 + attempt, tids
         _settle(split, seed=seed - 100)
         # The prefill side acknowledged its finished transfer (the half's next step carries the ack);
         # the decode, aborted before it claimed any block, has nothing to acknowledge.
-        assert f"{tid}.producer.r0.ack" in split.files()
+        assert any(f"{tid}.producer.r0.ack" in split.files() for tid in tids)
         # The split's prefill and the next request finished; the decode only the next request's.
         assert (split.prefill.finished(), split.decode.finished()) == (prefill_done + 2, decode_done + 1)
         return
