@@ -17,6 +17,7 @@ from datetime import date
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
+from ._table_cells import cells as _cells
 
 __all__ = ["DateOfBirthRecognizer"]
 
@@ -41,20 +42,6 @@ _LINK = r"(?:[ ]*[:=][ ]*|[ ]+(?i:on|am|le|the|en|in|:)[ ]+|[ ]+)"
 
 _CELL_SEP = ",;\t|"
 _BIRTH_HEADER = re.compile(r"(?i)^\W*(?:" + _BIRTH.removeprefix("(?i:").removesuffix(")") + r")\W*(?:\w+\W*)?$")
-
-
-def _cells(line: str, sep: str) -> list[str]:
-    """The cells of a table line; a separator inside double quotes is part of its cell."""
-    cells = [""]
-    quoted = False
-    for c in line:
-        if c == '"':
-            quoted = not quoted
-        if c == sep and not quoted:
-            cells.append("")
-        else:
-            cells[-1] += c
-    return cells
 
 
 class DateOfBirthRecognizer(TiersPatternRecognizer):

@@ -26,6 +26,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position
+from ._table_cells import cells as _cells
 from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import is_common
 
@@ -119,20 +120,6 @@ _HEADER_WORD = re.compile(
     r"organi[sz]ation|firm|firma|firmenname|unternehmen|arbeitgeber|kunde|lieferant|hersteller|"
     r"societe|entreprise|employeur|client|fournisseur|raison sociale)\W*$"
 )
-
-
-def _cells(line: str, sep: str) -> list[str]:
-    """The cells of a table line; a separator inside double quotes is part of its cell."""
-    cells = [""]
-    quoted = False
-    for c in line:
-        if c == '"':
-            quoted = not quoted
-        if c == sep and not quoted:
-            cells.append("")
-        else:
-            cells[-1] += c
-    return cells
 
 
 def _name_words(value: str) -> bool:
