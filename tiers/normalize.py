@@ -27,64 +27,24 @@ ASCII text without a ``%`` never changes, which keeps the common case a no-op.
 from __future__ import annotations
 
 import re
-import sys
 import threading
-import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from ._confusables import confusable_folds
+from ._codepoints import load_table
 
 __all__ = ["OffsetMap", "normalize_text", "normalize_with_map"]
-
-# Invisible characters whose category is not Cf (fillers, blank braille, Mongolian separator …).
-_INVISIBLE = frozenset("\u115f\u1160\u17b4\u17b5\u180e\u2800\u3164\uffa0\u034f\u200b\u2060\ufeff")
 
 # One escape, or one escape of an escaped "%" ("%2540" is "@" encoded twice).
 _ESCAPE = re.compile(r"%(?:25)?([0-9A-Fa-f]{2})")
 
-_MARKS = frozenset({"Mn", "Me"})
-
-
-def _map_char(ch: str, folds: dict[str, str]) -> str:
-    if ch in _INVISIBLE or unicodedata.category(ch) == "Cf":
-        return ""
-    out = unicodedata.normalize("NFKC", ch)
-    decomposed = unicodedata.normalize("NFD", out)
-    if any(unicodedata.category(c) in _MARKS for c in decomposed):
-        out = "".join(c for c in decomposed if unicodedata.category(c) not in _MARKS)
-    folded = []
-    for c in out:
-        if c.isascii():
-            pass
-        elif c in folds:
-            c = folds[c]
-        elif unicodedata.decimal(c, None) is not None:
-            c = str(unicodedata.decimal(c))
-        folded.append(c)
-    result = "".join(folded)
-    if ch in folds and not result.isascii():
-        # NFKC first turned it into something UTS #39 does not fold (lunate sigma ϲ -> ς)
-        return folds[ch]
-    return result
-
 
 class _Tables:
-    """The per-code-point table, built once (≈1 s) on first use and shared by all threads."""
+    """The per-code-point table (:mod:`tiers._codepoints`: shipped precomputed, else computed),
+    loaded once on first use and shared by all threads."""
 
     def __init__(self) -> None:
-        folds = confusable_folds()
-        table: dict[int, str] = {}
-        for cp in range(0x80, sys.maxunicode + 1):
-            if 0xD800 <= cp <= 0xDFFF:
-                continue
-            ch = chr(cp)
-            cat = unicodedata.category(ch)
-            if cat in ("Cn", "Co", "Cs"):
-                continue
-            mapped = _map_char(ch, folds)
-            if mapped != ch:
-                table[cp] = mapped
+        table = load_table()
         self.table = table
         # Only characters whose replacement is not exactly one character shift offsets; 1:1
         # replacements (é -> e, Cyrillic а -> a) keep every offset where it was.
