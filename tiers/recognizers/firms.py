@@ -13,9 +13,16 @@ the name says "company":
   between the recipient and the street of an address block ("Ship to:", "Lieferanschrift:",
   "Adresse de livraison :").
 
-A surname alone in running text ("bei der Lehmann", "avec Lebon") is not found: German nouns
-and French words are census surnames too ("Hand", "Post", "Bank", "Art"), and no word list of
-those languages is shipped here.
+* a name right after a German dative feminine article ("bei der Lehmann", "von der Bolander",
+  "mit der Reuter"): that "der" stands only before a feminine noun, so a capitalised word there
+  that is no feminine noun (:mod:`._german_nouns`: "bei der Prüfung", "von der Post" stay) names
+  a firm, "die Firma" by gender; after a comma it is a relative pronoun ("die Anlage, mit der
+  Mitarbeiter arbeiten") and counts for nothing;
+* a surname right after French "avec", "chez", "auprès de" ("avec Lebon ;", "chez Mercier").
+
+A surname alone elsewhere in running text ("de Menard", "der Kunde Bien") is not found: French
+words and German nouns are census surnames too ("Hand", "Post", "Bank", "Art"), and after "de"
+a firm reads as a town does ("l'usine de Menard").
 """
 
 from __future__ import annotations
@@ -26,11 +33,20 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position
+from ._german_nouns import is_feminine_noun
+from ._given_names import given_names
 from ._table_cells import cells as _cells
 from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import is_common
 
-__all__ = ["AddressBlockCompanyRecognizer", "CompanyCellRecognizer", "JoinedSurnamesRecognizer", "firm_recognizers"]
+__all__ = [
+    "AddressBlockCompanyRecognizer",
+    "ArticleFirmRecognizer",
+    "CompanyCellRecognizer",
+    "JoinedSurnamesRecognizer",
+    "PartnerFirmRecognizer",
+    "firm_recognizers",
+]
 
 # one surname as written: "Moran", "McDonald", "O'Neill" (text is normalised: accents folded)
 _SN = r"(?:Mc|Mac|O['’]|D['’])?[A-Z][a-z]+"
@@ -39,7 +55,7 @@ _CONJ = r"(?:and|&|und|et)"
 _END = r"(?:$|[^A-Za-z0-9_'’-])"
 _GROUP_WORDS = r"(?:Group|Associates|Partners|Brothers|Bros\.)"
 _JOINED = re.compile(_SN + r"(?:(?:,[ ]|,?[ ]" + _CONJ + r"[ ]|-)" + _SN + r")+|" + _SN + r"[ ]" + _GROUP_WORDS)
-_WORDS = re.compile(r"[A-Za-z]+(?:['’][A-Za-z]+)?")
+_WORDS = re.compile(r"[A-Za-zß]+(?:['’][A-Za-zß]+)?")  # ß stays in normalised text: "Heß"
 _NOT_PARTS = frozenset({"and", "und", "et", "group", "associates", "partners", "brothers", "bros"})
 
 
@@ -205,15 +221,102 @@ class AddressBlockCompanyRecognizer(TiersPatternRecognizer):
             r"lieferanschrift|lieferadresse|rechnungsanschrift|versandadresse|adresse[ ]de[ ]livraison|"
             r"adresse[ ]de[ ]facturation|livrer[ ]a))[ ]*:[ ]*\r?\n"
             # the recipient, then the company, then a line with a number (street or postcode)
-            r"[ \t]*[^\n]{2,60}\r?\n[ \t]*(?P<value>[A-Z][^\n0-9]{0,60}?)[ \t]*\r?\n[^\n]*[0-9]",
+            # (a French street often has no number of its own: "rue de Marchal\n75002 Paris")
+            r"[ \t]*[^\n]{2,60}\r?\n[ \t]*(?P<value>[A-Z][^\n0-9]{0,60}?)[ \t]*\r?\n(?:[^\n0-9]{2,60}\r?\n)?[^\n]*[0-9]",
             0.6,
         ),
     ]
 
     def validate_result(self, pattern_text: str) -> bool:
-        return _name_words(pattern_text)
+        return _name_words(pattern_text) and _STREET.search(pattern_text) is None
+
+
+# without a company line the street would take its place: "Ship to:\nJohn Smith\nMain Street\n…"
+_STREET = re.compile(
+    r"(?i)(?:^|[ ])(?:rue|avenue|av|boulevard|bd|chemin|allee|impasse|place|route|quai|cours|street|st|road|rd|"
+    r"lane|avenue|drive|way|court|ct)(?:$|[ .])|(?i:strasse|straße|str\.|weg|allee|platz|gasse|ring|damm)(?:$|[ ])"
+)
+
+# one word of a name in German or French running text (accents folded; ß stays: "Heß")
+_NAME_WORD = r"(?:Mc|Mac|O['’]|D['’])?[A-Z][a-zß]+"
+_NAME_PAIR = _NAME_WORD + r"(?:[ ]" + _NAME_WORD + r")?"
+# the name ends where the sentence goes on in lower case or stops; a capitalised word after it
+# would make it a noun phrase's first part ("bei der Deutschen Bahn" is taken whole or not at all)
+_NAME_STOP = r"(?:[ ]*[,;.:!?)]|[ ]+[a-z]|[ ]*$)"
+# nominalised adjectives and participles after "der": "mit der Neuen", "von der Europaischen"
+# (not every "-ten": "Baumgarten", "Harten" are surnames)
+_ADJECTIVE_ENDINGS = ("ischen", "lichen", "igen", "baren", "samen", "ierten", "enden")
+_ADJECTIVES = frozenset(
+    "neuen alten ersten letzten zweiten dritten anderen gleichen selben obigen genannten besten grossen "
+    "großen kleinen deutschen franzosischen englischen".split()
+)
+
+
+class ArticleFirmRecognizer(TiersPatternRecognizer):
+    """A firm after a German preposition and dative feminine "der": "bei der Lehmann", "von der
+    Bolander am Dienstag", "mit der Reuter den neuen Liefertermin"."""
+
+    ENTITY = "ORGANIZATION"
+    PATTERNS = [
+        Pattern(
+            "dative_feminine_name",
+            r"\b(?:[Bb]ei|[Vv]on|[Mm]it|[Gg]egenuber)[ ]+der[ ]+(?P<value>" + _NAME_PAIR + r")" + _NAME_STOP,
+            0.6,
+        ),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        is_feminine_noun("Firma")  # read the noun list at start-up, not on the first request
+
+    def validate_result(self, pattern_text: str) -> bool:
+        words = pattern_text.split()
+        return not any(
+            is_common(w) or is_feminine_noun(w) or w.lower().endswith(_ADJECTIVE_ENDINGS) or w.lower() in _ADJECTIVES
+            for w in words
+        )
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """After a comma "der" is a relative pronoun and any noun may follow; code (:mod:`._code`)."""
+        return _RELATIVE.search(text, max(0, start - 40), start) is not None or in_code_position(text, start, end)
+
+
+_RELATIVE = re.compile(r",[ ]*(?:[Bb]ei|[Vv]on|[Mm]it|[Gg]egenuber)[ ]+der[ ]+$")
+
+
+class PartnerFirmRecognizer(TiersPatternRecognizer):
+    """A surname after French "avec", "chez", "auprès de" ("la date de livraison avec Lebon ;",
+    "chez Mercier"): mid-sentence, a capitalised word there is a firm or a person."""
+
+    ENTITY = "ORGANIZATION"
+    PATTERNS = [
+        Pattern(
+            "partner_name",
+            r"\b(?:[Aa]vec|[Cc]hez|[Aa]upres[ ]d(?:e[ ]|['’]))[ ]*(?P<value>" + _NAME_PAIR + r")" + _NAME_STOP,
+            0.6,
+        ),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._given = given_names(1)
+
+    def validate_result(self, pattern_text: str) -> bool:
+        # every word a census surname or a given name and none an ordinary word, product or place
+        # of the vocabulary: "avec Excel", "chez Google" stay (they are no surnames)
+        words = pattern_text.split()
+        return all(not is_common(w) and (is_surname(w) or w.lower() in self._given) and not w.isupper() for w in words)
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        return in_code_position(text, start, end)
 
 
 def firm_recognizers() -> list[TiersPatternRecognizer]:
     """The shipped recognizers of companies by shape."""
-    return [JoinedSurnamesRecognizer(), CompanyCellRecognizer(), AddressBlockCompanyRecognizer()]
+    return [
+        JoinedSurnamesRecognizer(),
+        CompanyCellRecognizer(),
+        AddressBlockCompanyRecognizer(),
+        ArticleFirmRecognizer(),
+        PartnerFirmRecognizer(),
+    ]

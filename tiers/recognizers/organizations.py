@@ -75,9 +75,12 @@ class OrganizationRecognizer(TiersPatternRecognizer):
         form), trailing ordinary words too; None when no word of a name is left."""
         words = list(_TOKENS.finditer(text))
         start = 0
-        for m in words:
+        for i, m in enumerate(words):
             if not is_common(m.group()):
                 start = m.start()
+                break
+            if m.group() in _NAME_ARTICLES and i + 1 < len(words) and not is_common(words[i + 1].group()):
+                start = m.start()  # a Breton or Norman surname: "Le Gall", "Le Goff", "La Fontaine"
                 break
         else:
             return None
@@ -113,6 +116,9 @@ class OrganizationRecognizer(TiersPatternRecognizer):
         return in_code_position(text, start, end)
 
 
+# French articles that open surnames ("Le Gall Georges S.A.", "de Le Gall"): kept before a word of
+# a name; before an ordinary word they are the sentence's ("Le Groupe Danone SA" -> "Danone SA")
+_NAME_ARTICLES = frozenset({"Le", "La"})
 _TOKENS = re.compile(r"[A-Za-zß0-9]+(?:['’.-][A-Za-zß0-9]+)*\.?")
 _LEGAL_END = re.compile(r"[ ,](?:" + _LEGAL + r")$")
 _DESCRIBED = re.compile(r"[a-z_]:[ ]+(?:The|A|An|Die|Der|Das|Ein|Eine|Le|La|Les|Un|Une)[ ]+$")
