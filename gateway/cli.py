@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+import gateway._httpx  # noqa: F401  # first: httpx without its console command (rich, pygments)
 from engine import engine_group
 from gateway.commands.admin import admin_group
 from gateway.commands.alerts import alerts_group

@@ -36,9 +36,16 @@ LAZY = {
     "thinc": "spaCy's machine-learning layer, with spaCy",
     "requests": "presidio's EmailRecognizer (tldextract) is bound lazily and never run",
     "filelock": "tldextract's cache, with tldextract",
+    "httpx._main": "httpx's console command (gateway/_httpx.py): the gateway only uses its client",
+    "rich": "httpx's console command, with it",
 }
 # What a restart (the schema already current) leaves out on top of LAZY.
-LAZY_ON_RESTART = {"alembic": "the database is at the newest revision: no migration to run"}
+LAZY_ON_RESTART = {
+    "alembic": "the database is at the newest revision: no migration to run",
+    # httpx's console command no longer loads it; Alembic's templates (mako) still do, for HTML
+    # error pages, on a start that migrates
+    "pygments": "httpx's console command, and Alembic's mako, with them",
+}
 
 _PROBE = """
 import asyncio, json, sys
