@@ -9,6 +9,12 @@ engine core. It starts in well under a second, where a real vLLM takes about a m
 
 With ``FAKE_VLLM_IGNORE_SIGTERM=1`` both processes ignore SIGTERM, as vLLM 0.32 does while it is
 still starting; ``FAKE_VLLM_START_DELAY_S`` holds the start back (a model still loading).
+
+Given a ``--kv-transfer-config`` naming the KV guard (a split half), it reads the guard's settings
+with the guard's own parser and refuses to start where the guard would (exit 1: unknown or
+missing settings, a failure policy other than ``fail``); otherwise both processes leave the
+guard's evidence, the server as its scheduler side and the child as its worker side, as the
+guard's two instances in a real vLLM do. No KV moves: the stand-in proves configuration only.
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from engine.config import EngineConfig
+from engine.pd.counters import GuardCounters
+from engine.pd.records import RecordStore
+from engine.pd.settings import GUARD_CONNECTOR, GUARD_MODULE, PROTECTIONS, GuardSettings
 from engine.plugin import ENV_STATE_DIR, PLUGIN_VERSION
 from engine.plugin.state import write_process_record
 from engine.preflight import plan_pool
@@ -32,6 +41,8 @@ __all__ = ["vllm_shim"]
 
 _REPO = Path(__file__).resolve().parents[2]
 _CHILD_FLAG = "--fake-engine-core"
+# The guard's counters, held for the process's life as the guard holds its own.
+_EVIDENCE: list[GuardCounters] = []
 
 
 def vllm_shim(folder: Path) -> Path:
@@ -63,8 +74,41 @@ def _ignore_sigterm_if_asked() -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
 
 
-def _engine_core() -> None:
+def _guard_settings(transfer: dict[str, object]) -> GuardSettings:
+    """What the guard's constructor checks before it wraps anything; exits 1 where it refuses."""
+    try:
+        if transfer.get("kv_connector_module_path") != GUARD_MODULE:
+            raise ValueError(f"the guard is loaded from {GUARD_MODULE}")
+        if transfer.get("kv_load_failure_policy") != "fail":
+            raise ValueError("the KV guard needs kv_load_failure_policy 'fail'")
+        extra = transfer.get("kv_connector_extra_config")
+        settings = GuardSettings.from_extra(extra if isinstance(extra, dict) else None)
+    except ValueError as exc:
+        print(f"fake vLLM: KV guard refused: {exc}", file=sys.stderr)
+        sys.exit(1)
+    RecordStore(Path(settings.record_dir))
+    return settings
+
+
+def _guard_evidence(side: str, transfer: dict[str, object]) -> GuardCounters:
+    settings = _guard_settings(transfer)
+    return GuardCounters(
+        Path(os.environ[ENV_STATE_DIR]),
+        {"role": f"{side}:{transfer.get('kv_role')}", "inner": str(settings.inner["kv_connector"]),
+         "protections": list(PROTECTIONS), "version": "fake"},
+    )  # fmt: skip
+
+
+def _guarded(raw: str | None) -> dict[str, object] | None:
+    transfer = json.loads(raw) if raw else None
+    return transfer if isinstance(transfer, dict) and transfer.get("kv_connector") == GUARD_CONNECTOR else None
+
+
+def _engine_core(raw_transfer: str | None) -> None:
     _ignore_sigterm_if_asked()
+    transfer = _guarded(raw_transfer)
+    if transfer:
+        _EVIDENCE.append(_guard_evidence("worker", transfer))
     _record()
     while True:
         time.sleep(3600)
@@ -72,7 +116,8 @@ def _engine_core() -> None:
 
 def main() -> None:
     if _CHILD_FLAG in sys.argv:
-        _engine_core()
+        at = sys.argv.index(_CHILD_FLAG)
+        _engine_core(sys.argv[at + 1] if len(sys.argv) > at + 1 else None)
         return
     _ignore_sigterm_if_asked()
     parser = argparse.ArgumentParser()
@@ -81,7 +126,11 @@ def main() -> None:
     for flag in ("--max-model-len", "--kv-cache-memory-bytes", "--block-size", "--port"):
         parser.add_argument(flag, type=int, required=True)
     parser.add_argument("--no-enable-prefix-caching", action="store_true")
+    parser.add_argument("--kv-transfer-config", default=None)
     args, _ = parser.parse_known_args()
+    transfer = _guarded(args.kv_transfer_config)
+    if transfer:
+        _EVIDENCE.append(_guard_evidence("scheduler", transfer))
     plan = plan_pool(
         EngineConfig(
             model=Path(args.model),
@@ -93,7 +142,8 @@ def main() -> None:
         )
     )
     time.sleep(float(os.environ.get("FAKE_VLLM_START_DELAY_S", "0")))
-    core = subprocess.Popen([sys.executable, "-m", "tests.engine.fake_vllm", _CHILD_FLAG])
+    core_argv = [sys.executable, "-m", "tests.engine.fake_vllm", _CHILD_FLAG]
+    core = subprocess.Popen(core_argv + ([json.dumps(transfer)] if transfer else []))
     state = Path(os.environ[ENV_STATE_DIR])
     while not (state / f"kvzero-{core.pid}.json").exists():
         time.sleep(0.02)  # vLLM too answers /health only once its engine core is up
