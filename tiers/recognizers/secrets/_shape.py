@@ -31,6 +31,16 @@ CLASSES: dict[str, str] = {
     "b32": "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567",
     "bech": "qpzry9x8gf2tvdw0s3jn54khce6mua7l",
     "dot": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-",
+    # classes of single providers' documented alphabets
+    "hx": "0123456789abcdefABCDEF",
+    "lo": "abcdefghijklmnopqrstuvwxyz",
+    "b32l": "abcdefghijklmnopqrstuvwxyz234567",
+    "bechu": "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L",
+    "ue": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-=",
+    "dote": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-=",
+    "az": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.~-",
+    "fly": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-=,/+",
+    "cook": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/+=%",
 }
 
 _PART = re.compile(r"\{([a-zA-Z0-9]+):(\d+)(?:(,)(\d*))?\}")

@@ -91,10 +91,13 @@ _EXACT = frozenset(
 # [SECRET], %VAR%, #{var}, @VAR@, $VAR, os.environ[...], process.env.X …
 _TEMPLATE = re.compile(
     r"^(?:\$\{|\{\{|\{%|%\(|\$\(|<[^>]*>$|\[[^\]]*\]$|%[A-Za-z_][A-Za-z0-9_]*%$|#\{|@[A-Za-z_]+@$"
-    r"|\$[A-Za-z_][A-Za-z0-9_]*$|\{.*\}$|:[a-z_]+$)"
+    r"|\$[A-Za-z_][A-Za-z0-9_]*$|\$\d+$|\{.*\}$|:[a-z_]+$)"
     r"|(?:os\.environ|os\.getenv|getenv\(|process\.env|System\.getenv|ENV\[|env\(|secrets\.|vault:"
     r"|keyring\.|\$\{\{|\{\d*\}|\{[A-Za-z_][A-Za-z0-9_.]*\})"
 )
+# a file's path instead of its content (``password: /run/secrets/db``, ``/Users/me/.key``): an
+# absolute path under a Unix top-level directory, of path characters only
+_PATH = re.compile(r"^/(?:Users|home|root|etc|opt|tmp|usr|var|bin|srv|run|mnt)/[\w .~/-]*$")
 # a printf template of plain text (``"%s_upgrades"``), not a random value that holds ``%r``
 _PRINTF = re.compile(r"^[\w.:/ -]*%[sdr][\w.:/ -]*$")
 _MASK_RUN = re.compile(r"[xX*•.#?_-]{4,}|0{10,}|(.)\1{7,}")
@@ -133,7 +136,7 @@ def _placeholder(value: str, short: bool) -> bool:
     low = v.lower()
     if is_published(v):
         return True
-    if (short and len(v) < 4) or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v):
+    if (short and len(v) < 4) or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v) or _PATH.match(v):
         return True
     if _MASK_RUN.search(v) or len(set(low)) <= 2:
         return True
