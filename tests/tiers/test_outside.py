@@ -156,10 +156,11 @@ def test_outside_positive(bare: Classifier, entity: str, text: str, value: str) 
 
 
 # recall floors per family on Faker documents: the issue's targets where the family is found by
-# its own shape; companies by legal form, role word, joined surnames, a table's company column
-# or an address block's line, but not a bare surname in running text ("bei der Lehmann", "avec
-# Lebon"): ≈ 91 % over 700 documents, the floor a few standard deviations below that for 84
-RECALL_FLOOR = {"PERSON": 0.95, "ADDRESS": 0.9, "DATE_OF_BIRTH": 0.9, "ORGANIZATION": 0.8}
+# its own shape; companies by legal form, role word, joined surnames, a table's company column,
+# an address block's line or a bare surname after "bei der" / "avec", but not after "de" ("les
+# certificats de Menard"): ≈ 96 % over 700 documents, the floor a few standard deviations below
+# that for 84
+RECALL_FLOOR = {"PERSON": 0.95, "ADDRESS": 0.9, "DATE_OF_BIRTH": 0.9, "ORGANIZATION": 0.88}
 
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
