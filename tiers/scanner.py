@@ -19,6 +19,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from itertools import compress
 from typing import Any
 
 import ahocorasick
@@ -209,18 +210,27 @@ class Scanner:
         # DFA memory on real code and falls back to a pass many times slower than running every
         # pattern (8 s against 1.3 s on 3 MB with 350 patterns).
         fast = [c for c in self._patterns if c.fast is not None and c.score >= min_score]
-        self._sets: list[tuple[Any, list[_Compiled], int]] = []  # (re2 Set, its members, sentinel)
+        place = {id(c): i for i, c in enumerate(self._patterns)}
+        # Which patterns a scan runs, one byte each in ``_patterns`` order (1: run it), and a
+        # spare last byte that the sets' sentinels set (``compress`` stops before it). Set members
+        # start at 0 and a set's pass turns on the few that matched: a 1 KB prompt then costs a
+        # step per match rather than a Python step per pattern (hundreds: most of its scan).
+        spare = len(self._patterns)
+        self._base_mask = bytearray(b"\x01") * (spare + 1)
+        # (re2 Set, each of its answers' place in ``_patterns`` (the sentinel's: spare), sentinel)
+        self._sets: list[tuple[Any, tuple[int, ...], int]] = []
         for start in range(0, len(fast), _SET_SIZE):
             members = fast[start : start + _SET_SIZE]
             one = re2.Set.SearchSet(_RE2_OPTIONS)
             for c in members:
                 one.Add(c.fast.pattern)
+                self._base_mask[place[id(c)]] = 0
             # A pattern that matches only at the very end of the text: RE2's Set reports an empty
             # list both for "nothing matched" and for "gave up" (DFA out of memory). Without the
             # sentinel in the answer the pass did not reach the end, and its members all run.
             sentinel = one.Add(r"\z")
             one.Compile()
-            self._sets.append((one, members, sentinel))
+            self._sets.append((one, (*(place[id(c)] for c in members), spare), sentinel))
 
     def _add_pattern_recognizer(self, rec: PatternRecognizer) -> None:
         entity = rec.supported_entities[0]
@@ -276,14 +286,18 @@ class Scanner:
         to_char = _identity if len(subject) == len(text) else _CharIndex(subject)
         # A pass per set says which patterns match at all; it pays for itself at every size
         # measured (1 KB to 3 MB), most on text where few patterns match.
-        absent: set[int] = set()
-        for one, members, sentinel in self._sets:
-            matched = set(one.Match(subject) or ())
+        run = bytearray(self._base_mask)
+        for one, places_of, sentinel in self._sets:
+            matched = one.Match(subject) or ()
             if sentinel in matched:
-                absent.update(id(c) for i, c in enumerate(members) if i not in matched)
+                for i in matched:
+                    run[places_of[i]] = 1  # the sentinel's place is the spare last byte
+            else:  # the pass gave up: every member runs
+                for p in places_of:
+                    run[p] = 1
         best: dict[tuple[str, str, int, int], Hit] = {}
         places: dict[int, tuple[list[int], list[tuple[int, int]]]] | None = None
-        for comp in self._patterns:
+        for comp in compress(self._patterns, run):
             ctx_places: list[int] | None = None
             windows: list[tuple[int, int]] | None = None
             if comp.score < self.min_score:
@@ -293,8 +307,6 @@ class Scanner:
                 if not ctx_places:
                     continue  # a weak pattern without any context word in the text cannot count
             if comp.fast is not None:
-                if id(comp) in absent:
-                    continue
                 spans = _re2_spans(comp.fast, subject, comp.value_group or 0, to_char, windows)
             else:
                 spans = self._slow_spans(comp, text, subject, to_char, windows)
