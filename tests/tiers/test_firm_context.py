@@ -1,5 +1,6 @@
 """Firms named by a bare surname in German and French running text, found by grammar and context
-(tiers/recognizers/firms.py: ``ArticleFirmRecognizer``, ``PartnerFirmRecognizer``), with no list:
+(tiers/recognizers/firms.py: ``ArticleFirmRecognizer``, ``PartnerFirmRecognizer``,
+``FamilyFirmRecognizer``), with no list:
 table rows of positives and known negatives, and hypothesis properties over generated sentences.
 
 The German surnames of the property are the German Wiktionary's surnames as the ``german-nouns``
@@ -47,6 +48,13 @@ POSITIVES = [
     ("Adresse de livraison :\nMme Caroline Ollivier\nLetellier\nrue Aurélie Richard\n75002 Paris\n", "Letellier"),
     # a Breton surname opens the firm's name
     ("les certificats d'étalonnage de Le Gall Georges S.A. manquaient", "Le Gall Georges S.A."),
+    # the words of a family firm or partnership
+    ("Wir bestellen bei Gebr. Hoffmann die Teile.", "Gebr. Hoffmann"),
+    ("Die Gebrüder Lehmann liefern am Montag.", "Gebrüder Lehmann"),
+    ("Schmidt und Partner hat geliefert.", "Schmidt und Partner"),
+    ("Livraison par Dupont Frères demain.", "Dupont Frères"),
+    ("Bernard et Associés a livré.", "Bernard et Associés"),
+    ("Bernard & Associés a livré.", "Bernard & Associés"),
 ]
 
 
@@ -70,6 +78,9 @@ NEGATIVES = [
     # French: ordinary words, products and places of the vocabulary, acronyms
     "compatible avec Excel et avec Python ; chez Google ; avec SAP et avec IBM.",
     "Le projet de Lyon démarre en mars ; l'usine de Menard a atteint son objectif.",
+    # partners and brothers that are no firm's
+    "Ihr Partner für Qualität; unser Business Partner; Beratung und Partner; Kunde und Partner.",
+    "Our Customers & Partners; Les Frères Jacques chantent.",
     # an address block without a company line: the street is no company
     "Ship to:\nMr. John Carter\nMain Street\n12345 Springfield\n",
 ]

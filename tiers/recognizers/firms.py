@@ -18,7 +18,9 @@ the name says "company":
   that is no feminine noun (:mod:`._german_nouns`: "bei der Prüfung", "von der Post" stay) names
   a firm, "die Firma" by gender; after a comma it is a relative pronoun ("die Anlage, mit der
   Mitarbeiter arbeiten") and counts for nothing;
-* a surname right after French "avec", "chez", "auprès de" ("avec Lebon ;", "chez Mercier").
+* a surname right after French "avec", "chez", "auprès de" ("avec Lebon ;", "chez Mercier");
+* a name with the words of a family firm: "Gebr. Hoffmann", "Dupont Frères", "Schmidt &
+  Partner", "Bernard et Associés".
 
 A surname alone elsewhere in running text ("de Menard", "der Kunde Bien") is not found: French
 words and German nouns are census surnames too ("Hand", "Post", "Bank", "Art"), and after "de"
@@ -43,6 +45,7 @@ __all__ = [
     "AddressBlockCompanyRecognizer",
     "ArticleFirmRecognizer",
     "CompanyCellRecognizer",
+    "FamilyFirmRecognizer",
     "JoinedSurnamesRecognizer",
     "PartnerFirmRecognizer",
     "firm_recognizers",
@@ -311,6 +314,34 @@ class PartnerFirmRecognizer(TiersPatternRecognizer):
         return in_code_position(text, start, end)
 
 
+# a family firm's own words in German and French (accents folded): "Gebr. Hoffmann", "Dupont
+# Frères", "Schmidt & Partner", "Bernard et Associés"
+_BROTHERS_BEFORE = r"(?:Gebr\.|Gebruder)"
+# "Partner" and "Associés" only joined ("Schmidt & Partner"): "Business Partner", "Ihr Partner"
+_AFTER_NAME = r"(?:[ ](?:&|und|et)[ ](?:Freres|Partner|Associes)|[ ]Freres)"
+
+
+class FamilyFirmRecognizer(TiersPatternRecognizer):
+    """A surname with the German or French words of a family firm or partnership."""
+
+    ENTITY = "ORGANIZATION"
+    PATTERNS = [
+        Pattern("brothers_before", r"\b(?P<value>" + _BROTHERS_BEFORE + r"[ ]" + _NAME_PAIR + r")" + _NAME_STOP, 0.6),
+        Pattern("partners_after", r"\b(?P<value>" + _NAME_WORD + _AFTER_NAME + r")" + _END, 0.6),
+    ]
+
+    def validate_result(self, pattern_text: str) -> bool:
+        # the name's words: none an ordinary word or a German feminine noun ("Beratung und Partner")
+        words = [w for w in _WORDS.findall(pattern_text) if w.lower() not in _FAMILY_WORDS]
+        return bool(words) and not any(is_common(w) or is_feminine_noun(w) for w in words)
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        return in_code_position(text, start, end)
+
+
+_FAMILY_WORDS = frozenset({"gebr", "gebruder", "freres", "partner", "associes", "und", "et"})
+
+
 def firm_recognizers() -> list[TiersPatternRecognizer]:
     """The shipped recognizers of companies by shape."""
     return [
@@ -319,4 +350,5 @@ def firm_recognizers() -> list[TiersPatternRecognizer]:
         AddressBlockCompanyRecognizer(),
         ArticleFirmRecognizer(),
         PartnerFirmRecognizer(),
+        FamilyFirmRecognizer(),
     ]
