@@ -24,7 +24,11 @@ def bare() -> Classifier:
 # (entity, text, value that must be reported whole)
 POSITIVES = [
     # surnames joined, in running text with no role word or legal form
-    ("ORGANIZATION", "the calibration records at Rogers, Holland and Salazar were incomplete", None),
+    (
+        "ORGANIZATION",
+        "the calibration records at Rogers, Holland and Salazar were incomplete",
+        "Rogers, Holland and Salazar",
+    ),
     ("ORGANIZATION", "Karl Brooks from Parsons-Moran will visit", "Parsons-Moran"),
     ("ORGANIZATION", "the delivery date with Green-Stewart yesterday", "Green-Stewart"),
     ("ORGANIZATION", "we buy from Marks & Spencer", "Marks & Spencer"),
@@ -51,14 +55,24 @@ POSITIVES = [
     ("PERSON", "Virginia Richardson noted that", "Virginia Richardson"),
     ("PERSON", "the call with Daisy Guerrero", "Daisy Guerrero"),
     ("PERSON", "Harriet McDonald and Dawn O'Neill signed.", "Dawn O'Neill"),
+    # next to the code shapes below (issue 12, fifth group): a person raising an issue, a
+    # customer in capitals, a company whose name starts like a metasyntactic word
+    ("PERSON", "the issue raised by Jonas Albrecht was closed", "Jonas Albrecht"),
+    ("PERSON", "Exceptions are logged. The ticket raised by Jonas Albrecht is open.", "Jonas Albrecht"),
+    ("ORGANIZATION", "customer IBM signed the order", "IBM"),
+    ("ORGANIZATION", "we buy from Foodstuffs Ltd today", "Foodstuffs Ltd"),
+    ("ORGANIZATION", "an invoice of Barton Corp today", "Barton Corp"),
+    ("ORGANIZATION", "the client DELETED Holdings Ltd called", None),
 ]
 
 
 @pytest.mark.parametrize(("entity", "text", "value"), POSITIVES, ids=[f"{p[0]}-{i}" for i, p in enumerate(POSITIVES)])
 def test_positive(bare: Classifier, entity: str, text: str, value: str | None) -> None:
     """The value is reported whole, with no list configured."""
-    want = value if value is not None else "Rogers, Holland and Salazar"
-    assert (entity, want) in found(bare, text)
+    if value is None:
+        assert any(e == entity for e, _ in found(bare, text)), text
+        return
+    assert (entity, value) in found(bare, text)
 
 
 # (entity that must not be reported, text)
@@ -91,6 +105,16 @@ NEGATIVES = [
     ("PERSON", "    'Ruby Host': ('ruby', 'Tera Term', 'Merge Join'),"),
     ("PERSON", "Virginia Beach and Georgia Tech"),
     ("PERSON", "Max Width, Max Length, Max Size"),
+    # code and its documentation (bench/outside.py, fifth group): what raises exceptions, an
+    # imperative verb that is a given name in the gazetteer, HTTP methods after "client",
+    # metasyntactic words before a legal form
+    ("PERSON", "        redirect exceptions raised by Werkzeug will contain the full canonical"),
+    ("PERSON", "    # Tell Pytest to ignore this, it's not a test class."),
+    ("PERSON", "# Skip Tests that need a network; Take Care of the rest"),
+    ("ORGANIZATION", "                # However the session ended (client DELETE, idle"),
+    ("ORGANIZATION", "the client POST and the customer GET requests"),
+    ("ORGANIZATION", "        For example 'CN=foobar.com,O=Foo Corp,C=US'"),
+    ("ORGANIZATION", "Bar Inc. and Example Ltd are placeholders"),
 ]
 
 

@@ -68,6 +68,16 @@ POSITIVES = [
     ("PHONE_NUMBER", "ISSN 0209-9683; fax {}", "030 901820"),
     ("PHONE_NUMBER", "portable {} (MAC 3c:22:fb:7a:91:0e)", "06 12 34 56 78"),
     ("PHONE_NUMBER", "call {}", "(650) 555-1213"),
+    # next to object identifiers, versions, SSH algorithm names and hex words (fifth group)
+    ("IP_ADDRESS", 'oid = ObjectIdentifier("2.5.4.3")  # served from {}', "10.20.30.41"),
+    ("IP_ADDRESS", '__version__ = "3.5.0.1"; HOST = "{}"', "172.16.9.8"),
+    ("IP_ADDRESS", "void f(); host {} up", "10.4.4.4"),
+    ("EMAIL_ADDRESS", 'b"aes256-gcm@openssh.com" was set up by {}', "jean-luc@acme-corp.fr"),
+    ("EMAIL_ADDRESS", "write to {}", "mary-ann2@gmail.com"),
+    ("EMAIL_ADDRESS", "the RSA team: {}", "rsa-team@acme-corp.com"),
+    ("EMAIL_ADDRESS", "mailto:{}", "password@acme-corp.com"),
+    ("ES_NIF", "el NIF {} del cliente", "05000019A"),
+    ("ES_NIF", "NIF: {} (pedido 2024-0117)", "12345678Z"),
     ("INTERNAL_HOST", "ssh {} then", "build-01.corp.example.com"),
     ("INTERNAL_HOST", "see https://{}/x", "wiki.eu.internal"),
     # secrets
@@ -159,6 +169,19 @@ NEAR_MISSES = [
     ("IP_ADDRESS", '# a digit." (PDF reference 7.3.4.2, p 16) and Annex 2.1.3.4, § 3.1.4.1'),
     ("IP_ADDRESS", 'foo==1.0.0.0 compares equal, Specifier("== 1.2.3.0") and pkg>=2.0.1.7'),
     ("IP_ADDRESS", "https://doi.org/10.1002/1097-0037(200010)36:3<156::AID-NET2>3.0.CO;2-L"),
+    # object identifiers and versions assigned as values (cryptography, urllib3)
+    ("IP_ADDRESS", '    X25519 = ObjectIdentifier("1.3.101.110")\n    COMMON_NAME = ObjectIdentifier("2.5.4.3")'),
+    ("IP_ADDRESS", 'oid = "2.5.29.17"; OID 2.5.4.10; _oid: 1.3.101.112'),
+    ("IP_ADDRESS", '__version__ = "3.5.0.1"\n{"version": "1.0.0.2"}\nVERSION = \'2.0.1.7\''),
+    # SSH algorithm names, a URL's password, example hosts, initials at example.com
+    ("EMAIL_ADDRESS", 'b"aes256-gcm@openssh.com", _CERT_SUFFIX = b"-cert-v01@openssh.com"'),
+    ("EMAIL_ADDRESS", '"sk-ecdsa-sha2-nistp256@openssh.com" and curve25519-sha256@libssh.org'),
+    ("EMAIL_ADDRESS", '# "https://username:password@host.com:80/path?query#fragment"'),
+    ("EMAIL_ADDRESS", "send to admin@myserver.net or dp@x-force.example.com"),
+    # hex words of /proc/net and constants, not NIFs (psutil)
+    ("ES_NIF", '        "0500000A:0016" -> ("10.0.0.5", 22)'),
+    ("ES_NIF", "mask = 0x0500000A"),
+    ("ES_NIF", "row 0500000A 0100007F 0000000000000000FFFF00000100007F"),
     # English words in -ering before a number (networkx's citations)
     ("ADDRESS", "IEEE Transactions on Knowledge and Data Engineering 23(12):1842--1856, Monitoring 3"),
     # fictional and service numbers, MAC shapes, DOIs, ISSNs and citations (dnspython, networkx)
@@ -198,7 +221,19 @@ def test_near_miss(clf: Classifier, entity: str, text: str) -> None:
 
 # -- a real address next to numbers that only look like one -------------------------------------
 
-_SECTION_CONTEXTS = ["section ", "§ ", "ISO 32000-2:2020, ", "PDF reference ", "clause ", "version ", "==", ">= "]
+_SECTION_CONTEXTS = [
+    "section ",
+    "§ ",
+    "ISO 32000-2:2020, ",
+    "PDF reference ",
+    "clause ",
+    "version ",
+    "==",
+    ">= ",
+    'ObjectIdentifier("',
+    "oid = ",
+    '__version__ = "',
+]
 _SEPARATORS = [" ", ", ", "; ", " and ", "\n", " -> "]
 
 
@@ -235,3 +270,54 @@ def test_real_address_found_next_to_section_numbers(
     ips = {v for e, v in found(clf, text) if e == "IP_ADDRESS"}
     assert str(ip) in ips, (text, ips)
     assert section not in ips or section == str(ip), (text, ips)
+
+
+# -- real mailboxes next to algorithm names, real NIFs next to hex words ------------------------
+
+_LOCAL_WORDS = ["maria", "jean-luc", "o.brien", "j.smith", "anne-marie", "kowalski", "li.wei", "ops"]
+_ALGORITHMS = [
+    "aes256-gcm",
+    "chacha20-poly1305",
+    "sk-ssh-ed25519",
+    "sk-ecdsa-sha2-nistp256",
+    "hmac-sha2-256-etm",
+    "ssh-ed25519-cert-v01",
+    "sntrup761x25519-sha512",
+]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    local=st.sampled_from(_LOCAL_WORDS),
+    digits=st.one_of(st.just(""), st.integers(0, 999).map(str)),
+    domain=st.sampled_from(["acme-corp.de", "mail.example.co.uk", "gmail.com", "corp.fr"]),
+    algorithm=st.sampled_from(_ALGORITHMS),
+    url_first=st.booleans(),
+)
+def test_mailbox_found_next_to_algorithm_names(
+    clf: Classifier, local: str, digits: str, domain: str, algorithm: str, url_first: bool
+) -> None:
+    """A person's address stays found whole beside SSH algorithm names and a URL's password,
+    which are not reported."""
+    address = f"{local}{digits}@{domain}"
+    noise = f'b"{algorithm}@openssh.com", "https://user:secret@host.com/x"'
+    text = f"{noise} -- ask {address}" if url_first else f"ask {address} -- {noise}"
+    mails = {v for e, v in found(clf, text) if e == "EMAIL_ADDRESS"}
+    assert mails == {address}, (text, mails)
+
+
+_NIF_LETTERS = "TRWAGMYFPDXBNJZSQVHLCKE"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(number=st.integers(0, 99_999_999), hex_line=st.booleans())
+def test_nif_found_unless_glued_to_hex(clf: Classifier, number: int, hex_line: bool) -> None:
+    """Any NIF is found in prose, also when another line holds hex words; glued to a port or
+    after ``0x`` the same digits are hex and not reported."""
+    nif = f"{number:08d}{_NIF_LETTERS[number % 23]}"
+    other = "\n    0000000000000000FFFF00000100007F:9E49\n" if hex_line else "\n"
+    text = f"El NIF del cliente es {nif}.{other}"
+    assert ("ES_NIF", nif) in found(clf, text), text
+    if nif[-1] in "ABCDEF":
+        glued = f"{nif}:0016 and 0x{nif}"
+        assert "ES_NIF" not in {e for e, _ in found(clf, glued)}, glued

@@ -58,6 +58,21 @@ NEGATIVES = [
     "DB_PASSWORD=mysecretpassword and API_TOKEN=yourapitoken",
     '            "git://[path-to-repo[:]][ref@]path/to/file" (but the actual',
     "    - 'github://org:repo@sha/precip/catalog.yml', where the sha is also included",
+    # code paths through modules named with numbers, type names, lambdas, a key's own name, a
+    # regex, hexspeak (cryptography, polyfactory, urllib3, fastapi: bench/outside.py, fifth group)
+    "        private_key: x25519.X25519PrivateKey,",
+    "decode_dss_signature = asn1.decode_dss_signature",
+    "MLKEM1024P384PrivateKey = rust_openssl.hpke.MLKEM1024P384PrivateKey",
+    "        private_key: PKCS7PrivateKeyTypes,",
+    "        key, (ed25519.Ed25519PrivateKey, ed25519.Ed25519PublicKey)",
+    "            SecretBytes: lambda: create_random_bytes(cls.__random__),",
+    '    AttributeOID.CHALLENGE_PASSWORD: "challengePassword",',
+    '    ExtensionOID.PRIVATE_KEY_USAGE_PERIOD: "privateKeyUsagePeriod",',
+    '    SignatureAlgorithmOID.ECDSA_WITH_SHA1: "ecdsa-with-SHA1",',
+    '    SignatureAlgorithmOID.DSA_WITH_SHA1: "dsa-with-sha1",',
+    '    SignatureAlgorithmOID.RSA_WITH_SHA1: "sha1WithRSAEncryption",',
+    '_HEX_PAT = "[0-9A-Fa-f]{1,4}"',
+    "    Authorization: Bearer deadbeef12346",
     # published constants and sample JWTs
     '    "Signature: 8a477f597d28d172789f06886806bc55\\n"',
     '        ...     verify_token="eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9...",',
@@ -85,6 +100,13 @@ POSITIVES = [
         None,
     ),
     ("unsigned " + _jwt({"alg": "none"}, {"sub": "42", "email": "maria.kovac@corp.de"}, ""), None),
+    # beside the code shapes above: random values after the same keys and module paths
+    ("private_key: x25519.K8f3Lq9Zr2Vb7Nw4", "x25519.K8f3Lq9Zr2Vb7Nw4"),
+    ('password = "challengePassword"', "challengePassword"),
+    ('AttributeOID.CHALLENGE_PASSWORD: "challenge-Xq9z-2024"', "challenge-Xq9z-2024"),
+    ('_HEX_PAT = "a3F9kQ2zL8xV1nB7"', "a3F9kQ2zL8xV1nB7"),
+    ("Authorization: Bearer deadbeefa8f93c1e77d2", "deadbeefa8f93c1e77d2"),
+    ("signature: sha1WithRSAEncryption9Xq2Lm", "sha1WithRSAEncryption9Xq2Lm"),
     ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", None),
 ]
 
@@ -148,3 +170,23 @@ def test_header_alone_is_a_placeholder() -> None:
     assert is_placeholder(header + "...")
     assert is_placeholder(header + "…")
     assert not is_placeholder(header + "." + _segment({"sub": "8f2c91d0"}) + "." + SIGNATURE)
+
+
+_TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    token=st.text(_TOKEN_CHARS, min_size=16, max_size=40).filter(
+        lambda t: any(c.isdigit() for c in t) and any(c.isupper() for c in t) and any(c.islower() for c in t)
+    ),
+    key=st.sampled_from(["private_key", "api_token", "CLIENT_SECRET", "AttributeOID.CHALLENGE_PASSWORD"]),
+    carrier=st.sampled_from(['{k} = "{v}"', "{k}: {v}", "{k}={v}", "    {k}: x25519.{v},"]),
+)
+def test_random_values_stay_secrets_beside_code_rules(clf: Classifier, token: str, key: str, carrier: str) -> None:
+    """The code-path, type-name, own-name and regex rules never take a machine-made value: any
+    random token after a credential key is found, also behind a module named with a number."""
+    text = carrier.format(k=key, v=token)
+    found = secrets(clf, text)
+    want = f"x25519.{token}" if "x25519." in carrier else token
+    assert want in found, (text, found)

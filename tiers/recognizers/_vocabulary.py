@@ -44,6 +44,7 @@ via nova alpha delta echo lima oscar sierra tango victor zulu apple amazon tesla
 summit express premier royal general central global united standard
 elle une sans toute tout avant petit grand belle fleur claire claude
 meta newton shi mac core travis one non line apollo lance gil else alle ende wolf hart kurt ernst frei gunther
+tell take skip
 nick wade drew bob mack miles neil lee mo jean said job
 key run ge gt lt thai philippine genel so save revert spring fira york sri merge tera agda vue tea
 doc octave napoleon darwin trace

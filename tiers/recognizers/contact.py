@@ -68,7 +68,37 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         if domain.rsplit(".", 1)[-1] in _RESERVED_TLDS or domain in _PLACEHOLDER_DOMAINS:
             return True
         documentation = domain in _DOCUMENTATION_DOMAINS or domain.endswith(_DOCUMENTATION_SUFFIXES)
-        return documentation and local.lower() in _PLACEHOLDER_MAILBOXES
+        if documentation and len(local) <= 2 and local.isalpha():
+            return True  # initials at a documentation domain ("dp@x-force.example.com"): no name, no mailbox
+        return (documentation and local.lower() in _PLACEHOLDER_MAILBOXES) or _algorithm_name(local)
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """The password of a URL's user part (``https://username:password@host.com``) is no
+        mailbox: the URL is judged as one, with its credentials (``UrlCredentialRecognizer``)."""
+        return bool(_URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start))
+
+
+# what stands before the password of a URL: "scheme://user:" with no "/" or "@" in the user
+_URL_PASSWORD_BEFORE = re.compile(r"://[^\s/@:]*:\Z")
+# the words SSH, TLS and JOSE algorithm names are made of; with a number they are the
+# "name@domain" extension names of RFC 4251 section 6 ("aes256-gcm@openssh.com",
+# "sk-ecdsa-sha2-nistp256@openssh.com", "-cert-v01@openssh.com"), not anybody's mailbox
+_ALGORITHM_WORDS = frozenset(
+    """aes sha hmac ecdsa rsa dsa dss ssh sk cert v gcm etm ctr cbc umac kex curve chacha poly nistp ed
+    mlkem sntrup x zlib md blake camellia""".split()
+)
+_TOKEN_DIGITS = re.compile(r"[0-9]+$")
+
+
+def _algorithm_name(local: str) -> bool:
+    """A local part of two or more lower-case words joined by "-", one an algorithm's word, and a
+    number in it (a person's "jean-luc" or "rsa-team" has none)."""
+    tokens = local.split("-")
+    if len([t for t in tokens if t]) < 2 or not all(t.isascii() and (t.isalnum() or not t) for t in tokens):
+        return False
+    if local != local.lower() or not any(c.isdigit() for c in local):
+        return False
+    return any(_TOKEN_DIGITS.sub("", t) in _ALGORITHM_WORDS for t in tokens if t)
 
 
 _RESERVED_TLDS = frozenset({"test", "example", "invalid", "localhost"})  # RFC 2606, RFC 6761
@@ -92,6 +122,14 @@ _PLACEHOLDER_DOMAINS = frozenset(
         "somedomain",
         "yourcompany",
         "mycompany",
+        # the host of a URL written out as an example ("username:password@host.com")
+        "host",
+        "myhost",
+        "yourhost",
+        "hostname",
+        "server",
+        "myserver",
+        "yourserver",
     )
     for tld in ("com", "org", "net")
 )

@@ -192,6 +192,35 @@ class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
         return bool(super().invalidate_result(pattern_text))
 
 
+class EsNifRecognizer(pr.EsNifRecognizer):
+    """presidio's NIF (eight digits and a check letter, one in 23 numbers passes), except where
+    the letter is a hex digit in hex text: ``"0500000A:0016"`` is a little-endian IPv4 address
+    and port of ``/proc/net``, ``0x0500000A`` a constant, and a line of other hex words (a dump,
+    a table of masks) is no place for a Spanish identity number."""
+
+    def __init__(self, **kwargs: object) -> None:
+        kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
+        super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        value = text[start:end]
+        if value[-1:] not in "ABCDEF" or "-" in value:
+            return False
+        if _HEX_GLUE_AFTER.match(text, end) or _HEX_GLUE_BEFORE.search(text[max(0, start - 12) : start]):
+            return True
+        line_start = text.rfind("\n", 0, start) + 1
+        line_end = text.find("\n", end)
+        line = text[line_start:start] + " " + text[end : line_end if line_end >= 0 else len(text)]
+        return any(_LETTER.search(w) and re.search(r"[0-9]", w) for w in _HEX_WORD.findall(line))
+
+
+# a hex word glued on by ":" (address:port of /proc/net, a MAC-like run) or "0x" before it
+_HEX_GLUE_AFTER = re.compile(r":[0-9A-Fa-f]{2,}\b")
+_HEX_GLUE_BEFORE = re.compile(r"(?:0[xX]|\b[0-9A-Fa-f]{2,}:)\Z")
+# another hex word of eight digits or more on the line (letters and digits both, checked after)
+_HEX_WORD = re.compile(r"\b[0-9A-Fa-f]{8,}\b")
+
+
 class SinRecognizer(pr.CaSinRecognizer):
     """presidio's SIN patterns; the back-reference (one separator throughout) is checked here."""
 
@@ -222,7 +251,7 @@ _NATIONAL: tuple[tuple[Callable[[], PatternRecognizer], float | None], ...] = (
     (BankAccountRecognizer, None),
     (pr.NhsRecognizer, 0.1),
     (NinoRecognizer, None),
-    (pr.EsNifRecognizer, None),
+    (EsNifRecognizer, None),
     (pr.EsNieRecognizer, None),
     (pr.ItFiscalCodeRecognizer, None),
     (PanRecognizer, None),

@@ -79,7 +79,9 @@ class IpAddressRecognizer(IpRecognizer):
         "ISO 32000-2:2020, 9.7.5.2", "PDF reference 7.3.4.2",
         "version 1.2.3.4", "foo==1.0.0.0") or is part of a longer dotted number ("11.4.0.15.0")
         addresses nothing. Only the words right before the number count, so an address later in
-        the same sentence ("section 4 lists 10.1.2.3") is still one. An IPv6 candidate glued to
+        the same sentence ("section 4 lists 10.1.2.3") is still one. So is an object identifier
+        or a version assigned as a value (``ObjectIdentifier("2.5.4.3")``, ``__version__ =
+        "3.5.0.1"``). An IPv6 candidate glued to
         the letters after it ("<156::AID-NET2>" in a DOI) is part of a word."""
         if ":" in text[start:end] and end < len(text) and (text[end].isalnum() or text[end] == "_"):
             return True
@@ -109,6 +111,12 @@ _NUMBERING = (
         r"\b(?:ISO|IEC|RFC|ECMA|IEEE|ANSI|ITU-T|ETSI|DIN|JIS|BS|EN|NIST SP)[ /]?[0-9][0-9.-]*(?::[0-9]{4})?,? \Z"
     ),
     re.compile(r"(?:[=!<>~]=|===)[ \t]*\Z"),
+    # a version assigned as a value: ``__version__ = "3.5.0.1"``, ``"version": "1.0.0.2"``
+    re.compile(r"(?i:version)_*[\"']?[ \t]*[:=][ \t]*[\"']?\Z"),
+    # an ASN.1 object identifier of four arcs (``ObjectIdentifier("2.5.4.3")``, ``oid =
+    # "1.3.101.110"``, ``OID 2.5.29.17``): the registry's numbers, read as a dotted quad; longer
+    # OIDs are already no address (``_DOTTED_MORE``)
+    re.compile(r"(?i:(?:\b|_)(?:object[ _-]?identifier|oid)s?)[ \t]*[(\[=:,]?[ \t]*[\"'(]?\Z"),
 )
 _DOCUMENTATION = tuple(
     ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")

@@ -113,6 +113,13 @@ class OrganizationRecognizer(TiersPatternRecognizer):
         description after a docstring's argument ("client: The MCP `ClientSession` used …")."""
         if _DESCRIBED.search(text, max(0, start - 24), start):
             return True
+        # a protocol's or query language's verb after "client" ("the client ended the session
+        # (DELETE)"), and metasyntactic words before a legal form ("O=Foo Corp,C=US")
+        words = _TOKENS.findall(text[start:end])
+        if len(words) == 1 and words[0] in _PROTOCOL_VERBS:
+            return True
+        if words and words[0].lower() in _METASYNTACTIC:
+            return True
         return in_code_position(text, start, end)
 
 
@@ -123,3 +130,9 @@ _TOKENS = re.compile(r"[A-Za-zß0-9]+(?:['’.-][A-Za-zß0-9]+)*\.?")
 _LEGAL_END = re.compile(r"[ ,](?:" + _LEGAL + r")$")
 _DESCRIBED = re.compile(r"[a-z_]:[ ]+(?:The|A|An|Die|Der|Das|Ein|Eine|Le|La|Les|Un|Une)[ ]+$")
 _LEGAL_WORD = re.compile(r"(?:" + _LEGAL + r")\.?")
+# HTTP methods and SQL statements, written in capitals in code and its comments
+_PROTOCOL_VERBS = frozenset(
+    "GET HEAD POST PUT PATCH DELETE OPTIONS CONNECT TRACE SELECT INSERT UPDATE UPSERT MERGE DROP CREATE ALTER".split()
+)
+# the words examples put where a name goes ("Foo Corp", "Bar Inc.", "Example Ltd")
+_METASYNTACTIC = frozenset("foo bar baz qux quux foobar example sample dummy".split())

@@ -108,6 +108,9 @@ _PLACE_PREFIXES = frozenset("los las new san santa santo sao saint sainte st for
 _UMLAUT_SPELLING = re.compile(r"([uoa])e")
 _DERIVED = ("ing", "ed", "ly", "tion", "ment", "ness", "able", "ible", "ity", "ive", "ize", "ise", "ful", "less")
 _WEAK_SURNAME_RANK = 10_000
+_RAISED_BY_CODE = re.compile(
+    r"(?i:\b(?:exceptions?|errors?|warnings?|signals?|interrupts?)\b[^.\n]{0,50}\braised[ ]+by)[ ]*\Z"
+)
 _ENUMERATION_AFTER = re.compile(r"[ ]*(?:,|(?:and|or|und|oder|et|ou)[ ])")
 
 
@@ -233,6 +236,13 @@ class TitledPersonRecognizer(_NameRecognizer):
         ),
         Pattern("sign_off_name", _SIGN_OFF + r"(?P<value>" + _ANY_NAME + r")[ \t]*(?:\r?\n|$)", 0.7),
     ]
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Besides code and placeholders: what raises an exception, an error or a warning is
+        code ("redirect exceptions raised by Werkzeug"); people raise issues."""
+        if _RAISED_BY_CODE.search(text, max(0, start - 80), start):
+            return True
+        return super().reject_at(text, start, end)
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The name without trailing ordinary words; None when nothing else is left."""

@@ -9,14 +9,18 @@
   quoted or not (``token: `get_token()` may refresh``);
 * unquoted code the other rules miss: shifts, powers and bit operations (``Password = 1 << 13``),
   type annotations and numpydoc types (``token_type: bool=False``, ``include_password: bool,
-  default True``), class names that end in what they are (``private_key: Ed25519PrivateKey``).
+  default True``), class names that end in what they are (``private_key: Ed25519PrivateKey``,
+  ``private_key: PKCS7PrivateKeyTypes``), and attribute paths through modules named with a
+  number (``x25519.X25519PrivateKey``, ``decode_dss_signature = asn1.decode_dss_signature``);
+* a value that is the key's own name in other words (``CHALLENGE_PASSWORD: "challengePassword"``,
+  ``ECDSA_WITH_SHA1: "ecdsa-with-SHA1"``): a table of names, as ASN.1 and OID tables are.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["names_or_code"]
+__all__ = ["names_its_key", "names_or_code"]
 
 _PART = re.compile(r"[-_.]+")
 _CREDENTIAL_WORDS = frozenset(
@@ -30,6 +34,44 @@ _TYPE = re.compile(
     r"|Sequence|Mapping|Iterable|Literal)\b\s*(?:[=,|\[]|or\b|$)"
 )
 _CLASS_NAME = re.compile(r"^(?:[A-Z][a-z0-9]+|[A-Z]{2,}(?=[A-Z][a-z]))+(?:Key|Token|Secret|Password|Credentials?)$")
+# what a class or type name of credentials ends in (``PKCS7PrivateKeyTypes``, ``RSAPrivateKey``)
+_TYPE_ENDINGS = tuple(
+    f"{what}{kind}"
+    for what in ("Key", "Token", "Secret", "Password", "Credential", "Credentials")
+    for kind in ("", "Type", "Types", "Class", "Protocol", "Base", "Like", "Alias", "Kind")
+)
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_HUMP = re.compile(r"[A-Z][a-z]{2,}")
+_SNAKE_WORDS = re.compile(r"_*[a-z]{2,}(?:_[a-z0-9]+)+_*")
+_KEY_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+def _type_name(word: str) -> bool:
+    """``PKCS7PrivateKeyTypes``, ``X25519PrivateKey``: a capitalised identifier ending in what it
+    is, with a capitalised word before that ending."""
+    if not (word[:1].isupper() and word.isascii() and word.isalnum()):
+        return False
+    ending = next((e for e in _TYPE_ENDINGS if word.endswith(e)), None)
+    return ending is not None and bool(_HUMP.search(word[: -len(ending)] + ending[:1]) or _CLASS_NAME.match(word))
+
+
+def _module_path(value: str) -> bool:
+    """A path of identifiers whose last part names something in words (``asn1.decode_dss_signature``,
+    ``rust_openssl.hpke.MLKEM768X25519PrivateKey``): the module parts may carry numbers."""
+    parts = value.rstrip(",;").split(".")
+    if len(parts) < 2 or not all(_IDENTIFIER.fullmatch(p) for p in parts):
+        return False
+    return _type_name(parts[-1]) or bool(_SNAKE_WORDS.fullmatch(parts[-1]))
+
+
+def names_its_key(value: str, key: str) -> bool:
+    """Whether ``value`` is ``key``'s own words written another way (two words or more):
+    ``AttributeOID.CHALLENGE_PASSWORD: "challengePassword"``."""
+    if not re.fullmatch(r"[A-Za-z0-9_. -]+", value):
+        return False
+    words = [w.lower() for w in _KEY_WORDS.findall(value)]
+    key_words = {w.lower() for w in _KEY_WORDS.findall(key)}
+    return sum(w.isalpha() for w in words) >= 2 and set(words) <= key_words
 
 
 def names_or_code(value: str, strong: bool, quoted: bool) -> bool:
@@ -45,4 +87,10 @@ def names_or_code(value: str, strong: bool, quoted: bool) -> bool:
             return True
     if quoted:
         return False
-    return bool(_OPERATOR.search(value) or _TYPE.match(value) or _CLASS_NAME.match(value))
+    return bool(
+        _OPERATOR.search(value)
+        or _TYPE.match(value)
+        or _CLASS_NAME.match(value)
+        or _type_name(value.rstrip(",;"))
+        or _module_path(value)
+    )

@@ -100,6 +100,13 @@ _TEMPLATE = re.compile(
 _PATH = re.compile(r"^/(?:Users|home|root|etc|opt|tmp|usr|var|bin|srv|run|mnt)/[\w .~/-]*$")
 # a printf template of plain text (``"%s_upgrades"``), not a random value that holds ``%r``
 _PRINTF = re.compile(r"^[\w.:/ -]*%[sdr][\w.:/ -]*$")
+# hexspeak, the hex words of debuggers and examples ("deadbeef", "cafebabe", "8badf00d"), with at
+# most a run of digits after: ``Authorization: Bearer deadbeef12346`` in an API's docstring
+_HEXSPEAK = re.compile(
+    r"^(?:0x)?(?:dead(?:beef|c0de|babe|face)|cafe(?:babe|d00d|f00d)|feed(?:face|beef)|facefeed|baadf00d"
+    r"|8badf00d|decafbad|badc0ffee|c0ffee|defec8ed)+[0-9]*$",
+    re.IGNORECASE,
+)
 _MASK_RUN = re.compile(r"[xX*•.#?_-]{4,}|0{10,}|(.)\1{7,}")
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -138,7 +145,7 @@ def _placeholder(value: str, short: bool) -> bool:
         return True
     if (short and len(v) < 4) or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v) or _PATH.match(v):
         return True
-    if _MASK_RUN.search(v) or len(set(low)) <= 2:
+    if _MASK_RUN.search(v) or len(set(low)) <= 2 or _HEXSPEAK.match(v):
         return True
     if "example" in low and not any(c.isdigit() for c in v) and mixed_classes(v) < 2:
         return True

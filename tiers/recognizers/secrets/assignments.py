@@ -18,7 +18,7 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
-from ._code_values import names_or_code
+from ._code_values import names_its_key, names_or_code
 from ._keys import Strength, key_strength
 from ._values import entropy, is_placeholder, looks_random, mixed_classes, spellings
 
@@ -42,12 +42,12 @@ _PARSE = re.compile(
 _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
 _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
 _DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
-_REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|\.[*+]|\[[a-zA-Z0-9]-[a-zA-Z0-9]")
+_REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|[\])]\{[0-9]+(?:,[0-9]*)?\}|\.[*+]|\[[a-zA-Z0-9]-[a-zA-Z0-9]")
 _LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*$")
 # each word maximal (a lower-case run ends before no lower-case letter, a capitals run before a
 # capitalised word or the end), so a value splits one way only: with words that could split
 # several ways, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef…0" took exponential time to fail
-_CAMEL_NAME = re.compile(r"^(?:[A-Z]?[a-z]{2,}(?![a-z])|[A-Z]{2,}(?=[A-Z][a-z]|$))+$")
+_CAMEL_NAME = re.compile(r"^(?:[A-Z]?[a-z]{2,}[0-9]*(?![a-z0-9])|[A-Z]{2,}[0-9]*(?=[A-Z][a-z]|$))+$")
 # function words, a capitalised sentence start, a full stop: a description, not a passphrase
 _PROSE = re.compile(
     r"(?i:\b(?:the|a|an|to|of|for|with|is|are|be|by|use|used|if|when|which|this|that|from|or|and|in"
@@ -55,7 +55,7 @@ _PROSE = re.compile(
 )
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
 _CODE_SHAPE = re.compile(
-    r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\s"
+    r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\s|^lambda\b"
     r"|\s(?:=|==|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
 )
 
@@ -91,14 +91,17 @@ def _unquote(body: str) -> tuple[int, int] | None:
     return None
 
 
-def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = False) -> bool:
+def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = False, key: str = "") -> bool:
     """Whether ``value`` assigned to a key of ``strength`` is a credential. ``tight``: written
     ``KEY=value`` without spaces (dotenv, properties, shell), where a dotted value with digits
-    is a value, not an attribute path.
+    is a value, not an attribute path. ``key``: the key as written, when known (a value that
+    only spells the key's words is its name).
 
     A value with percent-escapes is judged in both spellings (``_values``): a placeholder in
     either is none, otherwise it counts if either spelling would."""
     if strength is Strength.NONE or is_placeholder(value) or names_or_code(value, strength is Strength.STRONG, quoted):
+        return False
+    if key and names_its_key(value, key):
         return False
     return any(_accept_spelling(v, strength, quoted) for v in spellings(value))
 
@@ -179,7 +182,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             value = text[s:e]
             if m.group("sep") == "," and (_CAMEL_NAME.match(value) or _LOWER_NAME.match(value) or value.isalpha()):
                 return None  # ``("password", "clientCredentials")``: a tuple of names
-            return (s, e) if accept_value(value, strength, True) else None
+            return (s, e) if accept_value(value, strength, True, key=m.group("key")) else None
         if m.group("sep") == "," or (m.group("sep") == ":" and m.group("pre")):
             return None  # ``pass :ref:`` in prose; ``key : value`` is no config syntax
         value = rest.split("\n", 1)[0]
@@ -190,7 +193,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             value = value[:-1]
         # ``x = a.b1`` and ``x := a.b1`` read as code; ``X=a.b1`` and ``x: a.b1`` as values
         tight = m.group("sep") == ":" or (m.group("sep") == "=" and not m.group("pre") and start == m.end("sep"))
-        if not accept_value(value, strength, False, tight):
+        if not accept_value(value, strength, False, tight, key=m.group("key")):
             return None
         return start, start + len(value)
 
