@@ -98,6 +98,11 @@ PLACEHOLDERS: list[str] = [
     "dummy-token",
     "example_password",
     "test",
+    # references: a positional parameter, a file's path instead of its content
+    "$1",
+    "/run/secrets/db_password",
+    "/etc/app/db.pass",
+    "/Users/dev/.config/api-token",
 ]
 
 # code and config that mention credentials without holding one
