@@ -35,6 +35,12 @@ from tests.support.harness import FakeUpstreams, GatewayHarness
 ROOT = Path(__file__).resolve().parents[2]
 BIN = ROOT / "build" / "agents" / "node_modules" / ".bin"
 ALL = ["openai", "anthropic", "responses"]
+# Generous bounds for events that must happen, never speed assertions: an agent's whole run, and
+# the gateway's last outcome row landing after the agent has its answer (GatewayHarness.rows
+# waits only 3 s, then reads whatever is there; at load 20 the last row can come later).
+AGENT_RUN_S = 600
+AUDIT_WAIT_S = 120.0
+pytestmark = pytest.mark.timeout(1800)
 FILES = ["customers.md", ".env", "payment.txt"]
 
 SECRETS = ["AKIAIOSFODNN7EXAMPLE", "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"]
@@ -111,7 +117,7 @@ def claude(
            "ANTHROPIC_DEFAULT_HAIKU_MODEL": "agent-model", "DISABLE_AUTOUPDATER": "1", **(env or {})}  # fmt: skip
     done = subprocess.run([str(_binary("claude")), "-p", prompt, "--output-format", "json", "--model", "agent-model",
                            "--allowedTools", "Read", *args], cwd=work, env=env, capture_output=True, text=True,
-                          timeout=180, stdin=subprocess.DEVNULL)  # fmt: skip
+                          timeout=AGENT_RUN_S, stdin=subprocess.DEVNULL)  # fmt: skip
     return json.loads(done.stdout)
 
 
@@ -125,7 +131,7 @@ def codex(gw: GatewayHarness, work: Path, prompt: str) -> subprocess.CompletedPr
     )
     env = {"PATH": os.environ["PATH"], "HOME": str(home), "CODEX_HOME": str(codex_home), "TG_KEY": gw.create_key()}
     return subprocess.run([str(_binary("codex")), "exec", "--skip-git-repo-check", prompt], cwd=work, env=env,
-                          capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL)  # fmt: skip
+                          capture_output=True, text=True, timeout=AGENT_RUN_S, stdin=subprocess.DEVNULL)  # fmt: skip
 
 
 def _audited(gw: GatewayHarness, vendors: FakeUpstreams) -> list[dict[str, Any]]:
@@ -275,6 +281,7 @@ def test_claude_code_compacts_through_the_gateway_after_a_413(
     vendors = compacting
     with GatewayHarness(sqlite_db, tmp_path, _config(vendors, COMPACT_WINDOW), classifier=agent_classifier) as g:
         result = claude(g, work, ASK_LOGS)
+        g.settle(AUDIT_WAIT_S)
         rows = g.rows("SELECT r.endpoint, r.upstream, r.tier, r.stripped, r.prompt_tokens, o.status, "
                       "o.http_status, o.error_class FROM audit_requests r JOIN audit_outcomes o USING (request_id) "
                       "WHERE r.endpoint = 'messages' ORDER BY r.seq")  # fmt: skip
@@ -314,6 +321,7 @@ def test_claude_codes_own_compaction_goes_through_the_gateway(
             assert claude(g, work, ASK_LOGS)["is_error"] is False
             assert claude(g, work, "/compact", "--continue")["is_error"] is False
             result = claude(g, work, "Who owns build.log and deploy.log?", "--continue")
+        g.settle(AUDIT_WAIT_S)
         rows = g.rows("SELECT r.upstream, r.tier, r.findings, r.stripped, r.prompt_tokens, o.status FROM audit_requests r JOIN "
                       "audit_outcomes o USING (request_id) WHERE r.endpoint = 'messages' ORDER BY r.seq")  # fmt: skip
     assert result["is_error"] is False, result
