@@ -29,6 +29,12 @@ from tests.support import FakeUpstream
 from tests.support.harness import FakeUpstreams, GatewayHarness
 
 TODAY = datetime.now(UTC).date()
+# Generous bounds for answers that must come, never speed assertions: httpx's default of 5 s per
+# request is one (a sign-in is an Argon2id check; at load 13-24 here the first test's sign-in and
+# two pages on PostgreSQL took 3 s together), and so was a 60 s wait on CREATE DATABASE that
+# went on silently when it ran out or failed.
+PAGE_TIMEOUT_S = 120.0
+ADMIN_SQL_S = 120.0
 ENGINE, OLD_ENGINE = "vLLM 0.11.2", "vLLM 0.10.1"
 
 
@@ -91,7 +97,7 @@ class Env:
     @contextmanager
     def client(self, username: str) -> Iterator[httpx.Client]:
         """A browser-like client signed in as ``username``."""
-        with httpx.Client(base_url=self.gw.url) as client:
+        with httpx.Client(base_url=self.gw.url, timeout=PAGE_TIMEOUT_S) as client:
             token = _csrf(client.get("/admin/sign-in").text)
             resp = client.post("/admin/sign-in", data={"csrf_token": token, "username": username,
                                                        "password": PASSWORD, "next": "/admin/"})  # fmt: skip
@@ -115,9 +121,21 @@ def _config_with_vendors(fakes: FakeUpstreams) -> dict[str, Any]:
 
 def _in_thread(sql: str) -> None:
     # Playwright's sync API may already run an event loop in this thread (asyncio.run would refuse).
-    worker = threading.Thread(target=_pg_admin_exec, args=(sql,))
+    # The statement's own error, or its not finishing, fails here, not later as a missing database.
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            _pg_admin_exec(sql)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the test's thread and raised there
+            failed.append(exc)
+
+    worker = threading.Thread(target=run)
     worker.start()
-    worker.join(60)
+    worker.join(ADMIN_SQL_S)
+    assert not worker.is_alive(), f"{sql.split()[0]} {sql.split()[1]} did not finish in {ADMIN_SQL_S}s"
+    if failed:
+        raise failed[0]
 
 
 @contextmanager
