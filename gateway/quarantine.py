@@ -90,6 +90,9 @@ class QuarantineMetrics:
                          "Seconds since the quarantine state was last read successfully (-1: never)",
                          registry=registry)  # fmt: skip
         self.age.set_function(lambda: -1.0 if (a := board.age_s()) is None else a)
+        # Counted after the board is replaced: a request routed after the count moved routes by that read.
+        self.reads = Counter("tiergate_quarantine_reads", "Successful reads of the shared quarantine state",
+                             registry=registry)  # fmt: skip
 
 
 Loader = Callable[[], Awaitable[tuple[QuarantineEntry, ...]]]
@@ -123,6 +126,7 @@ class QuarantineMonitor:
                 return False
             self._board.replace(entries)
             self._metrics.active.set(len(entries))
+            self._metrics.reads.inc()
             return True
 
     def poke(self) -> None:

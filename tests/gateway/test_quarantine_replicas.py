@@ -2,9 +2,12 @@
 announcements, and SQLite with polling only), changed through the real CLI.
 
 Each fake vendor answers with its own name, so every answer says where the request went; the
-ledgers say what each vendor received. The time from the CLI's return until a replica routes by
-the new state is measured per replica and held to the stated bound (``quarantine.poll_s`` plus
-one read), with slack for a loaded test machine.
+ledgers say what each vendor received. The stated bound (``quarantine.poll_s`` plus one read) is
+held in reads, not seconds: after the CLI returns, a replica may route by the old state only
+until it has completed two reads of the shared state (``tiergate_quarantine_reads_total`` on its
+``/metrics``): the read in flight when the change committed may have begun before it, the next
+began after. On a loaded machine seconds stretch, the count of reads does not. The times are
+printed for the record.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx
 import openai
 import pytest
 import yaml
@@ -29,7 +33,8 @@ SSN = "078-05-1120"
 TIER3 = f"STRICTLY CONFIDENTIAL. Employee record: SSN {SSN}, salary review notes."
 TIER1 = "What is the capital of France?"
 POLL_S = 1.0
-SLACK_S = 3.0  # a loaded CI machine; the measured times are printed for the record
+WAIT_S = 120.0  # generous bound for a change that must reach a replica; never a speed assertion
+REFUSED = "refused"  # what _until waits for when the request must be refused as quarantined
 
 
 def _named(name: str) -> Any:
@@ -88,17 +93,37 @@ def _answer(client: openai.OpenAI, text: str) -> str:
     return str(reply.choices[0].message.content)
 
 
-def _until(client: openai.OpenAI, text: str, wanted: str, started: float) -> float:
-    """Seconds from ``started`` until ``client``'s replica answers from ``wanted``."""
-    deadline = started + POLL_S + SLACK_S + 5
-    while time.monotonic() < deadline:
-        try:
-            if _answer(client, text) == wanted:
-                return time.monotonic() - started
-        except openai.APIStatusError as exc:  # still quarantined on this replica
-            assert exc.body["code"] == "upstream_quarantined"  # type: ignore[index]  # an error body is a dict
+def _reads(gw: GatewayHarness) -> float:
+    """The replica's successful reads of the shared quarantine state so far."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(gw.url + "/metrics", timeout=WAIT_S).text
+    return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples
+               if s.name == "tiergate_quarantine_reads_total")  # fmt: skip
+
+
+def _routed(client: openai.OpenAI, text: str) -> str:
+    """The vendor that answered, or REFUSED when the replica refused the request as quarantined."""
+    try:
+        return _answer(client, text)
+    except openai.APIStatusError as exc:
+        assert exc.status_code == 503 and exc.body["code"] == "upstream_quarantined"  # type: ignore[index]  # an error body is a dict
+        return REFUSED
+
+
+def _until(gw: GatewayHarness, client: openai.OpenAI, text: str, wanted: str) -> float:
+    """Seconds until ``gw`` (reached by ``client``) routes ``text`` to ``wanted``, called right
+    after a change committed; fails if it routes otherwise once two reads began after the call."""
+    started = time.monotonic()
+    at_change = _reads(gw)
+    while time.monotonic() < started + WAIT_S:
+        since = _reads(gw) - at_change  # before the request: it routes by a read at least this new
+        got = _routed(client, text)
+        if got == wanted:
+            return time.monotonic() - started
+        assert since <= 1, f"routed to {got}, not {wanted}, {since:.0f} reads after the change"
         time.sleep(0.02)
-    raise AssertionError(f"still not routed to {wanted} after {deadline - started:.1f}s")
+    raise AssertionError(f"still not routed to {wanted} after {WAIT_S:.0f}s")
 
 
 def _refused(client: openai.OpenAI, text: str) -> openai.APIStatusError:
@@ -113,31 +138,21 @@ def _quarantine_moves_traffic(v: FakeUpstreams, db_url: str, tmp_path: Path, cla
     took: list[float] = []
     with _replicas(db_url, tmp_path, config, classifier) as gws:
         clients = [gw.openai(gw.create_key("acme")) for gw in gws]
+        pairs = list(zip(gws, clients, strict=True))
         for c in clients:
             assert _answer(c, TIER1) == "ded-a" and _answer(c, TIER3) == "ded-a"
 
         # 1. The upstream ded-a: both replicas move to ded-b (same trust) within the bound.
         _cli(tmp_path, db_url, config, "quarantine", "ded-a", "--reason", "vendor notice A-1", "--actor", "ops:ana")
-        started = time.monotonic()
-        took += [_until(c, TIER1, "ded-b", started) for c in clients]
+        took += [_until(gw, c, TIER1, "ded-b") for gw, c in pairs]
         assert all(_answer(c, TIER3) == "ded-b" for c in clients)
 
         # 2. Vendor b's model as well: nothing of equal or higher trust is left. Tier 3 is refused
         # and so is Tier 1 (the shared upstream is of lower trust than those quarantined).
         _cli(tmp_path, db_url, config, "quarantine", "--provider", "Vendor-B", "--model", "vendor-b-model",
              "--reason", "model pulled for a day", "--actor", "ops:ben")  # fmt: skip
-        started = time.monotonic()
+        took += [_until(gw, c, TIER1, REFUSED) for gw, c in pairs]
         for c in clients:
-            deadline = started + POLL_S + SLACK_S
-            while True:
-                try:
-                    _answer(c, TIER1)
-                except openai.APIStatusError as exc:
-                    took.append(time.monotonic() - started)
-                    assert exc.status_code == 503 and exc.body["code"] == "upstream_quarantined"  # type: ignore[index]  # an error body is a dict
-                    break
-                assert time.monotonic() < deadline, "the second quarantine did not reach a replica"
-                time.sleep(0.02)
             err = _refused(c, TIER3)
             assert err.status_code == 503 and err.body["code"] == "upstream_quarantined"  # type: ignore[index]  # an error body is a dict
             assert "provider vendor-b, model vendor-b-model" in err.body["message"]  # type: ignore[index]  # an error body is a dict
@@ -148,14 +163,12 @@ def _quarantine_moves_traffic(v: FakeUpstreams, db_url: str, tmp_path: Path, cla
         # 3. Release (by target and by id): routing as before, on both replicas.
         _cli(tmp_path, db_url, config, "release", "--provider", "vendor-b", "--model", "vendor-b-model",
              "--reason", "vendor restored it", "--actor", "ops:ben")  # fmt: skip
-        started = time.monotonic()
-        took += [_until(c, TIER3, "ded-b", started) for c in clients]
+        took += [_until(gw, c, TIER3, "ded-b") for gw, c in pairs]
         listed = _cli(tmp_path, db_url, config, "quarantines").stdout.splitlines()
         (only,) = [yaml.safe_load(line) for line in listed]
         assert only["upstream"] == "ded-a" and only["actor"] == "ops:ana"
         _cli(tmp_path, db_url, config, "release", "--id", str(only["id"]), "--reason", "done", "--actor", "ops:ana")
-        started = time.monotonic()
-        took += [_until(c, TIER1, "ded-a", started) for c in clients]
+        took += [_until(gw, c, TIER1, "ded-a") for gw, c in pairs]
         assert len(v["shared-s"].ledger) == 0
 
         refusals = gws[0].rows("SELECT r.tier, o.error_class FROM audit_requests r JOIN audit_outcomes o "
@@ -166,7 +179,6 @@ def _quarantine_moves_traffic(v: FakeUpstreams, db_url: str, tmp_path: Path, cla
         assert [e["kind"] for e in events] == ["upstream_quarantined"] * 2 + ["upstream_released"] * 2
         assert '"actor":"ops:ana"' in events[0]["detail"] and "vendor notice A-1" in events[0]["detail"]
     print(f"quarantine reached the replicas after {', '.join(f'{t:.2f}' for t in took)} s")
-    assert max(took) <= POLL_S + SLACK_S
     return took
 
 
