@@ -38,6 +38,9 @@ POSITIVES = [
     ("PERSON", "approved by {} (QA)", "Kwame Asante"),
     ("PERSON", "Erstellt von {}\n", "Ifeoma Brandt"),
     ("PERSON", "Rédigé par {}\n", "Thibault Garnier"),
+    # given names that are months or words too, before a common census surname
+    ("PERSON", "gestern hat {} die Charge geprüft", "August Hoffmann"),
+    ("PERSON", "{} a confirmé la date", "Roman Martin"),
     ("PERSON", "Best regards,\n{}\n", "Rhys Pemberton"),
     ("PERSON", "Mit freundlichen Grüßen\n{}\n", "Ifeoma Okafor"),  # no gazetteer name: the sign-off
     ("PERSON", "Viele Grüße\n{}\n", "Kwame Asante"),
@@ -85,6 +88,7 @@ NEAR_MISSES = [
     ("PERSON", "Dear Sir or Madam, Hello Team, Hi all"),
     ("PERSON", "Am Montag tagte der Lenkungskreis in München."),
     ("PERSON", "Le comité de pilotage s'est réuni à Lyon lundi."),
+    ("PERSON", "Im August Bericht und Plan; the Roman Empire; the August Review; Roman Numerals"),
     ("ORGANIZATION", "the customer Service team and the supplier Quality Agreement"),
     ("ORGANIZATION", "Abweichungsbericht AB-573 and the client IP address"),
     ("ORGANIZATION", "Kunde Bewertung and Lieferanten Audit"),

@@ -95,6 +95,7 @@ apple orange lemon berry cherry olive rice bean corn wheat
 _WEAK_GIVEN = """
 amber chelsea dawn virginia daisy holly ivy iris lily ruby pearl jade crystal rose faith hope joy
 olive autumn summer georgia victoria florence austin jordan madison dakota carolina max bill
+august roman
 """
 
 _COMMON = """
