@@ -108,6 +108,11 @@ _PLACE_PREFIXES = frozenset("los las new san santa santo sao saint sainte st for
 _UMLAUT_SPELLING = re.compile(r"([uoa])e")
 _DERIVED = ("ing", "ed", "ly", "tion", "ment", "ness", "able", "ible", "ity", "ive", "ize", "ise", "ful", "less")
 _WEAK_SURNAME_RANK = 10_000
+# endings of English abstract nouns ("Approximation", "Connectivity"), which census surnames
+# have only as listed names (Garrity, Clement, Harkness)
+_ABSTRACT_NOUN = ("tion", "tions", "ity", "ities", "ment", "ments", "ness", "ism", "ics", "ogy")
+# a journal's abbreviated title after a list-form candidate: "Random Graphs, Ann. Math. Stat."
+_ABBREVIATION_AFTER = re.compile(r"\.[ ]?[A-Z][a-z]{1,5}\.")
 _RAISED_BY_CODE = re.compile(
     r"(?i:\b(?:exceptions?|errors?|warnings?|signals?|interrupts?)\b[^.\n]{0,50}\braised[ ]+by)[ ]*\Z"
 )
@@ -202,6 +207,8 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         )
 
     def _surname_holds(self, given: str, surname: str) -> bool:
+        if surname.lower().endswith(_ABSTRACT_NOUN) and not is_surname(surname):
+            return False  # a term in a title ("Vazirani, Vijay Approximation Algorithms"); Garrity stays
         if given.lower() in AMBIGUOUS_GIVEN_NAMES:
             # "Mark", "Christian", "Jean" are words too: only before a surname that is neither
             # upper case, another such word nor shaped like an English derived word ("Mark Completed")
@@ -217,8 +224,8 @@ class GivenNamePersonRecognizer(_NameRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Besides code and placeholders: "Settings, Ping and WindowUpdate" enumerates, it is
-        no "Surname, Given"."""
-        if "," in text[start:end] and _ENUMERATION_AFTER.match(text, end):
+        no "Surname, Given", nor "Graphs, Ann." before more abbreviations (a journal's title)."""
+        if "," in text[start:end] and (_ENUMERATION_AFTER.match(text, end) or _ABBREVIATION_AFTER.match(text, end)):
             return True
         return super().reject_at(text, start, end)
 
