@@ -3,9 +3,9 @@ classifies within a bound relative to the same size of plain prose (a ratio, not
 grows linearly with its size, and no shipped pattern needs the backtracking fallback.
 
 Every duration is the classifying thread's CPU time, measured in the same test as what it is
-compared with: on a loaded machine wall time counts the waits for a core (a load of 15 on two
-cores made 1 MB take over 10 s of wall time), CPU time only the work, so ratios of it hold at
-any load and no bound depends on the machine's speed.
+compared with: on a loaded machine wall time counts the waits for a core (at a load of 12 on two
+cores the slowest family took about 10 s of wall time per MB, 0.5 s of CPU), CPU time only the
+work, so ratios of it hold at any load and no bound depends on the machine's speed.
 
 The adversarial texts are near-misses: they keep each family's patterns, validators and context
 search busy without producing findings, whose cost (a few µs each) is linear by construction.
