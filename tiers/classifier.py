@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import re
+import threading
 import time
 from bisect import bisect_right
 from collections import Counter
@@ -150,20 +151,40 @@ class Classifier:
             context_window=self.config.context_window,
             regex_timeout=self.config.regex_timeout_seconds,
         )
-        self._literal_scanner = Scanner(
-            [
-                r
-                for r in self.registry.recognizers
-                if isinstance(r, PatternRecognizer) and _LITERAL_ENTITIES.intersection(r.supported_entities)
-            ],
-            min_score=self.config.min_score,
-            context_window=self.config.context_window,
-            regex_timeout=self.config.regex_timeout_seconds,
-        )
+        # The secret recognizers once more, for the reading with escapes as written: compiled on
+        # the first text whose escapes decode (a tenth of a second of CPU, most of a start's
+        # second scanner), not at start-up. Their patterns are the main scanner's, which has
+        # compiled (and so checked) every one of them already.
+        self._literal_recognizers = [
+            r
+            for r in self.registry.recognizers
+            if isinstance(r, PatternRecognizer) and _LITERAL_ENTITIES.intersection(r.supported_entities)
+        ]
+        self._literal: Scanner | None = None
+        self._literal_lock = threading.Lock()
         self._nlp = self._load_nlp(self.config.spacy_model) if self.config.spacy_model else None
         if self._scanner.others and self._nlp is None:
             names = ", ".join(r.name for r in self._scanner.others)
             raise RecognizerError(f"recognizers need an NLP model but none is configured: {names}")
+
+    @property
+    def _literal_scanner(self) -> Scanner:
+        scanner = self._literal
+        if scanner is None:
+            with self._literal_lock:
+                if self._literal is None:
+                    self._literal = Scanner(
+                        self._literal_recognizers,
+                        min_score=self.config.min_score,
+                        context_window=self.config.context_window,
+                        regex_timeout=self.config.regex_timeout_seconds,
+                    )
+                scanner = self._literal
+        return scanner
+
+    @_literal_scanner.setter
+    def _literal_scanner(self, scanner: Scanner) -> None:
+        self._literal = scanner  # bench/secret_recall.py swaps it to measure what it adds
 
     # -- policy ---------------------------------------------------------------------------------
 
