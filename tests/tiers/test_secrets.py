@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from tiers import Classifier
 from tiers.classifier import _LINES_AFTER, _LINES_BEFORE, _escape_windows
 from tiers.recognizers.secrets import provider_formats
-from tiers.recognizers.secrets._values import entropy, is_placeholder
+from tiers.recognizers.secrets._values import entropy, is_placeholder, mixed_classes
 
 from .conftest import content
 from .secret_corpus import CARRIERS, CLEAN_CODE, PLACEHOLDERS, SYNTAXES
@@ -352,7 +352,10 @@ def test_generated_escaped_placeholders_are_no_secrets(
 @given(st.sampled_from(FORMATS), st.integers(0, 2**32), st.sampled_from(CARRIERS))
 def test_any_drawn_provider_token_is_found_whole(clf: Classifier, fmt, seed: int, carrier: tuple[str, str]) -> None:  # type: ignore[no-untyped-def]  # fmt is a row of the token table
     token = fmt.shape.sample(seed=seed)
+    # as ``providers._masked`` reads a token: no runs or masks, and two character classes at least
+    # (one word of letters is an identifier: ``SCWVMMHMOHSS…`` drawn of capitals only)
     assume(not re.search(r"(.)\1{3}|xxxx|0{10}", token, re.IGNORECASE) and len(set(token[-16:])) >= 4)
+    assume(mixed_classes(token) >= 2)
     text = carrier[1].format(t=token)
     s = text.index(token)
     assert covered(secret_spans(clf, text), s, s + len(token)), (fmt.provider, fmt.fmt, carrier[0], token)
@@ -391,8 +394,48 @@ def test_generated_path_values_are_no_secrets(clf: Classifier, syntax: tuple[str
 def test_password_that_only_starts_like_a_path_is_still_found(clf: Classifier, path: str, mark: str, tail: str) -> None:
     """The path rule takes path characters only: a value with another character in it is judged
     as a value (``/etc/x#Q7mZ…`` under a password key is a password)."""
-    assume(len(set(tail)) >= 5)
     value = f"{path}{mark}{tail}"
+    assume(len(set(tail)) >= 5 and not re.search(r"(.)\1{3}", value))  # a run is a mask
     text = f"DB_PASSWORD={value}\n"
+    s = text.index(value)
+    assert covered(secret_spans(clf, text), s, s + len(value)), value
+
+
+_name_word = st.from_regex(r"[a-wyz]{3,10}", fullmatch=True)  # no x: "_xxx" is a mask
+_names = st.builds(
+    lambda words, joint, count: joint.join(words) + count,
+    st.lists(_name_word, min_size=2, max_size=3),
+    st.sampled_from(["_", "-", "."]),
+    st.sampled_from(["", "", "2", "38", "-1", "_07"]),
+)
+_MEDIUM_KEYS = [
+    "API_KEY={v}\n",
+    "auth_token: {v}\n",
+    '{{"access_key": "{v}"}}',
+    'apiKey = "{v}";\n',
+    "<apiKey>{v}</apiKey>",
+]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(_MEDIUM_KEYS), _names)
+def test_generated_names_after_token_keys_are_no_secrets(clf: Classifier, template: str, name: str) -> None:
+    """``API_KEY=channel-markdown59``: words joined as a name, with a count of one or two digits,
+    name a thing (Betterleaks drops such values of its generic-api-key rule too)."""
+    text = template.format(v=name)
+    s = text.index(name)
+    spans = secret_spans(clf, text)
+    assert not any(a < s + len(name) and b > s for a, b in spans), (template, name, spans)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(_MEDIUM_KEYS), _names, st.from_regex(r"[A-Za-z0-9]{3}[0-9]{3}[A-Za-z0-9]{4}", fullmatch=True))
+def test_a_name_with_a_random_tail_after_a_token_key_is_still_found(
+    clf: Classifier, template: str, name: str, tail: str
+) -> None:
+    """Only a short count makes a name: three digits or more, or mixed letters after, are a value."""
+    value = f"{name}{tail}"
+    assume(len(set(tail)) >= 6 and any(c.isupper() for c in tail) and entropy(value) >= 3.0)
+    text = template.format(v=value)
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), value

@@ -43,7 +43,9 @@ _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
 _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
 _DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
 _REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|[\])]\{[0-9]+(?:,[0-9]*)?\}|\.[*+]|\[[a-zA-Z0-9]-[a-zA-Z0-9]")
-_LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)_*$")
+# words joined as names are (``csrf_token``, ``channel-markdown59``: a count of one or two digits
+# after names a variant, not a secret)
+_LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)(?:[_.-]?[0-9]{1,2})?_*$")
 # each word maximal (a lower-case run ends before no lower-case letter, a capitals run before a
 # capitalised word or the end), so a value splits one way only: with words that could split
 # several ways, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef…0" took exponential time to fail
