@@ -8,8 +8,14 @@ entity types presidio has, and for all planted types).
     .venv/bin/python bench/classify.py            # full run (presidio on 3 MB CSV takes ~1 min)
     .venv/bin/python bench/classify.py --quick    # presidio timed on 1/10 of the 3 MB texts, scaled
     .venv/bin/python bench/classify.py --tiers-only --sizes 1000,1000000   # our side alone
+    .venv/bin/python bench/classify.py --cores 8    # the 3 MB repository prompt, 1 core vs 2
 
-One process, one core: it never runs two analyses at once.
+One process, one core: it never runs two analyses at once. ``--cores N`` instead times the
+issue's case, the first 3 MB of SQLAlchemy's installed sources as one chat message, classified
+and stripped through the gateway's ``ClassifyStep`` in forked workers: on one core (one worker,
+the process pinned to CPU 0: the body read whole, as before issue 12's parts) against two
+(two workers on CPUs 0-1: the body read in two shares, ``tiers/parts.py``), in N ABBA rounds,
+each round's ratio paired; plus classify + strip in this process on one core.
 """
 
 from __future__ import annotations
@@ -181,6 +187,93 @@ def _size(chars: int) -> str:
     return f"{chars // 1_000_000} MB" if chars >= 1_000_000 and chars % 1_000_000 == 0 else f"{chars // 1000} KB"
 
 
+def repository_prompt() -> str:
+    """The first 3 MB of SQLAlchemy's installed sources, files joined by a line break."""
+    import sqlalchemy
+    from pathlib import Path
+
+    parts: list[str] = []
+    size = 0
+    for f in sorted(Path(sqlalchemy.__file__).parent.rglob("*.py")):
+        t = f.read_text("utf-8")
+        parts.append(t)
+        size += len(t)
+        if size > 3_000_000:
+            break
+    return "\n".join(parts)[:3_000_000]
+
+
+def cores_main(rounds: int) -> None:
+    import asyncio
+    import json
+    import sys
+    from pathlib import Path
+
+    # bench/ first on the path would make bench/audit.py the ``audit`` package
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from gateway.classify import ClassifyStep
+    from tiers.types import Tier
+
+    text = repository_prompt()
+    raw = json.dumps({"model": "m", "messages": [{"role": "user", "content": text}]}).encode()
+    clf = Classifier(TiersConfig(), clock=time.thread_time)  # the gateway's classifier and clock
+    load0 = Path("/proc/loadavg").read_text().split()[:3]
+
+    # in this process, pinned to one core
+    content = Content((Segment(("messages", 0, "content"), text),))
+    os.sched_setaffinity(0, {0})
+    clf.strip(content, clf.classify(content))
+    t_here, _ = timed(lambda: clf.strip(content, clf.classify(content)), max(3, rounds))
+
+    steps = {}
+    for cores in (1, 2):
+        # Workers fork on first use and keep the affinity the process had then.
+        os.sched_setaffinity(0, set(range(cores)))
+        step = ClassifyStep(clf, fingerprint_key=b"k" * 32, offload_bytes=0, timeout_s=120, workers=cores)
+        first = asyncio.run(step.run("chat", raw, "acme", Tier.GENERAL))
+        assert not first.decision.failed_closed, first.decision.reasons
+        steps[cores] = (step, first)
+    os.sched_setaffinity(0, {0, 1})
+    one, two = steps[1][1], steps[2][1]
+    assert one.decision == two.decision and one.stripped == two.stripped  # the same answer either way
+
+    def run(cores: int) -> float:
+        t = time.perf_counter()
+        asyncio.run(steps[cores][0].run("chat", raw, "acme", Tier.GENERAL))
+        return time.perf_counter() - t
+
+    times: dict[int, list[float]] = {1: [], 2: []}
+    ratios = []
+    for r in range(rounds):
+        order = (1, 2, 2, 1) if r % 2 == 0 else (2, 1, 1, 2)
+        got: dict[int, list[float]] = {1: [], 2: []}
+        for cores in order:
+            got[cores].append(run(cores))
+        for cores in (1, 2):
+            times[cores].extend(got[cores])
+        ratios.append(statistics.mean(got[2]) / statistics.mean(got[1]))
+    load1 = Path("/proc/loadavg").read_text().split()[:3]
+    split = steps[2][0].split
+    for step, _ in steps.values():
+        step.close()
+    print(
+        f"3 MB repository prompt ({len(raw) / 1e6:.2f} MB body, {len(two.decision.findings)} findings, tier {int(two.decision.tier)})"
+    )
+    print(f"load average at start {' '.join(load0)}, at end {' '.join(load1)}")
+    print(f"classify + strip in one process, one core: median {t_here * 1000:.0f} ms")
+    for cores in (1, 2):
+        ts = sorted(times[cores])
+        print(
+            f"ClassifyStep, {cores} core(s): median {statistics.median(ts) * 1000:.0f} ms "
+            f"(min {ts[0] * 1000:.0f}, max {ts[-1] * 1000:.0f}; {len(ts)} runs)"
+        )
+    rs = sorted(ratios)
+    print(
+        f"paired ratio 2 cores / 1 core per ABBA round: median {statistics.median(rs):.2f} "
+        f"(min {rs[0]:.2f}, max {rs[-1]:.2f}; {len(rs)} rounds); bodies read in parts: {split}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="time presidio on 1/10 of the 3 MB texts")
@@ -192,7 +285,11 @@ def main() -> None:
         help="comma-separated text sizes in characters (default: %(default)s)",
     )
     ap.add_argument("--reps", type=int, default=3, help="timed runs per text above 100 KB (median)")
+    ap.add_argument("--cores", type=int, metavar="ROUNDS", help="the 3 MB repository prompt, 1 core vs 2 (ABBA)")
     args = ap.parse_args()
+    if args.cores:
+        cores_main(args.cores)
+        return
 
     import tempfile
     from pathlib import Path

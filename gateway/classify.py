@@ -14,6 +14,13 @@ on the thread fallback, for the interpreter lock is not classification time eith
 that overruns that deadline fails closed alone (Tier 3, ``failed_closed``); the others are
 untouched. A job that waits longer than ``limits.classify_timeout_s`` per place in the queue is
 refused with 503 too: wall time is the overload bound, CPU time the content bound.
+
+One long body uses every idle worker (issue 12): each reads it and finds the identifiers of its
+share (``tiers/parts.py``: the findings are those of one whole scan), each on its own CPU clock
+under the same deadline; then one classifies with all shares' findings, fingerprints and
+strips. A share that overruns or fails fails the whole request closed; a share no worker
+answered (a dead worker, a wait past the bound) refuses it with 503, as unsplit. Only idle
+workers take shares: when others wait, a body goes to one worker, as before.
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ import multiprocessing
 import multiprocessing.reduction
 import os
 import signal
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
@@ -36,6 +43,7 @@ from gateway.parsing import ParsedBody, parse_body
 from tiers import Classifier, extract_content
 from tiers.content import TokenDecoder
 from tiers.errors import ContentError, TiersError
+from tiers.parts import SPLIT_AT, merge
 from tiers.types import Content, Decision, Finding, Stripped, Tier
 
 __all__ = ["Classified", "ClassifierBusy", "ClassifyStep"]
@@ -76,6 +84,8 @@ class ClassifyStep:
         decoder_for: Callable[[str], TokenDecoder | None] = lambda model: None,
         max_segments: int = 100_000,
         processes: bool | None = None,
+        split_bytes: int = 2 * SPLIT_AT,
+        split_at: int = SPLIT_AT,
     ) -> None:
         self._clf = classifier
         self._key = fingerprint_key
@@ -89,8 +99,14 @@ class ClassifyStep:
         # None: forked worker processes where fork exists, else threads (Windows).
         self._processes = "fork" in multiprocessing.get_all_start_methods() if processes is None else processes
         self._pool: Executor | None = None
-        self._inflight = 0
+        self._jobs = 0  # worker jobs submitted and not yet answered
+        # A body this long is read in parts by every idle worker at once (processes only: threads
+        # share one interpreter lock), its long segments cut at ``split_at`` characters.
+        self._split_bytes = split_bytes
+        self._split_at = split_at
+        self._splits = self._processes and classifier.splittable and workers >= 2
         self.offloaded = 0  # requests classified in a worker (for tests and metrics)
+        self.split = 0  # of those, requests read in parts by several workers
 
     # -- the work, wherever it runs ------------------------------------------------------------
 
@@ -103,9 +119,9 @@ class ClassifyStep:
             return None, segs
         return (segs[0] if len(texts) == 1 else fingerprint_bytes(self._key, b" ".join(texts))), segs
 
-    def work(self, endpoint: str, raw: bytes, tenant: str, floor: Tier, *, strip: bool = False) -> Classified:
-        """Parse, extract, classify, fingerprint (and strip, in a worker). Raises ``GatewayError``
-        for a body that cannot be parsed and ``TiersError`` for one that cannot be read."""
+    def read(self, endpoint: str, raw: bytes) -> tuple[ParsedBody, Content]:
+        """Parse and extract. Raises ``GatewayError`` for a body that cannot be parsed and
+        ``TiersError`` for one that cannot be read."""
         parsed = parse_body(endpoint, raw)
         try:
             content = extract_content(
@@ -115,7 +131,22 @@ class ClassifyStep:
             raise
         except Exception as exc:  # noqa: BLE001 -- anything else while reading: unread, so refused (400) and recorded
             raise ContentError(f"reading the body failed ({type(exc).__name__})") from None
-        decision = self._clf.classify(content, tenant=tenant, floor=floor)
+        return parsed, content
+
+    def work(
+        self,
+        endpoint: str,
+        raw: bytes,
+        tenant: str,
+        floor: Tier,
+        *,
+        strip: bool = False,
+        found: Sequence[Finding] | str | None = None,
+    ) -> Classified:
+        """Parse, extract, classify, fingerprint (and strip, in a worker); ``found``: the
+        findings made already, in parts (see ``Classifier.classify``). Raises as ``read``."""
+        parsed, content = self.read(endpoint, raw)
+        decision = self._clf.classify(content, tenant=tenant, floor=floor, found=found)
         whole, segs = self._fingerprints(content)
         stripped = None
         if strip and decision.findings and not decision.failed_closed:
@@ -131,13 +162,19 @@ class ClassifyStep:
         """Classify the body ``raw`` for ``tenant``; ``floor`` is the tier the client asked for."""
         if len(raw) <= self._offload:
             return self.work(endpoint, raw, tenant, floor)
-        if self._inflight >= self._capacity:
+        if self._jobs >= self._capacity:
             raise ClassifierBusy(headers={"retry-after": "1"})
-        self._inflight += 1
+        # One long prompt on every idle worker: only into workers nobody else waits for, so that
+        # under load (every core busy anyway) a request costs no extra reading and hand-off.
+        idle = self._workers - self._jobs
+        parts = min(self._workers, idle) if len(raw) >= self._split_bytes and self._splits else 1
+        result: Classified | BaseException
+        self._jobs += parts  # held until the answer: the last step of a split one included
         try:
-            loop = asyncio.get_running_loop()
-            future = loop.run_in_executor(self._executor(), _in_worker, endpoint, raw, tenant, int(floor))
-            result = await asyncio.wait_for(future, self._wait_s)
+            if parts >= 2:
+                result = await self._run_split(endpoint, raw, tenant, floor, parts)
+            else:
+                result = await self._submit(_in_worker, endpoint, raw, tenant, int(floor))
         except TimeoutError:
             raise ClassifierBusy("classification did not finish in time; nothing was forwarded",
                                  headers={"retry-after": "5"}) from None  # fmt: skip
@@ -145,11 +182,33 @@ class ClassifyStep:
             self._pool = None
             raise ClassifierBusy(headers={"retry-after": "1"}) from None
         finally:
-            self._inflight -= 1
+            self._jobs -= parts
         self.offloaded += 1
         if isinstance(result, BaseException):
             raise result
         return replace(result, offloaded=True)
+
+    async def _run_split(self, endpoint: str, raw: bytes, tenant: str, floor: Tier, parts: int) -> Any:
+        """Each of ``parts`` workers finds the identifiers of its share of the body
+        (tiers/parts.py), on its own CPU clock under the classifier's deadline; then one of them
+        classifies with all of them, fingerprints and strips. Any share that failed fails the
+        request closed (Tier 3); one a worker could not answer is overload (503), as unsplit."""
+        args = (endpoint, raw, tenant, int(floor))
+        shares = await asyncio.gather(
+            *(self._submit(_in_worker_part, *args, k, parts, self._split_at) for k in range(parts))
+        )
+        refused = next((r for r in shares if isinstance(r, BaseException)), None)
+        if refused is not None:  # the body cannot be read: the same refusal from every share
+            return refused
+        failed = next((r for r in shares if isinstance(r, str)), None)
+        self.split += 1
+        return await self._submit(_in_worker_finish, *args, failed if failed is not None else shares)
+
+    async def _submit(self, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in the pool, waiting at most ``limits.classify_timeout_s`` per place in
+        the queue."""
+        loop = asyncio.get_running_loop()
+        return await asyncio.wait_for(loop.run_in_executor(self._executor(), fn, *args), self._wait_s)
 
     def _executor(self) -> Executor:
         if self._pool is None and not self._processes:
@@ -225,6 +284,41 @@ def _in_worker(endpoint: str, raw: bytes, tenant: str, floor: int) -> Classified
     try:
         return _STEP.work(endpoint, raw, tenant, Tier(floor), strip=True)
     except (GatewayError, TiersError) as exc:  # the caller raises it: a refusal, not a crash
+        return exc
+    except Exception as exc:  # noqa: BLE001 -- never a 500 without a row: unread is refused
+        return ContentError(f"reading the body failed ({type(exc).__name__})")
+
+
+_Row = tuple[str, int, int, int, str, float]
+
+
+def _in_worker_part(
+    endpoint: str, raw: bytes, tenant: str, floor: int, part: int, parts: int, split_at: int
+) -> list[_Row] | str | BaseException:
+    """Share ``part`` of the body's findings, as plain rows (cheap to pickle), or why it failed."""
+    assert _STEP is not None
+    try:
+        _, content = _STEP.read(endpoint, raw)
+    except (GatewayError, TiersError) as exc:
+        return exc
+    except Exception as exc:  # noqa: BLE001 -- never a 500 without a row: unread is refused
+        return ContentError(f"reading the body failed ({type(exc).__name__})")
+    found = _STEP.classifier.part_findings(content, part, parts, split_at=split_at)
+    if isinstance(found, str):
+        return found
+    return [(f.entity_type, f.segment, f.start, f.end, f.recognizer, f.score) for f in found]
+
+
+def _in_worker_finish(
+    endpoint: str, raw: bytes, tenant: str, floor: int, shares: list[list[_Row]] | str
+) -> Classified | BaseException:
+    """The request classified with the findings of its shares (or failed closed, with the reason
+    one of them failed), fingerprinted and stripped."""
+    assert _STEP is not None
+    found = shares if isinstance(shares, str) else merge([[Finding(*row) for row in share] for share in shares])
+    try:
+        return _STEP.work(endpoint, raw, tenant, Tier(floor), strip=True, found=found)
+    except (GatewayError, TiersError) as exc:
         return exc
     except Exception as exc:  # noqa: BLE001 -- never a 500 without a row: unread is refused
         return ContentError(f"reading the body failed ({type(exc).__name__})")

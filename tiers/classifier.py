@@ -11,7 +11,7 @@ import threading
 import time
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from . import _presidio  # noqa: F401  # first: presidio without PyTorch (tiers/_presidio.py)
@@ -19,7 +19,9 @@ from presidio_analyzer import EntityRecognizer, PatternRecognizer
 
 from .config import TiersConfig
 from .errors import RecognizerError
+from . import parts as _parts
 from .normalize import OffsetMap, normalize_text, normalize_with_map
+from .parts import sort_key
 from .policy import Policy, load_policy
 from .recognizers import build_registry
 from .scanner import Scanner
@@ -241,7 +243,9 @@ class Classifier:
         out.extend(self._batch_findings(content, small, checkpoint))
         if self._nlp is not None:
             out.extend(self._nlp_findings(content, checkpoint))
-        out.sort(key=lambda f: (f.segment, f.start))
+        # A total order: the same findings come out in the same order however they were found
+        # (whole, or in parts: tiers/parts.py), so stripping labels a tie the same way.
+        out.sort(key=sort_key)
         return out
 
     def _long_findings(
@@ -272,11 +276,14 @@ class Classifier:
 
     def _lead(self, content: Content, i: int, percent: bool = True) -> str:
         """The short segment before segment ``i`` (its key, or the message before), normalised
-        and cut to the context window, with the batch's separator; empty if there is none."""
+        and cut to the context window, with the batch's separator and a blank line; empty if
+        there is none. The blank line ends the lead's block: a table at the top of segment ``i``
+        keeps its own first line as its header row (else every cell below looked up the
+        lead's line, and a CSV sent after a system prompt lost its company and birth columns)."""
         if i == 0 or len(content.segments[i - 1].text) > _BATCH_CHARS:
             return ""
         prev = normalize_with_map(content.segments[i - 1].text, percent=percent)[0][-self.config.context_window :]
-        return prev + _SEPARATOR if prev else ""
+        return prev + _SEPARATOR + "\n" if prev else ""
 
     def _batch_findings(self, content: Content, indexes: list[int], checkpoint: Callable[[], None]) -> list[Finding]:
         """Short segments (keys, enums, metadata values, short messages) scanned as one text: a
@@ -338,11 +345,54 @@ class Classifier:
                         yield Finding(r.entity_type, i, s, e, rec.name, r.score)
             checkpoint()
 
-    def classify(self, content: Content, tenant: str | None = None, floor: Tier = Tier.GENERAL) -> Decision:
-        """The tier of ``content`` under the tenant's policy, never below ``floor``. Never raises."""
+    def classify(
+        self,
+        content: Content,
+        tenant: str | None = None,
+        floor: Tier = Tier.GENERAL,
+        *,
+        found: Sequence[Finding] | str | None = None,
+    ) -> Decision:
+        """The tier of ``content`` under the tenant's policy, never below ``floor``. Never raises.
+
+        ``found``: the findings made already (the merged parts of ``part_findings``), or why
+        making one of them failed (the request then fails closed); None: made here."""
+        if found is None:
+            found = self._guarded(lambda checkpoint: self.findings(content, checkpoint))
+        if isinstance(found, str):
+            return self._failed(found)
         try:
-            policy = self.policy_for(tenant)
-            floor = Tier(floor)
+            return self._decide(content, found, tenant, floor)
+        except Exception as exc:  # noqa: BLE001 -- fail closed on anything; the message may quote the text
+            return self._failed(f"{type(exc).__name__} during analysis")
+
+    @property
+    def splittable(self) -> bool:
+        """Whether ``part_findings`` may stand in for ``findings`` (not with an NLP model, whose
+        entities depend on the whole text)."""
+        return self._nlp is None
+
+    def part_findings(
+        self,
+        content: Content,
+        part: int,
+        parts: int,
+        *,
+        split_at: int = _parts.SPLIT_AT,
+        overlap: int = _parts.OVERLAP,
+    ) -> list[Finding] | str:
+        """Share ``part`` of ``parts`` of the findings of ``content`` (tiers/parts.py), under the
+        deadline as a whole classification is, or why it failed. Never raises."""
+        return self._guarded(
+            lambda checkpoint: _parts.part_findings(
+                self, content, part, parts, checkpoint, split_at=split_at, overlap=overlap
+            )
+        )
+
+    def _guarded(self, run: Callable[[Callable[[], None]], list[Finding]]) -> list[Finding] | str:
+        """``run(checkpoint)``, or the reason it failed: the deadline (on ``clock``, from now), a
+        regex timeout or any error. The reason names the failure, never the text."""
+        try:
             limit = self.config.deadline_seconds
             checkpoint: Callable[[], None] = lambda: None
             if limit is not None:
@@ -352,31 +402,35 @@ class Classifier:
                     if self._clock() > deadline:
                         raise DeadlineExceeded
 
-            found = self.findings(content, checkpoint)
-            if len(found) > self.config.max_findings:
-                return self._failed(f"more than {self.config.max_findings} findings")
-            tier = floor
-            reasons: list[str] = []
-            counts = Counter(f.entity_type for f in found)
-            unreadable = len(content.opaque)
-            if unreadable:
-                counts[UNREADABLE] = unreadable
-            for entity in sorted(counts):
-                entity_floor = policy.floor(entity)
-                tier = max(tier, entity_floor)
-                reasons.append(f"{entity} x{counts[entity]}: tier {int(entity_floor)}")
-            if unreadable:
-                kinds = ", ".join(sorted({o.what for o in content.opaque}))
-                reasons.append(f"could not read: {kinds}")
-            if floor > Tier.GENERAL:
-                reasons.append(f"client floor: tier {int(floor)}")
-            return Decision(Tier(tier), tuple(found), tuple(reasons), unreadable=unreadable)
+            return run(checkpoint)
         except DeadlineExceeded:
-            return self._failed(f"deadline of {self.config.deadline_seconds} s exceeded")
+            return f"deadline of {self.config.deadline_seconds} s exceeded"
         except TimeoutError:
-            return self._failed("regex timeout")
+            return "regex timeout"
         except Exception as exc:  # noqa: BLE001 -- fail closed on anything; the message may quote the text
-            return self._failed(f"{type(exc).__name__} during analysis")
+            return f"{type(exc).__name__} during analysis"
+
+    def _decide(self, content: Content, found: Sequence[Finding], tenant: str | None, floor: Tier) -> Decision:
+        policy = self.policy_for(tenant)
+        floor = Tier(floor)
+        if len(found) > self.config.max_findings:
+            return self._failed(f"more than {self.config.max_findings} findings")
+        tier = floor
+        reasons: list[str] = []
+        counts = Counter(f.entity_type for f in found)
+        unreadable = len(content.opaque)
+        if unreadable:
+            counts[UNREADABLE] = unreadable
+        for entity in sorted(counts):
+            entity_floor = policy.floor(entity)
+            tier = max(tier, entity_floor)
+            reasons.append(f"{entity} x{counts[entity]}: tier {int(entity_floor)}")
+        if unreadable:
+            kinds = ", ".join(sorted({o.what for o in content.opaque}))
+            reasons.append(f"could not read: {kinds}")
+        if floor > Tier.GENERAL:
+            reasons.append(f"client floor: tier {int(floor)}")
+        return Decision(Tier(tier), tuple(found), tuple(reasons), unreadable=unreadable)
 
     @staticmethod
     def _failed(why: str) -> Decision:

@@ -1,0 +1,131 @@
+"""A request read in parts (tiers/parts.py) has the findings of one whole scan, span for span and
+in the same order, however it is cut.
+
+The texts are generated: prose, code, CSV tables whose header lies pieces back (a company and a
+date-of-birth column), key blocks of several lines, ``.netrc`` entries, percent-escaped and
+invisible-character-spelled identifiers, blank lines; cut into pieces far smaller than in
+production (so that many cuts fall among them, and between a value and its context) with a
+window reaching less far, and the head-of-block copy forced by a small ``max_back``.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tiers import Classifier, Content, Segment
+from tiers.parts import merge, part_findings, plan
+
+_PROSE = [
+    "The quality review of the process data shows that the team will improve the plan.",
+    "Results from each site are compared with last year before the steering group meets.",
+    "def handler(event, context):",
+    "    user = event.get('user')  # look up the caller",
+    "    return {'status': 200, 'items': [1, 2, 3]}",
+    "LOG_LEVEL=info",
+    "",
+]
+
+
+@st.composite
+def _block(draw: Any) -> list[str]:
+    n = draw(st.integers(0, 9999))
+    kind = draw(st.sampled_from(["prose", "table", "key", "netrc", "ids", "ids", "context"]))
+    if kind == "prose":
+        return draw(st.lists(st.sampled_from(_PROSE), min_size=1, max_size=12))
+    if kind == "table":
+        rows = draw(st.integers(1, 120))
+        companies = ["Hartwell Industries", "Keller Brothers", "Acme Rocket Works"]
+        return ["id,company,date of birth"] + [
+            f"{n + r},{companies[r % 3]},{1 + r % 28:02d}.{1 + r % 12:02d}.19{50 + r % 40}" for r in range(rows)
+        ]
+    if kind == "key":
+        body = [("MIIEpAIBAAKCAQEA7bq" + "abcdEFGH1234+/" * 4)[:64] for _ in range(draw(st.integers(1, 5)))]
+        return ["-----BEGIN RSA PRIVATE KEY-----", *body, "-----END RSA PRIVATE KEY-----"]
+    if kind == "netrc":
+        return [f"machine api{n}.corp", "login bob", f"password s3cr3tPw{n}x"]
+    if kind == "context":  # a weak pattern's context word on the line before it
+        return ["employee SSN", f"{100 + n % 500}-{10 + n % 89}-{1000 + n}"]
+    ids = [
+        f"contact: jane.doe{n}@example-mail.com",
+        f"mail to: jane.doe{n}%40example-mail.com",
+        f"call +49 30 {1000000 + n}",
+        f"DB_PASSWORD=Zx9!mQ2#vL{n}p",
+        "IBAN DE89 3704 0044 0532 0130 00",
+        f"Dr. Hans Müller visited site {n}",
+        f"host db-{n}.corp.example.com answered",
+        f"wallet key jane\u200b.doe{n}@example-mail.com",
+    ]
+    return draw(st.lists(st.sampled_from(ids), min_size=1, max_size=4))
+
+
+@st.composite
+def _content(draw: Any) -> Content:
+    segments: list[Segment] = []
+    if draw(st.booleans()):
+        segments.append(Segment(("messages", 0, "role"), draw(st.sampled_from(["ssn", "user", "password"]))))
+    for m in range(draw(st.integers(1, 2))):
+        lines = [line for block in draw(st.lists(_block(), min_size=1, max_size=40)) for line in block]
+        segments.append(Segment(("messages", m + 1, "content"), "\n".join(lines) + "\n"))
+    if draw(st.booleans()):
+        segments.append(Segment(("metadata", "note"), "ask jane.doe@example-mail.com"))
+    return Content(tuple(segments))
+
+
+@settings(
+    max_examples=int(os.environ.get("PARTS_EXAMPLES", "60")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    content=_content(),
+    parts=st.integers(2, 4),
+    split_at=st.sampled_from([600, 1500, 4000]),
+    overlap=st.sampled_from([420, 800]),
+    max_back=st.sampled_from([0, 300, 1 << 20]),
+)
+def test_parts_find_what_the_whole_scan_finds(
+    clf: Classifier, content: Content, parts: int, split_at: int, overlap: int, max_back: int
+) -> None:
+    whole = clf.findings(content)
+    cut = {"split_at": split_at, "overlap": overlap, "max_back": max_back}
+    shares = [part_findings(clf, content, k, parts, **cut) for k in range(parts)]
+    assert merge(shares) == whole
+    # and what the gateway makes of it: the decision, and what a shared vendor receives
+    decision = clf.classify(content, found=merge(shares))
+    assert decision == clf.classify(content)
+    if decision.findings:
+        assert clf.strip(content, decision) == clf.strip(content, clf.classify(content))
+
+
+def test_long_segments_are_cut_into_every_part(clf: Classifier) -> None:
+    """The property above is not vacuous: a long text is really cut, every share gets a piece,
+    the pieces tile the text, and a head-of-block copy is made where the block starts too far back."""
+    text = "id,company,date of birth\n" + "".join(f"{r},Keller Brothers,14.03.1962\n" for r in range(400))
+    content = Content((Segment(("messages", 0, "content"), text),))
+    shares = plan(content, 3, split_at=2000, overlap=500, max_back=100)
+    pieces = sorted((u for share in shares for u in share), key=lambda u: u.lo)
+    assert all(shares) and len(pieces) == 3
+    assert [u.lo for u in pieces][0] == 0 and pieces[-1].hi == len(text)
+    assert all(a.hi == b.lo for a, b in zip(pieces, pieces[1:]))
+    assert [bool(u.head) for u in pieces] == [False, True, True]
+    found = merge([part_findings(clf, content, k, 3, split_at=2000, overlap=500, max_back=100) for k in range(3)])
+    assert found == clf.findings(content)
+    assert sum(f.recognizer == "CompanyCellRecognizer" for f in found) == 400  # every row, under the far header
+
+
+def test_a_share_that_fails_is_a_reason_not_an_exception(clf: Classifier) -> None:
+    """``Classifier.part_findings`` never raises: a share that cannot be scanned says why (the
+    request then fails closed with that reason), naming the failure, never the text."""
+
+    class Broken:
+        segments = property(lambda self: (Segment(("m",), 12345),))  # type: ignore[arg-type]  # not a string
+        opaque = ()
+
+    why = clf.part_findings(Broken(), 0, 2)  # type: ignore[arg-type]  # deliberately malformed content
+    assert isinstance(why, str) and "during analysis" in why
+    decision = clf.classify(Content(()), found=why)
+    assert decision.failed_closed and int(decision.tier) == 3 and why in decision.reasons[0]
