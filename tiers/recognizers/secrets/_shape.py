@@ -41,6 +41,7 @@ CLASSES: dict[str, str] = {
     "az": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.~-",
     "fly": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-=,/+",
     "cook": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/+=%",
+    "pct": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789%",
 }
 
 _PART = re.compile(r"\{([a-zA-Z0-9]+):(\d+)(?:(,)(\d*))?\}")

@@ -265,7 +265,7 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("Mapbox", "sk.eyJ{url:50,}.{url:20,}"),
     ("Salesforce", "00{an:13,16}!{dot:80,}"),
     ("Shopify Partners", "prtapi_{h:32}"),
-    ("Twitter", "AAAAAAAAAAAAAAAAAAAAA{cook:30,}"),
+    ("Twitter", "AAAAAAAAAAAAAAAAAAAAA{pct:30,}"),  # URL-encoded: %2B, %3D, never a raw + or /
     ("Facebook", "EAA(B|C|G|I|M){an:80,}"),
     ("Facebook", "{d:15,16}|{url:27,40}"),
     ("Instagram", "IGQV{url:100,}"),
