@@ -23,7 +23,7 @@ _CLI = "httpx._main"
 if "httpx" not in sys.modules and _CLI not in sys.modules:
     sys.modules[_CLI] = None  # type: ignore[assignment]  # "from ._main import main" raises ImportError
     try:
-        import httpx  # noqa: F401
+        import httpx  # noqa: F401  # imported here only to be cached in sys.modules without its CLI
     finally:
         if sys.modules.get(_CLI, ...) is None:
             del sys.modules[_CLI]
