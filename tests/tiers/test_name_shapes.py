@@ -7,7 +7,7 @@ byte-identical."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import assume, HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier, Restorer, TiersConfig
@@ -185,6 +185,9 @@ def _company(parts: list[str], joiner: str) -> str:
 def test_generated_companies_are_stripped(bare: Classifier, parts: list[str], joiner: str, carrier: str) -> None:
     """Surnames joined in any of the shapes, in any carrier sentence, are one finding that
     covers the whole company; restoring the placeholders gives the text back."""
+    # Hyphenated, both parts must be common surnames (firms.py: a rarer part reads as a compound,
+    # "Kamada-Kawai"); Okafor, rank 24,358 in the census, is in the list for the other shapes.
+    assume(joiner != "-" or "Okafor" not in parts[:2])
     company = _company(parts, joiner)
     text = carrier.format(company)
     c = content(text)
