@@ -7,7 +7,7 @@ byte-identical."""
 from __future__ import annotations
 
 import pytest
-from hypothesis import assume, HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier, Restorer, TiersConfig
