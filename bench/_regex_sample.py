@@ -24,6 +24,7 @@ from typing import Any
 __all__ = ["Drawn", "draw", "python_regex"]
 
 _PRINTABLE = [chr(i) for i in range(33, 127)]
+_FRAME = " \t\n'\"`;,<>(){}[]|"
 _POSIX = {
     "alnum": "a-zA-Z0-9",
     "alpha": "a-zA-Z",
@@ -138,6 +139,13 @@ def draw(pattern: str, rnd: random.Random, group: int = 1) -> Drawn | None:
         # part, else the whole match
         spans = [m.span(group)] if 0 < group <= compiled.groups else []
         spans += [m.span(g) for g in range(1, compiled.groups + 1)] + [m.span(0)]
-        span = next(s for s in spans if s[1] > s[0] >= 0)
-        return Drawn(text, span)
+        start, end = next(s for s in spans if s[1] > s[0] >= 0)
+        if (start, end) == m.span(0):
+            # a rule without a group consumes the character that frames its token (RE2 has no
+            # look-arounds): that character is no part of the secret
+            while end > start and text[end - 1] in _FRAME:
+                end -= 1
+            while start < end and text[start] in _FRAME:
+                start += 1
+        return Drawn(text, (start, end))
     return None

@@ -49,6 +49,7 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("Slack", "xoxe-{d:1}-{url:100,}"),
     ("Slack", "xapp-{d:1}-{an:4,}-{d:4,}-{an:8,}"),
     ("Slack", "https://hooks.slack.com/services/T{u:8,12}/B{u:8,12}/{an:24}"),
+    ("Slack", "(https|http)://hooks.slack.com/(services|workflows|triggers)/{b64:43,}"),
     ("Slack", "hooks.slack.com/(services|workflows|triggers)/{b64:43,}"),
     ("Slack", "https://hooks.slack.com/(workflows|triggers)/T{u:8,12}/A{u:8,12}/{d:15,20}/{an:32}"),
     ("Discord", "https://discord.com/api/webhooks/{d:17,20}/{url:60,68}"),
