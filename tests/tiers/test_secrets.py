@@ -439,3 +439,41 @@ def test_a_name_with_a_random_tail_after_a_token_key_is_still_found(
     text = template.format(v=value)
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), value
+
+
+def _run(alphabet: str, start: int, length: int) -> str:
+    return alphabet[start : start + length]
+
+
+_runs = st.lists(
+    st.sampled_from(["0123456789", "abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ"]).flatmap(
+        lambda a: st.builds(_run, st.just(a), st.integers(0, len(a) - 3), st.integers(3, len(a)))
+    ),
+    min_size=1,
+    max_size=2,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(SYNTAXES), _runs)
+def test_generated_alphabet_runs_are_no_secrets(clf: Classifier, syntax: tuple[str, str, str], value: str) -> None:
+    """``abcdefghijklmnop``, ``1234567890abcdef``: one or two runs along an alphabet are the
+    alphabet written out (detect-secrets' sequential strings), never a credential."""
+    assume(len(value) >= 8)
+    name, template, forbidden = syntax
+    assume(not any(c in forbidden for c in value))
+    text = template.format(v=value)
+    s = text.index(value)
+    spans = secret_spans(clf, text)
+    assert not any(a < s + len(value) and b > s for a, b in spans), (name, value, spans)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(_runs, st.from_regex(r"[a-z0-9]{2}[A-Z][a-z0-9]{2}[A-Z]", fullmatch=True))
+def test_runs_broken_by_random_characters_are_still_passwords(clf: Classifier, run: str, noise: str) -> None:
+    """Three or more breaks are no written-out alphabet: ``abcdef`` with ``q8Zr3X`` inside is a value."""
+    value = run[:3] + noise + run[3:7] + "Q7"  # short runs: a long one is an alphabet (``_samples``)
+    assume(len(set(value)) >= 6 and not re.search(r"(.)\1{3}", value))
+    text = f"DB_PASSWORD={value}\n"
+    s = text.index(value)
+    assert covered(secret_spans(clf, text), s, s + len(value)), value

@@ -107,6 +107,33 @@ _HEXSPEAK = re.compile(
     r"|8badf00d|decafbad|badc0ffee|c0ffee|defec8ed)+[0-9]*$",
     re.IGNORECASE,
 )
+# what may follow a character in a run typed along an alphabet ("abcdef", "0123456789",
+# "ABC…XYZabc…xyz0…9+/", "…789ABC…"), compared without case
+_NEXT = {
+    **{chr(c): chr(c + 1) for c in range(ord("0"), ord("9"))},
+    **{chr(c): chr(c + 1) for c in range(ord("a"), ord("z"))},
+    "9": "0a+",
+    "z": "a0+=",
+    "+": "/",
+    "=": "/",
+}
+
+
+def _sequential(value: str) -> bool:
+    """An alphabet or a count written out (``abcdefghijklmnop``, ``1234567890abcdef``,
+    ``ABC…XYZabc…xyz0…9+/``): at most two runs along an alphabet, each three long at least."""
+    low = value.lower()
+    if len(low) < 8:
+        return False
+    runs = [1]
+    for prev, cur in zip(low, low[1:], strict=False):
+        if cur in _NEXT.get(prev, ""):
+            runs[-1] += 1
+        else:
+            runs.append(1)
+    return len(runs) <= 2 and min(runs) >= 3
+
+
 _MASK_RUN = re.compile(r"[xX*•.#?_-]{4,}|0{10,}|(.)\1{7,}")
 _WORD = re.compile(r"[A-Za-z]+")
 
@@ -145,7 +172,7 @@ def _placeholder(value: str, short: bool) -> bool:
         return True
     if (short and len(v) < 4) or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v) or _PATH.match(v):
         return True
-    if _MASK_RUN.search(v) or len(set(low)) <= 2 or _HEXSPEAK.match(v):
+    if _MASK_RUN.search(v) or len(set(low)) <= 2 or _HEXSPEAK.match(v) or _sequential(v):
         return True
     if "example" in low and not any(c.isdigit() for c in v) and mixed_classes(v) < 2:
         return True
