@@ -123,6 +123,14 @@ NEGATIVES = [
     ("PERSON", "    .. [2] E. N. Gilbert, Random Graphs, Ann. Math. Stat., 30, 1141 (1959)."),
     ("PERSON", "           Brain Connectivity. 1 (0038): 367-75."),
     ("PERSON", "the Vijay Approximation and a Maria Complexity"),
+    # code of the sixth group (typer, grpc, h11, graphql): a title before a template, classes
+    # named after "client", an abstract noun inside a capitalised comment
+    ("PERSON", '                print(f"Hello Mr. {name}")'),
+    ("PERSON", "Dear Dr. <NAME>, hello Mrs. %s"),
+    ("ORGANIZATION", '    """Base implementation of client RPC Call object.'),
+    ("ORGANIZATION", "#    It also sees the client's Request event."),
+    ("ORGANIZATION", "the client Session instance and the customer Order class"),
+    ("PERSON", "    # Constant Deprecation Reason"),
 ]
 
 
@@ -262,3 +270,30 @@ def test_person_found_beside_abstract_nouns(bare: Classifier, given: str, surnam
     people = {v for e, v in found(bare, text) if e == "PERSON"}
     assert f"{given} {surname}" in people, (text, people)
     assert f"{given} {noun}" not in people, (text, people)
+
+
+_TITLES = ["Mr.", "Mrs.", "Dr.", "Herr", "Frau", "Madame", "Monsieur"]
+_FIRMS = ["Contoso Ltd", "Brandt Logistik GmbH", "Dubois SARL", "Nguyen Holdings", "Hoffmann AG"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    title=st.sampled_from(_TITLES),
+    given=st.sampled_from(_GIVEN),
+    surname=st.sampled_from(_CENSUS_SURNAMES),
+    firm=st.sampled_from(_FIRMS),
+    noun=st.sampled_from(["object", "event", "instance", "class"]),
+)
+def test_people_and_firms_found_beside_templates_and_class_names(
+    bare: Classifier, title: str, given: str, surname: str, firm: str, noun: str
+) -> None:
+    """A titled person and a client firm are found whole in the same text as a title before a
+    template and a class named after "client", which are not reported."""
+    text = (
+        f'print(f"Hello {title} {{name}}")  # the client Request {noun}\n'
+        f"Hello {title} {given} {surname}, our client {firm} {noun}s were sent."
+    )
+    values = {v for e, v in found(bare, text) if e in ("PERSON", "ORGANIZATION")}
+    assert f"{given} {surname}" in values, (text, values)
+    assert firm in values, (text, values)
+    assert not values & {title.rstrip("."), title, "Request"}, (text, values)

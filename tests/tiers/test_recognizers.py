@@ -58,6 +58,20 @@ POSITIVES = [
     ("IP_ADDRESS", "routing table {} via 10.0.0.1", "10.8.0.0/24"),
     ("IP_ADDRESS", "traffic from 10.0.0.1 -> {}", "10.0.0.2"),
     ("IP_ADDRESS", "see figure 3; the NAT gateway is {}", "52.14.203.7"),
+    # beside a link-local address and a private block's broadcast, which are left out
+    ("IP_ADDRESS", "fe80::1ff:fe23:4567:890a%eth0 and the host {}", "10.255.255.254"),
+    ("IP_ADDRESS", "broadcast 192.168.255.255, gateway {}", "192.168.255.1"),
+    ("IP_ADDRESS", "global v6 {} beside fe80::1", "2a00:1450:4001:82a::200e"),
+    # confidentiality of the text itself, also as a heading or defined term
+    (
+        "CONFIDENTIALITY_MARKER",
+        "This e-mail contains {} and is intended for the addressee.",
+        "confidential information",
+    ),
+    ("CONFIDENTIALITY_MARKER", "The attached report includes {} of Acme.", "confidential information"),
+    ("CONFIDENTIALITY_MARKER", "# {}\nQ3 pricing follows", "CONFIDENTIAL INFORMATION"),
+    ("CONFIDENTIALITY_MARKER", "The Recipient shall protect all {} received.", "Confidential Information"),
+    ("CONFIDENTIALITY_MARKER", "Ce document contient des informations: {}", "strictly confidential"),
     ("IP_ADDRESS", "reach it at [{}]:443", "2a00:1450:4001:82a::200e"),
     # German ring roads: "ring" glued to a consonant, an "a" or an "r"
     ("ADDRESS", "Anschrift: {}", "Kaiserring 12, 68161 Mannheim"),
@@ -208,6 +222,16 @@ NEAR_MISSES = [
     ("PART_NUMBER", "part of the plan"),
     # markers are whole phrases, not substrings
     ("CONFIDENTIALITY_MARKER", "the standard says confidentially"),
+    # a sentence about data, not a label on the text (opentelemetry's semantic conventions)
+    (
+        "CONFIDENTIALITY_MARKER",
+        "Note: Useful if `user.id` or `user.name` contain confidential information and cannot be used.",
+    ),
+    ("CONFIDENTIALITY_MARKER", "Logs may hold confidential information; redact fields before export."),
+    # link-local IPv6 (fe80::/10, like 169.254/16: no host beyond its link) and the broadcast
+    # address of a private block (asyncpg's DSN docs, prometheus_client's routing probe)
+    ("IP_ADDRESS", "postgres://[fe80::1ff:fe23:4567:890a%25eth0]/dbname and fe80::1"),
+    ("IP_ADDRESS", "s.connect(('10.255.255.255', 1)); broadcast 172.31.255.255 or 192.168.255.255"),
     ("EXPORT_CONTROL_MARKER", "guitar and zitar and the ear"),
     ("GMP_MARKER", "the batch was recorded"),
 ]
@@ -321,3 +345,52 @@ def test_nif_found_unless_glued_to_hex(clf: Classifier, number: int, hex_line: b
     if nif[-1] in "ABCDEF":
         glued = f"{nif}:0016 and 0x{nif}"
         assert "ES_NIF" not in {e for e, _ in found(clf, glued)}, glued
+
+
+# -- real addresses and markers next to what only looks like them --------------------------------
+
+_PRIVATE_HOSTS = st.sampled_from(["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]).flatmap(
+    lambda block: st.sampled_from(list(ipaddress.ip_network(block).subnets(new_prefix=24))[:64]).flatmap(
+        lambda net: st.integers(1, 254).map(lambda host: net.network_address + host)
+    )
+)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    ip=_PRIVATE_HOSTS,
+    link_local=st.integers(0, (1 << 64) - 1).map(lambda low: ipaddress.IPv6Address((0xFE80 << 112) | low)),
+    ip_first=st.booleans(),
+)
+def test_private_host_found_beside_link_local_and_broadcast(
+    clf: Classifier, ip: ipaddress.IPv4Address, link_local: ipaddress.IPv6Address, ip_first: bool
+) -> None:
+    """Any private host is found whole beside a link-local IPv6 address and a private block's
+    broadcast address, and neither of those is reported."""
+    noise = f"[{link_local}%eth0]:5432, probe 10.255.255.255"
+    text = f"db at {ip}; {noise}" if ip_first else f"{noise}; db at {ip}"
+    ips = {v for e, v in found(clf, text) if e == "IP_ADDRESS"}
+    assert ips == {str(ip)}, (text, ips)
+
+
+_TEXT_NOUNS = ["e-mail", "email", "message", "document", "attachment", "presentation", "file", "report"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    opener=st.sampled_from(["This", "this", "These", "The attached", "The enclosed"]),
+    noun=st.sampled_from(_TEXT_NOUNS),
+    verb=st.sampled_from(["contains", "may contain", "includes", "holds", "is and contains"]),
+    data=st.sampled_from(["`user.name`", "the payload", "log records", "attributes"]),
+)
+def test_label_found_beside_data_that_holds_confidential_information(
+    clf: Classifier, opener: str, noun: str, verb: str, data: str
+) -> None:
+    """The text saying it holds confidential information is a marker; a sentence saying some
+    data may hold it is none, before or after the label."""
+    label = f"{opener} {noun} {verb} confidential information."
+    about = f"Useful if {data} contain confidential information and cannot be used."
+    for text in (f"{label}\n{about}", f"{about}\n{label}"):
+        markers = [f for f in clf.classify(content(text)).findings if f.entity_type == "CONFIDENTIALITY_MARKER"]
+        assert [text[f.start : f.end] for f in markers] == ["confidential information"], text
+        assert markers[0].start > text.index(label) if text.startswith(about) else markers[0].start < len(label)

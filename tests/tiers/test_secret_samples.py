@@ -83,6 +83,9 @@ NEGATIVES = [
     # test that does not finish within the suite's timeout)
     '_UNRESERVED_PAT = r"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._\\-~"',
     "token = " + "a" * 60 + "0.b",
+    # a grammar's character set (h11's RFC 7230 tchar), repeated or counted
+    'token = r"[-!#$%&\'*+.^_`|~0-9a-zA-Z]+"',
+    'api_key = "[A-Za-z0-9_-]{32}"\nSECRET_KEY = "^[a-f0-9]+$"',
 ]
 
 # (text, value that must be found whole)
@@ -108,6 +111,8 @@ POSITIVES = [
     ("Authorization: Bearer deadbeefa8f93c1e77d2", "deadbeefa8f93c1e77d2"),
     ("signature: sha1WithRSAEncryption9Xq2Lm", "sha1WithRSAEncryption9Xq2Lm"),
     ("jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U", None),
+    # a token that holds brackets and ranges, not one character class
+    ('API_TOKEN = "[a-z0-9]Xk9#mQ2vL7pRt"', "[a-z0-9]Xk9#mQ2vL7pRt"),
 ]
 
 
@@ -190,3 +195,28 @@ def test_random_values_stay_secrets_beside_code_rules(clf: Classifier, token: st
     found = secrets(clf, text)
     want = f"x25519.{token}" if "x25519." in carrier else token
     assert want in found, (text, found)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    token=st.text(_TOKEN_CHARS + "[]-", min_size=16, max_size=40).filter(
+        lambda t: (
+            any(c.isdigit() for c in t)
+            and any(c.isupper() for c in t)
+            and any(c.islower() for c in t)
+            # one bracket expression from end to end is a character set by shape, whatever is in it
+            and not (t.startswith("[") and t.endswith("]"))
+        )
+    ),
+    key=st.sampled_from(["API_TOKEN", "client_secret", "password"]),
+    grammar_first=st.booleans(),
+)
+def test_random_values_stay_secrets_beside_character_classes(
+    clf: Classifier, token: str, key: str, grammar_first: bool
+) -> None:
+    """A grammar's character set after ``token =`` is no secret; any random value (brackets and
+    ranges in it too) after a credential key in the same text is found whole."""
+    grammar = 'token = r"[-!#$%&\'*+.^_`|~0-9a-zA-Z]+"'
+    value = f'{key} = "{token}"'
+    text = f"{grammar}\n{value}" if grammar_first else f"{value}\n{grammar}"
+    assert secrets(clf, text) == [token], text

@@ -6,7 +6,10 @@ them (``STRICTLY_CONFIDENTIAL``, ``customer-confidential``: labels and tags are 
 The word *confidential* alone is a marker where it stands as a header: alone on its line
 (``CONFIDENTIAL``, ``*** Confidential ***``, ``[CONFIDENTIAL]``), or in capitals opening a line
 before a colon or dash (``CONFIDENTIAL: Q3 pricing``). In prose ("keep this confidential") and in
-code (``CONFIDENTIAL = 3``, ``Level.CONFIDENTIAL``) it is not.
+code (``CONFIDENTIAL = 3``, ``Level.CONFIDENTIAL``) it is not. *Confidential information* is a
+marker where it labels the text: as a heading or a defined term in capitals, or said of the text
+itself ("this e-mail contains confidential information"); a sentence about data ("if the user name
+may contain confidential information") describes, it labels nothing.
 
 Underscores and hyphens are not accepted between the words of the export-control and GMP
 phrases: ``process_validation`` and ``batch_record`` are ordinary identifiers in GMP software.
@@ -21,7 +24,12 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 
-__all__ = ["ConfidentialHeaderRecognizer", "MarkerRecognizer", "default_marker_recognizers"]
+__all__ = [
+    "ConfidentialHeaderRecognizer",
+    "ConfidentialInformationRecognizer",
+    "MarkerRecognizer",
+    "default_marker_recognizers",
+]
 
 CONFIDENTIAL = (
     "customer confidential",
@@ -33,7 +41,6 @@ CONFIDENTIAL = (
     "confidential and proprietary",
     "privileged and confidential",
     "attorney-client privileged",
-    "confidential information",
     "do not distribute",
     "under NDA",
     "NDA",
@@ -69,6 +76,19 @@ _DECORATION = r"[ \t*#=_~.:|<>()\[\]{}-]*"
 _ALONE_ON_ITS_LINE = r"(?m)^" + _DECORATION + r"(?P<value>(?i:confidential))" + _DECORATION + r"$"
 _OPENING_A_LINE = r"(?m)^" + _DECORATION + r"(?P<value>CONFIDENTIAL)[ \t]*(?::|[ \t]-)"
 
+_LABEL = (
+    r"(?:^|[^A-Za-z0-9_])(?P<value>Confidential[ \t]+Information|CONFIDENTIAL[ \t_-]+INFORMATION)(?:$|[^A-Za-z0-9_])"
+)
+# the text speaking of itself: "this document / e-mail / message … contains confidential information"
+_TEXT_NOUNS = (
+    r"document|e-?mail|message|file|report|attachment|presentation|communication|transmission|page|"
+    r"material|memo|letter|slide|deck|record|dokument|nachricht|fichier|courriel"
+)
+_OF_THIS_TEXT = (
+    r"(?i)\b(?:this|these|the[ ]+(?:enclosed|attached|following))[ ]+(?:" + _TEXT_NOUNS + r")s?\b"
+    r"[^.\n]{0,60}?\b(?P<value>confidential[ \t]+information)\b"
+)
+
 
 def _phrase(phrase: str, joiners: str) -> str:
     words = phrase.replace("-", " ").split() if "-" in joiners else phrase.split()
@@ -91,6 +111,22 @@ class MarkerRecognizer(TiersPatternRecognizer):
         super().__init__(patterns=[Pattern(name, regex, 0.9)], entity=entity, name=name)
 
 
+class ConfidentialInformationRecognizer(TiersPatternRecognizer):
+    """*Confidential information* where it labels the text it stands in: as a heading or a
+    contract's defined term (``Confidential Information``, ``CONFIDENTIAL INFORMATION``), or
+    said of the text itself (``This e-mail contains confidential information``). A sentence
+    about some data ("if `user.name` may contain confidential information") labels nothing."""
+
+    ENTITY = "CONFIDENTIALITY_MARKER"
+    PATTERNS = [
+        Pattern("confidential_information_label", _LABEL, 0.9),
+        Pattern("confidential_information_of_this_text", _OF_THIS_TEXT, 0.9),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__(name="ConfidentialInformation")
+
+
 class ConfidentialHeaderRecognizer(TiersPatternRecognizer):
     """The bare word *confidential* as a header line (see the module docstring)."""
 
@@ -109,6 +145,7 @@ def default_marker_recognizers(extra: Iterable[str] = ()) -> list[TiersPatternRe
     return [
         MarkerRecognizer("CONFIDENTIALITY_MARKER", (*CONFIDENTIAL, *extra), "ConfidentialMarker", joined=True),
         ConfidentialHeaderRecognizer(),
+        ConfidentialInformationRecognizer(),
         MarkerRecognizer("EXPORT_CONTROL_MARKER", EXPORT_CONTROL, "ExportControlMarker"),
         MarkerRecognizer("GMP_MARKER", GMP, "GmpMarker"),
     ]

@@ -57,8 +57,13 @@ class IpAddressRecognizer(IpRecognizer):
             return super().invalidate_result(pattern_text) or False
         if ip.is_loopback or ip.is_unspecified or str(ip) in _EXAMPLE_ADDRESSES:
             return True
-        if ip.version == 4 and ip.is_link_local:
-            return True  # 169.254.0.0/16: no host outside one link (169.254.169.254 is every cloud's metadata)
+        if ip.is_link_local:
+            # 169.254.0.0/16 and fe80::/10: no host beyond its own link (169.254.169.254 is every
+            # cloud's metadata service; an fe80:: address is derived from a MAC or random and
+            # reaches nothing outside the segment, the MAC itself is found as one)
+            return True
+        if ip.version == 4 and ip.is_private and _all_ones_host(ip):
+            return True  # 10.255.255.255, 192.168.255.255: a private block's broadcast, no host
         if "/" in pattern_text:
             try:
                 net = ipaddress.ip_network(pattern_text, strict=False)
@@ -91,6 +96,12 @@ class IpAddressRecognizer(IpRecognizer):
         return any(rx.search(before) for rx in _NUMBERING)
 
 
+def _all_ones_host(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
+    """The broadcast address of the RFC 1918 block holding ``ip`` (its host part all ones)."""
+    return any(ip in net and ip == net.broadcast_address for net in _PRIVATE_BLOCKS)
+
+
+_PRIVATE_BLOCKS = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
 # the placeholder addresses of examples and the public resolvers: no one's host
 _EXAMPLE_ADDRESSES = frozenset(
     {"255.255.255.255", "1.2.3.4", "1.2.3.5", "4.3.2.1", "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9"}

@@ -116,8 +116,8 @@ class OrganizationRecognizer(TiersPatternRecognizer):
         # a protocol's or query language's verb after "client" ("the client ended the session
         # (DELETE)"), and metasyntactic words before a legal form ("O=Foo Corp,C=US")
         words = _TOKENS.findall(text[start:end])
-        if len(words) == 1 and words[0] in _PROTOCOL_VERBS:
-            return True
+        if len(words) == 1 and (words[0] in _PROTOCOL_VERBS or _CODE_NOUN_AFTER.match(text, end)):
+            return True  # also a class named before what it is: "client RPC Call object", "Request event"
         if words and words[0].lower() in _METASYNTACTIC:
             return True
         return in_code_position(text, start, end)
@@ -133,6 +133,13 @@ _LEGAL_WORD = re.compile(r"(?:" + _LEGAL + r")\.?")
 # HTTP methods and SQL statements, written in capitals in code and its comments
 _PROTOCOL_VERBS = frozenset(
     "GET HEAD POST PUT PATCH DELETE OPTIONS CONNECT TRACE SELECT INSERT UPDATE UPSERT MERGE DROP CREATE ALTER".split()
+)
+# what code calls the instance of a class named right before it: "the client's Request event",
+# "client RPC Call object"; a firm is no object, event or instance
+_CODE_NOUN_AFTER = re.compile(
+    r"[ ]+(?:objects?|events?|class(?:es)?|instances?|types?|methods?|messages?|handlers?|streams?|"
+    r"interfaces?|protocols?|callbacks?|exceptions?|errors?|structs?|enums?|fields?|attributes?|"
+    r"parameters?|arguments?|frames?|packets?|subclass(?:es)?|implementations?)\b"
 )
 # the words examples put where a name goes ("Foo Corp", "Bar Inc.", "Example Ltd")
 _METASYNTACTIC = frozenset("foo bar baz qux quux foobar example sample dummy".split())

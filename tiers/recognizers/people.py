@@ -22,6 +22,7 @@ to make known people certain (``employee_lists``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from presidio_analyzer import Pattern
@@ -116,6 +117,7 @@ _ABBREVIATION_AFTER = re.compile(r"\.[ ]?[A-Z][a-z]{1,5}\.")
 _RAISED_BY_CODE = re.compile(
     r"(?i:\b(?:exceptions?|errors?|warnings?|signals?|interrupts?)\b[^.\n]{0,50}\braised[ ]+by)[ ]*\Z"
 )
+_TITLE_ALONE = re.compile(r"(?:" + _TITLES + r")\.?")
 _ENUMERATION_AFTER = re.compile(r"[ ]*(?:,|(?:and|or|und|oder|et|ou)[ ])")
 
 
@@ -188,7 +190,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 if after is not None and after.group().lower() in SURNAME_WORDS:
                     # "Anthony Hill", "Ruth Baker": a surname that is an ordinary word too
                     keep, name = after.end(), [word, after.group()]
-                if len(name) >= 2 and self._surname_holds(word, name[-1]):
+                if len(name) >= 2 and self._surname_holds(word, name[-1], name[1:-1]):
                     return m.start(), keep
             previous = word
         return None
@@ -206,9 +208,11 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             and is_surname(w, _WEAK_SURNAME_RANK)
         )
 
-    def _surname_holds(self, given: str, surname: str) -> bool:
+    def _surname_holds(self, given: str, surname: str, middle: Sequence[str] = ()) -> bool:
         if surname.lower().endswith(_ABSTRACT_NOUN) and not is_surname(surname):
             return False  # a term in a title ("Vazirani, Vijay Approximation Algorithms"); Garrity stays
+        if any(w.lower().endswith(_ABSTRACT_NOUN) and not is_surname(w) for w in middle):
+            return False  # the same term inside: "Constant Deprecation Reason" (a code comment)
         if given.lower() in AMBIGUOUS_GIVEN_NAMES:
             # "Mark", "Christian", "Jean" are words too: only before a surname that is neither
             # upper case, another such word nor shaped like an English derived word ("Mark Completed")
@@ -249,6 +253,8 @@ class TitledPersonRecognizer(_NameRecognizer):
         code ("redirect exceptions raised by Werkzeug"); people raise issues."""
         if _RAISED_BY_CODE.search(text, max(0, start - 80), start):
             return True
+        if _TITLE_ALONE.fullmatch(text, start, end):
+            return True  # a title names nobody without a name: "Hello Mr. {name}", "Dear Dr. <NAME>"
         return super().reject_at(text, start, end)
 
     def refine_span(self, text: str) -> tuple[int, int] | None:

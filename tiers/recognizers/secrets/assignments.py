@@ -43,6 +43,9 @@ _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
 _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
 _DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
 _REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|[\])]\{[0-9]+(?:,[0-9]*)?\}|\.[*+]|\[[a-zA-Z0-9]-[a-zA-Z0-9]")
+# a value that is one bracket expression naming the digit or letter range, repeated or not: a
+# grammar's character set (h11's ``token = r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"``, RFC 7230 tchar)
+_CHARACTER_CLASS = re.compile(r"^\^?\[[^\]\n]*(?:0-9|a-z|A-Z|a-f|A-F)[^\]\n]*\](?:[+*?]|\{[0-9,]+\})?\$?$")
 # words joined as names are (``csrf_token``, ``channel-markdown59``: a count of one or two digits
 # after names a variant, not a secret)
 _LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)(?:[_.-]?[0-9]{1,2})?_*$")
@@ -119,7 +122,7 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False
     if strength is not Strength.STRONG and path:
         return False  # ``"package.module.name"``
-    if len(_REGEX_SHAPE.findall(value)) >= 2:
+    if len(_REGEX_SHAPE.findall(value)) >= 2 or _CHARACTER_CLASS.match(value):
         return False  # a pattern describing tokens, not one
     if strength is not Strength.STRONG and _LOWER_NAME.match(value):
         return False  # ``"csrf_token"``: a name
