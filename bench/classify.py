@@ -212,6 +212,7 @@ def cores_main(rounds: int) -> None:
     # bench/ first on the path would make bench/audit.py the ``audit`` package
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     from gateway.classify import ClassifyStep
+    from tiers.parts import merge
     from tiers.types import Tier
 
     text = repository_prompt()
@@ -224,6 +225,30 @@ def cores_main(rounds: int) -> None:
     os.sched_setaffinity(0, {0})
     clf.strip(content, clf.classify(content))
     t_here, _ = timed(lambda: clf.strip(content, clf.classify(content)), max(3, rounds))
+
+    # CPU time (this thread's clock: waiting for a core is not counted) of each stage, one after
+    # the other on one core: the whole body read by one worker, against the two shares and the
+    # last step that classifies with both (what two free cores would run at once, then in turn).
+    probe = ClassifyStep(clf, fingerprint_key=b"k" * 32, offload_bytes=0, timeout_s=120, workers=2)
+
+    def cpu(fn):  # type: ignore[no-untyped-def]  # a bench helper
+        t = time.thread_time()
+        out = fn()
+        return time.thread_time() - t, out
+
+    stages: dict[str, list[float]] = {"whole": [], "share 0": [], "share 1": [], "last step": []}
+    for r in range(max(3, rounds)):
+        for name in ("whole", "shares") if r % 2 == 0 else ("shares", "whole"):
+            if name == "whole":
+                stages["whole"].append(cpu(lambda: probe.work("chat", raw, "acme", Tier.GENERAL, strip=True))[0])
+                continue
+            found = []
+            for k in (0, 1):
+                t, share = cpu(lambda k=k: clf.part_findings(probe.read("chat", raw)[1], k, 2))
+                stages[f"share {k}"].append(t)
+                found.append(share)
+            t, _ = cpu(lambda: probe.work("chat", raw, "acme", Tier.GENERAL, strip=True, found=merge(found)))
+            stages["last step"].append(t)
 
     steps = {}
     for cores in (1, 2):
@@ -261,6 +286,12 @@ def cores_main(rounds: int) -> None:
     )
     print(f"load average at start {' '.join(load0)}, at end {' '.join(load1)}")
     print(f"classify + strip in one process, one core: median {t_here * 1000:.0f} ms")
+    cpu_line = ", ".join(f"{k} {statistics.median(v) * 1000:.0f} ms" for k, v in stages.items())
+    print(f"CPU per stage on one core (medians of {len(stages['whole'])}, alternating): {cpu_line}")
+    longest = statistics.median(
+        max(a, b) + c for a, b, c in zip(stages["share 0"], stages["share 1"], stages["last step"])
+    )
+    print(f"  critical path on two free cores (longer share + last step): {longest * 1000:.0f} ms")
     for cores in (1, 2):
         ts = sorted(times[cores])
         print(
