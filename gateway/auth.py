@@ -7,6 +7,12 @@ that gateway process at once (``forget``); revoked anywhere else (the CLI, anoth
 replica), within that many seconds; 0 disables the cache. A lookup slower than
 ``limits.auth_timeout_s`` (a paused or unreachable key database) is refused with 503, so a client
 gets an explicit error, not a hang.
+
+With the cache on, concurrent requests that miss it for the same key share one lookup: when a
+cached key expired under load, every request in flight used to start its own (at concurrency 64,
+up to 64 queries through the engine's pool at once, every ``auth_cache_s``), and those requests
+were the slowest 2-5 % (bench/RESULTS.md, issue 15). A lookup started before a ``forget`` is never
+joined: a request after a revocation always asks the store again.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from gateway.errors import Unauthorized, Unavailable
@@ -59,6 +66,13 @@ def bearer_token(headers: Any) -> str | None:
     return alt.strip() if alt else None
 
 
+@dataclass(slots=True)
+class _Shared:
+    generation: int
+    task: asyncio.Task[Any]
+    waiting: int = 0
+
+
 class Authenticator:
     def __init__(
         self,
@@ -76,6 +90,8 @@ class Authenticator:
         self._cache: dict[bytes, tuple[float, Principal]] = {}
         self._generation = 0  # bumped by ``forget``
         self._abandoned: set[asyncio.Task[Any]] = set()
+        # digest -> (generation it started in, the lookup, how many requests wait on it)
+        self._inflight: dict[bytes, _Shared] = {}
 
     async def authenticate(self, raw_key: str | None) -> Principal:
         """Raise :class:`Unauthorized` for a missing, unknown or revoked key."""
@@ -88,7 +104,7 @@ class Authenticator:
             return hit[1]
         generation = self._generation
         try:
-            info = await self._lookup(raw_key)
+            info = await self._lookup(raw_key, digest, generation)
         except Exception:  # noqa: BLE001 -- the key database is down: refuse, never let the request through
             raise Unavailable("authentication is unavailable", code="auth_unavailable") from None
         if info is None or getattr(info, "revoked_at", None) is not None:
@@ -109,25 +125,39 @@ class Authenticator:
         for digest in [d for d, (_, p) in self._cache.items() if p.key_id == key_id]:
             del self._cache[digest]
 
-    async def _lookup(self, raw_key: str) -> Any:
+    async def _lookup(self, raw_key: str, digest: bytes, generation: int) -> Any:
         """The store's answer within the timeout, else :class:`TimeoutError`.
 
         The lookup runs as a task the caller stops waiting for at the deadline, rather than under
         ``asyncio.timeout``: cancelling a query in flight makes SQLAlchemy close that connection
         gracefully first, and on a paused database that close waits its own 2 s, which the client
         would otherwise wait out too. The cancelled task finishes its cleanup in the background.
+        A shared lookup is cancelled only by the last request still waiting for it.
         """
-        task = asyncio.ensure_future(self._store.authenticate(raw_key))
+        shared = self._inflight.get(digest) if self._ttl > 0 else None
+        if shared is None or shared.generation != generation or shared.task.done():
+            shared = _Shared(generation, asyncio.ensure_future(self._store.authenticate(raw_key)))
+            if self._ttl > 0:
+                self._inflight[digest] = shared
+                shared.task.add_done_callback(partial(self._drop_inflight, digest, shared))
+        task = shared.task
+        shared.waiting += 1
         try:
             await asyncio.wait({task}, timeout=self._timeout)
         finally:
-            if not task.done():  # timed out, or the request itself was cancelled
+            shared.waiting -= 1
+            if not task.done() and shared.waiting == 0:  # timed out, or the request was cancelled
+                self._drop_inflight(digest, shared, task)  # nobody joins a lookup being cancelled
                 task.cancel()
                 self._abandoned.add(task)  # referenced until its cleanup ends
                 task.add_done_callback(self._drop_abandoned)
-        if not task.done():
+        if not task.done() or task.cancelled():
             raise TimeoutError
         return task.result()
+
+    def _drop_inflight(self, digest: bytes, shared: _Shared, _task: asyncio.Task[Any]) -> None:
+        if self._inflight.get(digest) is shared:
+            del self._inflight[digest]
 
     async def aclose(self, timeout_s: float = 5.0) -> None:
         """Wait (bounded) for abandoned lookups to finish their cleanup: a lookup task still holding
