@@ -7,8 +7,13 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tiers import Classifier, TiersConfig
+from tiers.recognizers._given_names import given_names
+from tiers.recognizers._vocabulary import is_common
+from tiers.recognizers.people import word_given_names
 
 from .conftest import content
 from .documents import documents
@@ -45,6 +50,17 @@ POSITIVES = [
     ("PERSON", "Mit freundlichen Grüßen\n{}\n", "Ifeoma Okafor"),  # no gazetteer name: the sign-off
     ("PERSON", "Viele Grüße\n{}\n", "Kwame Asante"),
     ("PERSON", "reviewed by Prof. Dr. {} yesterday", "Kai Brandt"),
+    # a form's name field, a table's name column, a greeting: any name (tiers/recognizers/people_fields.py)
+    ("PERSON", "Employee record\nName: {}\nDate of birth: 1970", "Mary Dean"),
+    ("PERSON", "Personalbogen\nName: {}\nGeburtsdatum: 1970", "Georgia Kallert"),
+    ("PERSON", "Fiche salarié\nNom : {}\nDate de naissance", "Arnaude Lecoq"),
+    ("PERSON", "Vorname und Name: {}\n", "Klothilda Brahms"),
+    ("PERSON", 'nom;société;né le;ville\n{};"Dupont SA";01/02/1970;Lyon\n', "Philippine Samson"),
+    ("PERSON", "Name,Firma\n{},Lehmann GmbH\n", "Theobold Freud"),
+    ("PERSON", "Hi {},\n\nthanks for the call", "Max"),
+    ("PERSON", "Hallo {},\n\ndanke", "Jan"),
+    ("PERSON", "Bonjour {},\n\nmerci", "Maud"),
+    ("PERSON", "Beim Audit stellte {} fest", "Jan-Peter Mitschke"),
     # companies by legal form and by role word
     ("ORGANIZATION", "we ordered from {} last week", "Acme Widgets Ltd"),
     ("ORGANIZATION", "Lieferant ist die {}.", "Schneider Metallbau GmbH & Co. KG"),
@@ -89,6 +105,12 @@ NEAR_MISSES = [
     ("PERSON", "Am Montag tagte der Lenkungskreis in München."),
     ("PERSON", "Le comité de pilotage s'est réuni à Lyon lundi."),
     ("PERSON", "Im August Bericht und Plan; the Roman Empire; the August Review; Roman Numerals"),
+    # name fields and columns of code and documentation: lower-case keys, ordinary words, identifiers
+    ("PERSON", "name: str\nname: Build and Test\nname: Deploy Docs\n"),
+    ("PERSON", "Name: Value\nName: Build Status\nName: Default Value\nName: The Project Name\n"),
+    ("PERSON", "Name: MyBucket Policy\nName: Test_Runner Job\nName: John Doe\n"),
+    ("PERSON", "name,version,license\nrequests,2.0,Apache\nBuild Tools,1.0,MIT\n"),
+    ("PERSON", "Hi all,\nHello World,\nDear Customer,\nHi team!\n"),
     ("ORGANIZATION", "the customer Service team and the supplier Quality Agreement"),
     ("ORGANIZATION", "Abweichungsbericht AB-573 and the client IP address"),
     ("ORGANIZATION", "Kunde Bewertung and Lieferanten Audit"),
@@ -149,3 +171,48 @@ def test_stripped_document_keeps_its_clean_text(bare: Classifier) -> None:
         out = stripped.content.segments[0].text
         assert Restorer(stripped.mapping).restore(out) == doc.text
         assert out != doc.text
+
+
+# gazetteer names, and as often the ones that are words too ("Georgia", "Max", "Jan", "June"):
+# the layout says a person stands there, whatever else the word means
+_GIVEN = st.one_of(
+    st.sampled_from(sorted(n for n in given_names(3) if not is_common(n))),
+    st.sampled_from(sorted(word_given_names())),
+)
+# invented surnames: syllables nobody's list holds, with the endings German and French surnames have
+_SURNAME = st.builds(
+    lambda head, mid, tail: (head + mid + tail).capitalize(),
+    st.sampled_from(["kr", "br", "sch", "tr", "gl", "v", "m", "l", "d", "p"]),
+    st.sampled_from(["ol", "ab", "un", "ix", "ev", "ur", "oz", "ank", "el"]),
+    st.sampled_from(["ert", "mann", "ke", "ier", "eau", "et", "ing", "ow", "in", "er"]),
+).filter(lambda s: not is_common(s))
+_CARRIERS = [
+    ("Employee record\nName: {G} {S}\nDate of birth: 1970\n", "{G} {S}"),
+    ("Personalbogen\nVorname und Name: {G} {S}\n", "{G} {S}"),
+    ("Fiche salarié\nNom : {G} {S}\nAdresse :", "{G} {S}"),
+    ("Die Reklamation kam von Frau {G} {S}, geboren am", "{G} {S}"),
+    ("La réclamation vient de Mme {G} {S}, née le", "{G} {S}"),
+    ("Ship to:\nDr. {G} {S}\n", "{G} {S}"),
+    ("name;city\n{G} {S};Lyon\n", "{G} {S}"),
+    ("Hi {G},\n\nthanks for the call.", "{G}"),
+    ("Hallo {G},\n\ndanke.", "{G}"),
+    ("Bonjour {G},\n\nmerci.", "{G}"),
+]
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(first=_GIVEN, surname=_SURNAME, carrier=st.sampled_from(_CARRIERS))
+def test_generated_names_in_layout_carriers(
+    bare: Classifier, first: str, surname: str, carrier: tuple[str, str]
+) -> None:
+    """A gazetteer given name and an invented surname in a form field, after an honorific, in
+    a name column, or the given name alone after a greeting, are stripped whole."""
+    template, value = carrier
+    g = "-".join(part.capitalize() for part in first.split("-"))
+    text, name = template.format(G=g, S=surname), value.format(G=g, S=surname)
+    d = bare.classify(content(text))
+    start = text.index(name)
+    covered = bytearray(len(text))
+    for f in d.findings:
+        covered[f.start : f.end] = b"\x01" * (f.end - f.start)
+    assert all(covered[start : start + len(name)]), (text, [(f.entity_type, text[f.start : f.end]) for f in d.findings])

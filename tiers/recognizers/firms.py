@@ -150,6 +150,8 @@ class CompanyCellRecognizer(TiersPatternRecognizer):
     """A cell of a table column whose header names companies: "name;Firma;born\\nAnna;Lehmann;…"."""
 
     ENTITY = "ORGANIZATION"
+    # the header that says what the column holds (a subclass judges another column: people)
+    HEADER: re.Pattern[str] = _HEADER_WORD
     PATTERNS = [
         # the first cell of a line, with a separator after it; a later one after its separator
         # ("," without a space: prose puts one there, "Hello, World", CSV does not)
@@ -194,7 +196,7 @@ class CompanyCellRecognizer(TiersPatternRecognizer):
         column = len(_cells(text[line_start:start], sep)) - 1
         if len(row) != len(header) or column >= len(header):
             return True
-        return _HEADER_WORD.match(header[column].strip()) is None
+        return self.HEADER.match(header[column].strip()) is None
 
     def _header(self, text: str, line_start: int, sep: str) -> tuple[str, ...]:
         """The first line of the block (lines up to a blank one) holding ``line_start``, as cells."""

@@ -31,7 +31,15 @@ from ._base import TiersPatternRecognizer
 from ._code import in_code_position
 from ._given_names import given_names
 from ._surnames import is_plain_surname, is_surname
-from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, SURNAME_WORDS, WEAK_GIVEN_NAMES, is_common
+from ._vocabulary import (
+    _MONTHS_DAYS,
+    _NOT_GIVEN,
+    AMBIGUOUS_GIVEN_NAMES,
+    NOT_GIVEN_NAMES,
+    SURNAME_WORDS,
+    WEAK_GIVEN_NAMES,
+    is_common,
+)
 
 __all__ = ["GivenNamePersonRecognizer", "TitledPersonRecognizer", "person_recognizers"]
 
@@ -121,6 +129,17 @@ _TITLE_ALONE = re.compile(r"(?:" + _TITLES + r")\.?")
 _ENUMERATION_AFTER = re.compile(r"[ ]*(?:,|(?:and|or|und|oder|et|ou)[ ])")
 
 
+@lru_cache(maxsize=1)
+def word_given_names() -> frozenset[str]:
+    """Gazetteer given names that are ordinary words too ("Max", "Georgia", "June", "Jan" of
+    January): a name only where the layout or a title says a person stands ("Frau Georgia
+    Kralert", "Hi Max,"), never from the word alone. Not the gazetteer's accidental words
+    ("The", "You", "In": names in other scripts' transcriptions)."""
+    months = _MONTHS_DAYS.split()
+    words = set(_NOT_GIVEN.split()) | set(months) | {m[:3] for m in months} | WEAK_GIVEN_NAMES | AMBIGUOUS_GIVEN_NAMES
+    return frozenset(words) & given_names(1)
+
+
 class _NameRecognizer(TiersPatternRecognizer):
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Code in the place of a name (:mod:`._code`), or a placeholder name."""
@@ -144,12 +163,18 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         # before an upper-case surname a rare given name is too weak: "Revert MOVING", "Save ACL"
         # in code comments; "Jean DUPONT" has a common one
         self._common_given = given_names(max(min_frequency, 2)) - NOT_GIVEN_NAMES
+        # the halves of a hyphenated given name may be words alone ("Jan", a month's
+        # abbreviation, in "Jan-Peter"); joined to a given name that is none they are a name
+        self._any_given = given_names(min_frequency)
         # capitalised runs recur (headings, the same people); a lookup is ≈ 10x a check
         self.refine_span = lru_cache(maxsize=16384)(self._refine)
 
     def _is_given(self, word: str) -> bool:
         w = word.lower()
         if w in self._given or w.split("-")[0] in self._given or w in AMBIGUOUS_GIVEN_NAMES:
+            return True
+        halves = w.split("-")
+        if len(halves) == 2 and halves[0] in self._any_given and halves[1] in self._given:
             return True
         # German names spelt without umlauts ("Juergen", "Joerg", "Baerbel"): the gazetteer has
         # them folded ("jurgen"), as the normaliser folds "Jürgen"
@@ -257,9 +282,18 @@ class TitledPersonRecognizer(_NameRecognizer):
             return True  # a title names nobody without a name: "Hello Mr. {name}", "Dear Dr. <NAME>"
         return super().reject_at(text, start, end)
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._word_given = word_given_names()
+
     def refine_span(self, text: str) -> tuple[int, int] | None:
-        """The name without trailing ordinary words; None when nothing else is left."""
+        """The name without trailing ordinary words; None when nothing else is left. A given
+        name that is a word too counts before a word that is none ("Herr Max Krabert")."""
         keep = _until_common(text)
+        words = list(_WORDS.finditer(text)) if keep == 0 else []
+        if len(words) >= 2 and words[0].group().rstrip(".").lower() in self._word_given:
+            rest = _until_common(text[words[1].start() :])
+            keep = words[1].start() + rest if rest else 0
         if keep == 0 or (keep <= 3 and text[:keep].isupper()):
             return None  # nothing but ordinary words, or an acronym ("To: VE")
         return 0, keep

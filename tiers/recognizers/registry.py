@@ -28,6 +28,7 @@ from .names import known_names
 from .national import national_id_recognizers
 from .organizations import OrganizationRecognizer
 from .people import person_recognizers
+from .people_fields import field_recognizers
 from .network import InternalHostRecognizer, IpAddressRecognizer, MacRecognizer
 from .secrets import secret_recognizers
 
@@ -72,6 +73,7 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
         *national_id_recognizers(),
         *european_id_recognizers(),
         *person_recognizers(),
+        *field_recognizers(),
         OrganizationRecognizer(),
         *firm_recognizers(),
         AddressRecognizer(),
