@@ -522,6 +522,7 @@ CELLS = {
     "big": [Cell(MB, 1), Cell(3 * MB, 1), Cell(MB, 1, identifiers=True), Cell(3 * MB, 1, identifiers=True)],
     "audit": [Cell(1024, 1), Cell(1024, 8)],  # with --postgres: the audit backend's cost
     "scale": [Cell(1024, 8), Cell(1024, 64)],  # with --workers 1,2 --no-pin: throughput per worker count
+    "1kb": [Cell(1024, 1), Cell(1024, 8), Cell(1024, 64)],  # issue 15's latency, CPU, ratio and tail targets
 }  # fmt: skip
 
 
@@ -629,7 +630,9 @@ def main() -> None:
         action="store_true",
         help="leave out the Tiergate of this working tree (only --ref / --source ones)",
     )
-    parser.add_argument("--cells", default="small,big", help="cell groups: small, big (comma-separated)")
+    parser.add_argument(
+        "--cells", default="small,big", help="cell groups: small, big, audit, scale, 1kb (comma-separated)"
+    )
     parser.add_argument("--repeats", type=int, default=3, help="rounds over every cell and target")
     parser.add_argument("--seconds", type=float, default=4.0, help="wrk's duration per cell and round")
     parser.add_argument("--quick", action="store_true", help="one round of 2 s per cell")
