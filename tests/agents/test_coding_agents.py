@@ -46,7 +46,7 @@ FILES = ["customers.md", ".env", "payment.txt"]
 SECRETS = ["AKIAIOSFODNN7EXAMPLE", "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"]
 EMAILS = ["alice.martin@example.org", "bob.stone@example.org"]
 NAMES = ["Alice Martin", "Bob Stone"]
-IBAN = "DE89 3704 0044 0532 0130 00"
+IBAN = "DE41 2605 0000 1562 8071 31"
 
 
 def _binary(name: str) -> Path:

@@ -18,7 +18,7 @@ from tests.support.fake_protocols import SIGNATURE
 from tests.support.harness import FakeUpstreams, GatewayHarness
 
 EMAIL = "alice.martin@example.org"
-IBAN = "DE89 3704 0044 0532 0130 00"
+IBAN = "DE41 2605 0000 1562 8071 31"
 BETA = "context-1m-2025-08-07,interleaved-thinking-2025-05-14"
 ALL = ["openai", "anthropic", "responses"]
 

@@ -27,7 +27,7 @@ def tree(tmp_path: Path) -> Path:
     (root / "src" / "settings.env").write_text(
         f"# settings\nDEBUG=1\nPOSTGRES_PASSWORD={PASSWORD}\nAPI_TOKEN={TOKEN}\n", "utf-8"
     )
-    (root / "notes.md").write_text("Refund to IBAN DE89 3704 0044 0532 0130 00 please.\n", "utf-8")
+    (root / "notes.md").write_text("Refund to IBAN DE41 2605 0000 1562 8071 31 please.\n", "utf-8")
     (root / ".git" / "config").write_text(f"token = {TOKEN}\n", "utf-8")
     (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00" + TOKEN.encode())
     for i in range(30):  # enough files for a progress bar to matter
@@ -65,7 +65,7 @@ def test_show_stripped_text_and_markdown(tree: Path) -> None:
         result = _invoke(str(env), str(tree / "notes.md"), "--format", fmt, "--show-stripped", "--no-progress")
         assert result.exit_code == 3
         out = result.stdout
-        assert PASSWORD not in out and TOKEN not in out and "DE89" not in out
+        assert PASSWORD not in out and TOKEN not in out and "DE41" not in out
         assert "POSTGRES_PASSWORD=<SECRET_1>" in out and "API_TOKEN=<SECRET_2>" in out and "DEBUG=1" in out
     assert "| file | tier | shared vendor | findings |" in out
     text = _invoke(str(env), "--no-progress").stdout

@@ -26,7 +26,7 @@ def _worst_cases() -> list[dict[str, Any]]:
     digits = " ".join(f"{i:04d}" for i in range(int(1.3 * _MB) // 5))  # groups that look like cards
     tiny = {f"k{i}": "x" for i in range(300_000)}  # more strings than a request may carry
     mixed = "\n".join(
-        f"row {i}: jane.doe{i}@acme-mail.de +49 30 1234{i:04d} DE89370400440532013000" for i in range(3 * _MB // 80)
+        f"row {i}: jane.doe{i}@acme-mail.de +49 30 1234{i:04d} DE41260500001562807131" for i in range(3 * _MB // 80)
     )
     return [
         {"model": "chat", "user": digits, "messages": [{"role": "user", "content": "hi"}]},

@@ -54,7 +54,7 @@ def _block(draw: Any) -> list[str]:
         f"mail to: jane.doe{n}%40example-mail.com",
         f"call +49 30 {1000000 + n}",
         f"DB_PASSWORD=Zx9!mQ2#vL{n}p",
-        "IBAN DE89 3704 0044 0532 0130 00",
+        "IBAN DE41 2605 0000 1562 8071 31",
         f"Dr. Hans Müller visited site {n}",
         f"host db-{n}.corp.example.com answered",
         f"wallet key jane\u200b.doe{n}@example-mail.com",

@@ -37,17 +37,17 @@ def assert_covered(clf: Classifier, text: str, value: str, entity: str) -> None:
 
 TIER3 = [
     # IBANs: the ISO 7064 checksum is case-insensitive, and so are we
-    ("IBAN_CODE", "pay to {} today", "de89 3704 0044 0532 0130 00"),
-    ("IBAN_CODE", "IBAN: {}", "gb82west12345698765432"),
-    ("IBAN_CODE", "pay to {} today", "De89 3704 0044 0532 0130 00"),
+    ("IBAN_CODE", "pay to {} today", "de41 2605 0000 1562 8071 31"),
+    ("IBAN_CODE", "IBAN: {}", "gb54loyd30963812345672"),
+    ("IBAN_CODE", "pay to {} today", "De41 2605 0000 1562 8071 31"),
     # IBANs with other separators between the groups
-    ("IBAN_CODE", "pay to {} today", "DE89  3704  0044  0532  0130  00"),
-    ("IBAN_CODE", "pay to {} today", "DE89\t3704\t0044\t0532\t0130\t00"),
-    ("IBAN_CODE", "pay to {}\nthanks", "DE89 3704 0044\n0532 0130 00"),
-    ("IBAN_CODE", "pay to {} today", "DE89.3704.0044.0532.0130.00"),
-    ("IBAN_CODE", "pay to {} today", "DE89/3704/0044/0532/0130/00"),
-    ("IBAN_CODE", "pay to {} today", "DE89_3704_0044_0532_0130_00"),
-    ("IBAN_CODE", "pay to {} today", "gb82_west_1234_5698_7654_32"),
+    ("IBAN_CODE", "pay to {} today", "DE41  2605  0000  1562  8071  31"),
+    ("IBAN_CODE", "pay to {} today", "DE41\t2605\t0000\t1562\t8071\t31"),
+    ("IBAN_CODE", "pay to {}\nthanks", "DE41 2605 0000\n1562 8071 31"),
+    ("IBAN_CODE", "pay to {} today", "DE41.2605.0000.1562.8071.31"),
+    ("IBAN_CODE", "pay to {} today", "DE41/2605/0000/1562/8071/31"),
+    ("IBAN_CODE", "pay to {} today", "DE41_2605_0000_1562_8071_31"),
+    ("IBAN_CODE", "pay to {} today", "gb54_loyd_3096_3812_3456_72"),
     # a greedy candidate runs into the next word or number; it is cut back to the valid value
     ("IBAN_CODE", "pay {} from the account", "BE68 5390 0754 7034"),
     ("CREDIT_CARD", "card {} 12 units", "4111 1111 1111 1111"),

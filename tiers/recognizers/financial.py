@@ -21,7 +21,7 @@ from presidio_analyzer import Pattern
 from presidio_analyzer.predefined_recognizers import CreditCardRecognizer, IbanRecognizer
 from stdnum.iso7064 import mod_97_10
 
-__all__ = ["CardColumnRecognizer", "CardRecognizer", "IbanCodeRecognizer"]
+__all__ = ["PUBLISHED_EXAMPLE_IBANS", "CardColumnRecognizer", "CardRecognizer", "IbanCodeRecognizer"]
 
 _GAP = r"(?:[ \t._/-]{1,3}|[ \t]{0,2}\r?\n[ \t]{0,2})?"
 _LINE = r"[ \t]{0,2}\r?\n[ \t]{0,2}"
@@ -133,6 +133,8 @@ class IbanCodeRecognizer(IbanRecognizer):
         # table lacks), compiled once here (candidates are many, most fail the length), then
         # ISO 7064 mod 97-10 by stdnum. python-stdnum: LGPL-2.1-or-later, used unmodified.
         iban = _compact(pattern_text).upper()
+        if iban in PUBLISHED_EXAMPLE_IBANS:
+            return False
         fmt = _FORMATS.get(iban[:2])
         if fmt is None or fmt.fullmatch(iban) is None:
             return False
@@ -150,6 +152,20 @@ class IbanCodeRecognizer(IbanRecognizer):
             if self.validate_result(prefix):
                 return 0, len(prefix)
         return None
+
+
+# IBANs published as examples of the standard, in every manual, validator and test suite:
+# nobody's account. Each with where it is published (the SWIFT IBAN Registry is ISO 13616's
+# register, with one example per country; the others are checked against the installed copies).
+PUBLISHED_EXAMPLE_IBANS = frozenset(
+    {
+        "DE89370400440532013000",  # SWIFT IBAN Registry, Germany; presidio-analyzer's IbanRecognizer docstring
+        "GB29NWBK60161331926819",  # SWIFT IBAN Registry, United Kingdom; pydantic-extra-types' iban docstring
+        "GB82WEST12345698765432",  # the worked example of the mod 97 check (ECBS EBS204; Wikipedia's IBAN article)
+        "GR1601101050000010547023795",  # python-stdnum's stdnum/iban.py doctest
+        "BE31435411161155",  # python-stdnum's stdnum/iban.py doctest
+    }
+)
 
 
 def _compact(text: str) -> str:
