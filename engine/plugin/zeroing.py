@@ -26,6 +26,7 @@ from engine.plugin import (
     ENV_STATE_DIR,
     PLUGIN_VERSION,
 )
+from engine.plugin.amx import amx_permitted
 from engine.plugin.state import ZeroCounter, write_process_record, write_refusal
 
 __all__ = [
@@ -175,5 +176,6 @@ def _install(state_dir: Path | None) -> None:
                 "vllm_version": version,
                 "version_override": override,
                 "zeroing": True,
+                "amx": amx_permitted(),
             },
         )
