@@ -203,6 +203,31 @@ def repository_prompt() -> str:
     return "\n".join(parts)[:3_000_000]
 
 
+def _spin(_: int) -> float:
+    """Wall time for half a second of this process's CPU."""
+    t, c = time.perf_counter(), time.thread_time()
+    while time.thread_time() - c < 0.5:
+        pass
+    return time.perf_counter() - t
+
+
+def second_core() -> float:
+    """Two CPU-bound processes of this session at once, against one alone (wall time): 1.0 when
+    a second core is free for us, 2.0 when not (a busy machine; with the kernel's autogroups, a
+    session's share of the CPU does not grow with its processes)."""
+    import multiprocessing
+
+    ctx = multiprocessing.get_context("fork")
+    ratios = []
+    for _ in range(2):
+        with ctx.Pool(1) as p:
+            one = p.map(_spin, [0])[0]
+        with ctx.Pool(2) as p:
+            two = max(p.map(_spin, [0, 1]))
+        ratios.append(two / one)
+    return statistics.median(ratios)
+
+
 def cores_main(rounds: int) -> None:
     import asyncio
     import json
@@ -278,6 +303,7 @@ def cores_main(rounds: int) -> None:
             times[cores].extend(got[cores])
         ratios.append(statistics.mean(got[2]) / statistics.mean(got[1]))
     load1 = Path("/proc/loadavg").read_text().split()[:3]
+    spare = second_core()
     split = steps[2][0].split
     for step, _ in steps.values():
         step.close()
@@ -285,6 +311,7 @@ def cores_main(rounds: int) -> None:
         f"3 MB repository prompt ({len(raw) / 1e6:.2f} MB body, {len(two.decision.findings)} findings, tier {int(two.decision.tier)})"
     )
     print(f"load average at start {' '.join(load0)}, at end {' '.join(load1)}")
+    print(f"two CPU-bound processes of this session at once / one alone: {spare:.2f} (1.0: a free second core)")
     print(f"classify + strip in one process, one core: median {t_here * 1000:.0f} ms")
     cpu_line = ", ".join(f"{k} {statistics.median(v) * 1000:.0f} ms" for k, v in stages.items())
     print(f"CPU per stage on one core (medians of {len(stages['whole'])}, alternating): {cpu_line}")
