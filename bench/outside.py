@@ -249,6 +249,7 @@ IDENTIFYING_HELD_OUT = _judged(
     diederik.vanliere@rotman.utoronto.ca|donald@stufft.io|erezshin@gmail.com|erwan.lemerrer@technicolor.com
     hello@jpadilla.com|kulkarni.ashish@gmail.com|maxime.petazzoni@bulix.org|maxpat78@yahoo.it|oss@ofek.dev
     pspacek@redhat.com|reingart@gmail.com|switham_github@mac-guyver.com|2001:4b98::1
+    Jean-Loup Guillaume|Jean-Yves Ramel|Raveaux, Jean-Yves
     """
 )
 # The fifth group's names, companies and mailboxes, read one by one on 2026-12-01 (issue 12):
@@ -278,6 +279,7 @@ IDENTIFYING_SIXTH = _judged(
     Jon Hays|Kadir Can Ozden|Kurt McKee|Marcel Telka|Michael Huynh|Michał Górny|Nicholas Hollander
     Nick Humrich|Oleh Prypin|Ravi Selker|Roel Adriaans|Sebastiaan Zeeff|Sebastien Eskenazi|Tomasz Kłoczko
     Tomoki Nakamaru|Vincent Driessen|Wim Jeantine-Glenn|Wim-Peter Dirks|Xavier Thomas|Yannic Schröder
+    Jan-Hein Bührman
     """
 )
 # The seventh group's, read one by one on 2026-12-01 after its first figure was written down
