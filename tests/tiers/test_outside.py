@@ -12,7 +12,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier, Content, Segment, TiersConfig
@@ -165,6 +165,8 @@ RECALL_FLOOR = {"PERSON": 0.95, "ADDRESS": 0.9, "DATE_OF_BIRTH": 0.9, "ORGANIZAT
 
 @settings(max_examples=4, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(seed=st.integers(min_value=0, max_value=2**31 - 1))
+# 112 of 120 people before the name fields, columns and greetings of people_fields.py (117 after)
+@example(seed=156723740)
 def test_faker_documents_recall(bare: Classifier, seed: int) -> None:
     """Names, companies, addresses and dates of birth from Faker's EN/DE/FR providers are
     stripped whole at the floors above, whatever the seed."""
