@@ -164,6 +164,8 @@ NEAR_MISSES = [
     # cards failing Luhn or the issuer prefix
     ("CREDIT_CARD", "card 4111 1111 1111 1112"),
     ("CREDIT_CARD", "number 1234 5678 9012 3456"),
+    # the integer part of a decimal (mpmath's tables): no card has a fraction
+    ("CREDIT_CARD", "        -49586681013729.32611558353\n    6 4031078400000.0"),
     # IBAN with a wrong checksum
     ("IBAN_CODE", "pay to DE89 3704 0044 0532 0130 01"),
     # the standard's published examples (SWIFT IBAN Registry, python-stdnum's doctests), as
@@ -423,3 +425,30 @@ def test_any_iban_found_beside_published_examples(
     text = f"example {example}; pay to {value} today"
     ibans = {v for e, v in found(clf, text) if e == "IBAN_CODE"}
     assert ibans == {value}, (text, ibans)
+
+
+def _luhn_complete(body: str) -> str:
+    total = 0
+    for i, c in enumerate(reversed(body)):
+        d = int(c) * (2 if i % 2 == 0 else 1)
+        total += d - 9 if d > 9 else d
+    return body + str((10 - total % 10) % 10)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    body=st.text("0123456789", min_size=14, max_size=14),
+    fraction=st.text("0123456789", min_size=1, max_size=12),
+    period=st.booleans(),
+)
+def test_card_found_beside_decimal_numbers(clf: Classifier, body: str, fraction: str, period: bool) -> None:
+    """A Visa number is found whole beside a decimal whose integer part is a valid card number
+    too, also at the end of a sentence; the decimal is no card."""
+    card = _luhn_complete("4" + body)
+    assume(len(set(card[0::2])) > 1 or len(set(card[1::2])) > 1)
+    integer = _luhn_complete("4" + body[::-1])
+    assume(integer != card)
+    decimal = integer + "." + fraction
+    text = f"value -{decimal} and card {card}" + ("." if period else " today")
+    cards = {v for e, v in found(clf, text) if e == "CREDIT_CARD"}
+    assert cards == {card}, (text, cards)

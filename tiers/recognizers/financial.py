@@ -65,6 +65,11 @@ def _one_group_per_line(value: str) -> bool:
     return bool(gaps) and all("\n" in g for g in gaps)
 
 
+# a card's digits in one run, then a decimal point and a digit: a number with a fraction
+_WHOLE_RUN = re.compile(r"[0-9]{13,}")
+_FRACTION = re.compile(r"\.[0-9]")
+
+
 class CardRecognizer(CreditCardRecognizer):
     """Visa, Mastercard, Amex, Discover, JCB, Diners: known issuer prefixes, 13–19 digits, Luhn."""
 
@@ -83,10 +88,14 @@ class CardRecognizer(CreditCardRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Digits after a decimal point are a fraction (``0.2662102282047272``, a float's
-        repr in every test suite), not a card; one repeated pair (``5454545454545454``) is a
+        repr in every test suite), digits before one an integer part (mpmath's tables), not a
+        card; one repeated pair (``5454545454545454``) is a
         test pattern."""
         if start >= 2 and text[start - 1] == "." and text[start - 2].isdigit():
             return True
+        whole = _WHOLE_RUN.match(text, start)
+        if whole is not None and _FRACTION.match(text, whole.end()):
+            return True  # the integer part of a decimal (``-49586681013729.326…``): no card has a fraction
         digits = "".join(c for c in text[start:end] if c.isdigit())
         return len(set(digits[0::2])) == 1 and len(set(digits[1::2])) == 1
 
