@@ -353,9 +353,9 @@ def test_generated_escaped_placeholders_are_no_secrets(
 def test_any_drawn_provider_token_is_found_whole(clf: Classifier, fmt, seed: int, carrier: tuple[str, str]) -> None:  # type: ignore[no-untyped-def]  # fmt is a row of the token table
     token = fmt.shape.sample(seed=seed)
     # as ``providers._masked`` reads a token: no runs or masks, and two character classes at least
-    # (one word of letters is an identifier: ``SCWVMMHMOHSS…`` drawn of capitals only)
+    # unless long and random (a short word of capitals is an identifier: ``SCWVMMHMOHSS…``)
     assume(not re.search(r"(.)\1{3}|xxxx|0{10}", token, re.IGNORECASE) and len(set(token[-16:])) >= 4)
-    assume(mixed_classes(token) >= 2)
+    assume(mixed_classes(token) >= 2 or (len(token) >= 30 and entropy(token) >= 4.0))
     text = carrier[1].format(t=token)
     s = text.index(token)
     assert covered(secret_spans(clf, text), s, s + len(token)), (fmt.provider, fmt.fmt, carrier[0], token)
@@ -395,7 +395,7 @@ def test_password_that_only_starts_like_a_path_is_still_found(clf: Classifier, p
     """The path rule takes path characters only: a value with another character in it is judged
     as a value (``/etc/x#Q7mZ…`` under a password key is a password)."""
     value = f"{path}{mark}{tail}"
-    assume(len(set(tail)) >= 5 and not re.search(r"(.)\1{3}", value))  # a run is a mask
+    assume(len(set(tail)) >= 5 and not re.search(r"(.)\1{3}|[xX*.#?_-]{4}", value))  # a run is a mask
     text = f"DB_PASSWORD={value}\n"
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), value
@@ -477,3 +477,20 @@ def test_runs_broken_by_random_characters_are_still_passwords(clf: Classifier, r
     text = f"DB_PASSWORD={value}\n"
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), value
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=34, max_size=34), st.sampled_from(CARRIERS))
+def test_one_class_token_that_is_long_and_random_is_found(clf: Classifier, body: str, carrier: tuple[str, str]) -> None:
+    """``hf_`` and 34 lower-case letters drawn at random is a token (no word is that long and
+    that random); one lower-case word after a prefix stays an identifier."""
+    token = "hf_" + body
+    assume(entropy(token) >= 4.0 and len(set(body[-16:])) >= 4 and not re.search(r"(.)\1{3}|xxxx", body))
+    text = carrier[1].format(t=token)
+    s = text.index(token)
+    assert covered(secret_spans(clf, text), s, s + len(token)), token
+
+
+@pytest.mark.parametrize("word", ["hf_abcdefghijklmnopqrstuvwxyzabcdefgh", "hf_thisisaverylongidentifiernameokay"])
+def test_one_class_word_after_a_prefix_is_no_token(clf: Classifier, word: str) -> None:
+    assert not secret_spans(clf, f"name = {word}\n"), word

@@ -24,7 +24,7 @@ from collections import Counter
 from ...normalize import normalize_text
 from ._samples import compound_of, is_published
 
-__all__ = ["entropy", "is_placeholder", "looks_random", "mixed_classes", "spellings"]
+__all__ = ["entropy", "is_placeholder", "looks_random", "mixed_classes", "sequential", "spellings"]
 
 # Words that make up template values ("your-api-key-here", "example_password", "dummy-token").
 _PLACEHOLDER_WORDS = frozenset(
@@ -119,7 +119,7 @@ _NEXT = {
 }
 
 
-def _sequential(value: str) -> bool:
+def sequential(value: str) -> bool:
     """An alphabet or a count written out (``abcdefghijklmnop``, ``1234567890abcdef``,
     ``ABC…XYZabc…xyz0…9+/``): at most two runs along an alphabet, each three long at least."""
     low = value.lower()
@@ -172,7 +172,7 @@ def _placeholder(value: str, short: bool) -> bool:
         return True
     if (short and len(v) < 4) or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v) or _PATH.match(v):
         return True
-    if _MASK_RUN.search(v) or len(set(low)) <= 2 or _HEXSPEAK.match(v) or _sequential(v):
+    if _MASK_RUN.search(v) or len(set(low)) <= 2 or _HEXSPEAK.match(v) or sequential(v):
         return True
     if "example" in low and not any(c.isdigit() for c in v) and mixed_classes(v) < 2:
         return True

@@ -3,11 +3,13 @@
 Each format becomes an RE2 pattern whose ``value`` group is the token, framed by characters the
 token cannot hold (RE2 has no look-arounds, so the frame is consumed and the group narrows it).
 A token that matches a shape but is a mask or a run (``ghp_xxxx…``, ``sk_live_0000…``) or is
-one lower-case word (``test_…`` identifiers in code) is not reported.
+one lower-case word (``test_…`` identifiers in code) is not reported; a token of one character
+class that is long and random (thirty characters, four bits each) is no word, and is.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 
@@ -16,7 +18,7 @@ from presidio_analyzer import Pattern
 from .._base import TiersPatternRecognizer
 from ._shape import CLASSES, Shape, parse_shape
 from ._table import FORMATS
-from ._values import mixed_classes
+from ._values import entropy, mixed_classes, sequential
 
 __all__ = ["ProviderFormat", "ProviderTokenRecognizer", "provider_formats"]
 
@@ -61,8 +63,14 @@ def _masked(token: str) -> bool:
         or "****" in token
         or "0000000000" in token
         or len(set(tail)) < 4
-        or mixed_classes(token) < 2
+        or (mixed_classes(token) < 2 and not _long_random(token))
     )
+
+
+def _long_random(token: str) -> bool:
+    """Of one character class, yet no word: thirty characters of four bits each, not an alphabet
+    written out (``hf_abcdefghijklm…``)."""
+    return len(token) >= 30 and entropy(token) >= 4.0 and not sequential(re.split(r"[_.-]", token)[-1])
 
 
 class ProviderTokenRecognizer(TiersPatternRecognizer):
