@@ -53,7 +53,7 @@ def test_user_yaml_recognizers_share_the_registry(tmp_path: Path) -> None:
     clf = Classifier(TiersConfig(recognizer_files=(path,)))
     names = [r.name for r in clf.registry.recognizers]
     assert "ProjectCodes" in names and "Codenames" in names and "EmailAddressRecognizer" in names
-    d = clf.classify(content("PRJ-12345 for blue heron, not nightjars; a@example.com"))
+    d = clf.classify(content("PRJ-12345 for blue heron, not nightjars; ops@acme-corp.de"))
     assert d.entity_counts() == {"PROJECT_CODE": 1, "CODENAME": 1, "EMAIL_ADDRESS": 1}
     assert d.tier == Tier.INTERNAL  # default floor for entity types the policy does not list
 
