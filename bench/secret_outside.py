@@ -54,8 +54,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._regex_sample import draw, python_regex
+from bench.secret_recall import _covered, _spans
 from tests.tiers.secret_corpus import CARRIERS, SYNTAXES
-from tiers import Classifier, Content, Segment, TiersConfig
+from tiers import Classifier, TiersConfig
 
 BUILD = Path(__file__).resolve().parents[1] / "build/outside-secrets"
 _ENTROPY_FLOOR = re.compile(r'entropy\(finding\["secret"\]\)\s*<=?\s*([0-9.]+)')
@@ -185,19 +186,6 @@ IDENTIFIER_TEMPLATES = [
     "export SERVICE_TOKEN={v}\n",
     "<apiKey>{v}</apiKey>",
 ]
-
-
-def _spans(clf: Classifier, text: str) -> list[tuple[int, int]]:
-    d = clf.classify(Content((Segment(("m",), text),)))
-    return sorted((f.start, f.end) for f in d.findings if f.entity_type == "SECRET")
-
-
-def _covered(spans: list[tuple[int, int]], s: int, e: int) -> bool:
-    pos = s
-    for a, b in spans:
-        if a <= pos < b:
-            pos = b
-    return pos >= e
 
 
 class Tally:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import httpx
@@ -21,6 +20,7 @@ import pytest
 
 from audit.store import AuditStore
 from gateway.auth import Authenticator
+from tests.gateway.test_auth_cache import _SlowStore
 from gateway.errors import Unauthorized, Unavailable
 from tests.gateway.conftest import base_config
 from tests.support.harness import FakeUpstreams, GatewayHarness
@@ -69,22 +69,6 @@ def test_concurrent_requests_on_a_cold_cache_share_one_lookup(fakes: FakeUpstrea
         assert len(fakes["vendor"].ledger) + len(fakes["local"].ledger) == CONCURRENT
 
 
-class _GatedStore:
-    """Answers with the key as it was when the lookup started, once ``release`` is set."""
-
-    def __init__(self) -> None:
-        self.revoked = False
-        self.calls = 0
-        self.release = asyncio.Event()
-
-    async def authenticate(self, raw_key: str) -> Any:
-        self.calls += 1
-        seen_revoked = self.revoked
-        await self.release.wait()
-        return SimpleNamespace(key_id="k1", tenant="acme", max_tier=2, models=None,
-                               revoked_at="now" if seen_revoked else None)  # fmt: skip
-
-
 async def _until(predicate: Any) -> None:
     while not predicate():  # noqa: ASYNC110 -- the store is the test's seam; it signals by counting
         await asyncio.sleep(0)
@@ -92,7 +76,7 @@ async def _until(predicate: Any) -> None:
 
 def test_a_lookup_started_before_forget_is_not_joined() -> None:
     async def main() -> None:
-        store = _GatedStore()
+        store = _SlowStore()
         auth = Authenticator(store, ttl_s=600)
         before = [asyncio.ensure_future(auth.authenticate("tg_key")) for _ in range(3)]
         await _until(lambda: store.calls == 1)
@@ -114,7 +98,7 @@ def test_a_lookup_started_before_forget_is_not_joined() -> None:
 
 def test_a_paused_store_refuses_every_waiter_and_the_next_request_asks_again() -> None:
     async def main() -> None:
-        store = _GatedStore()
+        store = _SlowStore()
         auth = Authenticator(store, ttl_s=600, timeout_s=0.3)
         waiters = [asyncio.ensure_future(auth.authenticate("tg_key")) for _ in range(3)]
         results = await asyncio.gather(*waiters, return_exceptions=True)
@@ -130,7 +114,7 @@ def test_a_paused_store_refuses_every_waiter_and_the_next_request_asks_again() -
 
 def test_without_the_cache_every_request_asks_the_store() -> None:
     async def main() -> None:
-        store = _GatedStore()
+        store = _SlowStore()
         auth = Authenticator(store, ttl_s=0)
         waiters = [asyncio.ensure_future(auth.authenticate("tg_key")) for _ in range(3)]
         await _until(lambda: store.calls == 3)
