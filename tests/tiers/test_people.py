@@ -61,6 +61,7 @@ POSITIVES = [
     ("PERSON", "Hallo {},\n\ndanke", "Jan"),
     ("PERSON", "Bonjour {},\n\nmerci", "Maud"),
     ("PERSON", "Beim Audit stellte {} fest", "Jan-Peter Mitschke"),
+    ("PERSON", "La réclamation vient de M. {}, né le", "Eliott Forestier"),  # "M." is Monsieur
     # companies by legal form and by role word
     ("ORGANIZATION", "we ordered from {} last week", "Acme Widgets Ltd"),
     ("ORGANIZATION", "Lieferant ist die {}.", "Schneider Metallbau GmbH & Co. KG"),
@@ -111,6 +112,7 @@ NEAR_MISSES = [
     ("PERSON", "Name: MyBucket Policy\nName: Test_Runner Job\nName: John Doe\n"),
     ("PERSON", "name,version,license\nrequests,2.0,Apache\nBuild Tools,1.0,MIT\n"),
     ("PERSON", "Hi all,\nHello World,\nDear Customer,\nHi team!\n"),
+    ("PERSON", "at 5 P.M. The meeting; 10 M Euro Umsatz; Plan M. Review Board; M. Finally, we"),
     ("ORGANIZATION", "the customer Service team and the supplier Quality Agreement"),
     ("ORGANIZATION", "Abweichungsbericht AB-573 and the client IP address"),
     ("ORGANIZATION", "Kunde Bewertung and Lieferanten Audit"),
@@ -192,6 +194,7 @@ _CARRIERS = [
     ("Fiche salarié\nNom : {G} {S}\nAdresse :", "{G} {S}"),
     ("Die Reklamation kam von Frau {G} {S}, geboren am", "{G} {S}"),
     ("La réclamation vient de Mme {G} {S}, née le", "{G} {S}"),
+    ("Adresse de livraison :\nM. {G} {S}\n", "{G} {S}"),
     ("Ship to:\nDr. {G} {S}\n", "{G} {S}"),
     ("name;city\n{G} {S};Lyon\n", "{G} {S}"),
     ("Hi {G},\n\nthanks for the call.", "{G}"),

@@ -265,6 +265,9 @@ class TitledPersonRecognizer(_NameRecognizer):
     ENTITY = "PERSON"
     PATTERNS = [
         Pattern("title_name", r"\b" + _TITLE + r"(?P<value>" + _ANY_NAME + r")" + _END, 0.7),
+        # French "M." (Monsieur) before a given name and a surname: "M. Yanis Collet"; not an
+        # initial ("M. E. J. Newman", "M. Held and R. Karp" cite authors), nor "10 M Euro"
+        Pattern("monsieur_name", r"\bM\.[ ]+(?P<value>" + _CAP + r"[ ]+" + _SURNAME + r")" + _END, 0.7),
         Pattern(
             "role_name",
             r"\b(?:" + _ROLES + r")[ ]*,?[ ]*" + _TITLE + r"?(?P<value>" + _ANY_NAME + r")" + _END,
