@@ -29,10 +29,12 @@ scan on generated texts with identifiers planted across the cuts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .normalize import normalize_text
 from .types import Content, Finding, Segment
 
 if TYPE_CHECKING:
@@ -50,6 +52,23 @@ OVERLAP = 16_384
 MAX_BACK = 65_536
 # Short segments: all of them are one unit, whatever the part count (see the module docstring).
 _BATCH_CHARS = 512
+
+
+# A line that may normalise to nothing (zero-width characters, a combining mark, their %-escapes):
+# none of the ASCII characters that always stay. The recognizers find a block's end in the
+# normalised text, where such a line is blank.
+_MAYBE_BLANK = re.compile(r"\n([^\n\x20-\x24\x26-\x2f\x3a-\x40\x47-\x60\x67-\x7e]*)(?=\n)")
+
+
+def _block_start(text: str, lo: int) -> int:
+    """The start of the block holding ``lo`` as the recognizers see it: after the last line before
+    ``lo`` that is blank once normalised (a raw empty line is one, ``\\n\\u200b\\n`` too)."""
+    blank = text.rfind("\n\n", 0, lo)
+    block = 0 if blank < 0 else blank + 2
+    for m in _MAYBE_BLANK.finditer(text, max(0, blank), lo):
+        if m.end() + 1 > block and normalize_text(m.group(1)) == "":
+            block = m.end() + 1
+    return block
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,8 +122,7 @@ def _pieces(text: str, segment: int, count: int, split_at: int, overlap: int, ma
         win_hi = n if end < 0 else end + 1
         head = ""
         if win_lo > 0:
-            blank = text.rfind("\n\n", 0, lo)
-            block = 0 if blank < 0 else blank + 2
+            block = _block_start(text, lo)
             if block < win_lo:
                 if win_lo - block <= max_back:
                     win_lo = block

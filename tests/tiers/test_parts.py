@@ -33,7 +33,9 @@ _PROSE = [
 @st.composite
 def _block(draw: Any) -> list[str]:
     n = draw(st.integers(0, 9999))
-    kind = draw(st.sampled_from(["prose", "table", "key", "netrc", "ids", "ids", "context"]))
+    kind = draw(st.sampled_from(["prose", "table", "key", "netrc", "ids", "ids", "context", "invisible"]))
+    if kind == "invisible":  # a line blank once normalised ends a block for the recognizers
+        return [draw(st.sampled_from(["\u200b", "%E2%80%8B", "\u0301\u200d", "\r"])), "id,company,date of birth"]
     if kind == "prose":
         return draw(st.lists(st.sampled_from(_PROSE), min_size=1, max_size=12))
     if kind == "table":
@@ -129,3 +131,19 @@ def test_a_share_that_fails_is_a_reason_not_an_exception(clf: Classifier) -> Non
     assert isinstance(why, str) and "during analysis" in why
     decision = clf.classify(Content(()), found=why)
     assert decision.failed_closed and int(decision.tier) == 3 and why in decision.reasons[0]
+
+
+def test_a_line_blank_once_normalised_ends_the_block_of_a_far_window(clf: Classifier) -> None:
+    """A line of only a zero-width space is blank to the recognizers (they read normalised text):
+    the company table below it has its own header. A window far below read after the first
+    table's header instead, and its rows' companies went out unstripped."""
+    rows = "".join(f"{r},Keller Brothers,14.03.1962\n" for r in range(400))
+    for blank in ("\u200b", "%E2%80%8B"):
+        text = f"id,name,notes\n1,x,y\n{blank}\nid,company,date of birth\n" + rows
+        content = Content((Segment(("messages", 0, "content"), text),))
+        cut = {"split_at": 2000, "overlap": 500, "max_back": 100}
+        pieces = [u for share in plan(content, 3, **cut) for u in share]
+        assert sum(bool(u.head) for u in pieces) == 2  # the far windows really read after a copy
+        found = merge([part_findings(clf, content, k, 3, **cut) for k in range(3)])
+        assert found == clf.findings(content)
+        assert sum(f.recognizer == "CompanyCellRecognizer" for f in found) == 400
