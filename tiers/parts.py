@@ -60,11 +60,15 @@ _BATCH_CHARS = 512
 _MAYBE_BLANK = re.compile(r"\n([^\n\x20-\x24\x26-\x2f\x3a-\x40\x47-\x60\x67-\x7e]*)(?=\n)")
 
 
-def _block_start(text: str, lo: int) -> int:
+def _block_start(text: str, lo: int, after_blank: bool) -> int:
     """The start of the block holding ``lo`` as the recognizers see it: after the last line before
-    ``lo`` that is blank once normalised (a raw empty line is one, ``\\n\\u200b\\n`` too)."""
+    ``lo`` that is blank once normalised (a raw empty line is one, ``\\n\\u200b\\n`` too). Read
+    ``after_blank`` (after a lead, which ends in a blank line), an empty first line is one too."""
     blank = text.rfind("\n\n", 0, lo)
     block = 0 if blank < 0 else blank + 2
+    first = text.find("\n", 0, lo)
+    if after_blank and block == 0 and first >= 0 and normalize_text(text[:first]) == "":
+        block = first + 1
     for m in _MAYBE_BLANK.finditer(text, max(0, blank), lo):
         if m.end() + 1 > block and normalize_text(m.group(1)) == "":
             block = m.end() + 1
@@ -103,7 +107,9 @@ def _cut_near(text: str, target: int, lo: int, hi: int) -> int | None:
     return k + 1 if k >= 0 and k + 1 > lo else None
 
 
-def _pieces(text: str, segment: int, count: int, split_at: int, overlap: int, max_back: int) -> list[Piece]:
+def _pieces(
+    text: str, segment: int, count: int, split_at: int, overlap: int, max_back: int, lead: bool = False
+) -> list[Piece]:
     n = len(text)
     count = min(count, max(1, n // max(1, split_at // 2)))
     if n <= split_at or count < 2:
@@ -122,7 +128,7 @@ def _pieces(text: str, segment: int, count: int, split_at: int, overlap: int, ma
         win_hi = n if end < 0 else end + 1
         head = ""
         if win_lo > 0:
-            block = _block_start(text, lo)
+            block = _block_start(text, lo, lead)
             if block < win_lo:
                 if win_lo - block <= max_back:
                     win_lo = block
@@ -144,7 +150,10 @@ def plan(
         if len(seg.text) <= _BATCH_CHARS:
             short += len(seg.text)
         else:
-            units.extend(_pieces(seg.text, i, parts, split_at, overlap, max_back))
+            # read after a lead (the short segment before, as in Classifier._lead) ending in a blank line
+            prev = content.segments[i - 1].text if i > 0 else ""
+            lead = 0 < len(prev) <= _BATCH_CHARS and normalize_text(prev) != ""
+            units.extend(_pieces(seg.text, i, parts, split_at, overlap, max_back, lead))
     if short or not units:
         units.append(Piece(-1, 0, 0, 0, short))
     shares: list[list[Piece]] = [[] for _ in range(max(1, parts))]
@@ -167,17 +176,27 @@ def _unit_findings(clf: Classifier, content: Content, unit: Piece, checkpoint: C
         return
     i = unit.segment
     seg = segments[i]
-    piece = Segment(seg.path, unit.head + seg.text[unit.win_lo : unit.win_hi], seg.prompt, seg.kind, seg.via)
     # The short segment before a long one is its context (its key): read it where the whole scan does.
     lead = unit.win_lo == 0 and i > 0 and len(segments[i - 1].text) <= _BATCH_CHARS
-    sub = Content((segments[i - 1], piece) if lead else (piece,))
     shift = unit.win_lo - len(unit.head)
-    for f in clf.findings(sub, checkpoint):
-        if f.segment != (1 if lead else 0) or f.start < len(unit.head):
-            continue
-        start = f.start + shift
-        if unit.lo <= start < unit.hi:
-            yield Finding(f.entity_type, i, start, f.end + shift, f.recognizer, f.score)
+    n = len(seg.text)
+    win_hi, grow = unit.win_hi, max(1, unit.win_hi - unit.hi)
+    while True:
+        piece = Segment(seg.path, unit.head + seg.text[unit.win_lo : win_hi], seg.prompt, seg.kind, seg.via)
+        sub = Content((segments[i - 1], piece) if lead else (piece,))
+        kept = [
+            Finding(f.entity_type, i, f.start + shift, f.end + shift, f.recognizer, f.score)
+            for f in clf.findings(sub, checkpoint)
+            if f.segment == (1 if lead else 0) and f.start >= len(unit.head) and unit.lo <= f.start + shift < unit.hi
+        ]
+        # A value running to the window's end may go on beyond it (a key block's body has no
+        # length limit): read further, each time twice as far, until every value ends inside.
+        if win_hi >= n or all(seg.text[f.end : win_hi].strip() for f in kept):
+            yield from kept
+            return
+        grow *= 2
+        end = seg.text.find("\n", win_hi + grow)
+        win_hi = n if end < 0 else end + 1
 
 
 def part_findings(

@@ -45,7 +45,10 @@ def _block(draw: Any) -> list[str]:
             f"{n + r},{companies[r % 3]},{1 + r % 28:02d}.{1 + r % 12:02d}.19{50 + r % 40}" for r in range(rows)
         ]
     if kind == "key":
-        body = [("MIIEpAIBAAKCAQEA7bq" + "abcdEFGH1234+/" * 4)[:64] for _ in range(draw(st.integers(1, 5)))]
+        body = [
+            ("MIIEpAIBAAKCAQEA7bq" + "abcdEFGH1234+/" * 4)[:64]
+            for _ in range(draw(st.integers(1, 5)) * draw(st.sampled_from([1, 1, 20])))
+        ]
         return ["-----BEGIN RSA PRIVATE KEY-----", *body, "-----END RSA PRIVATE KEY-----"]
     if kind == "netrc":
         return [f"machine api{n}.corp", "login bob", f"password s3cr3tPw{n}x"]
@@ -147,3 +150,28 @@ def test_a_line_blank_once_normalised_ends_the_block_of_a_far_window(clf: Classi
         found = merge([part_findings(clf, content, k, 3, **cut) for k in range(3)])
         assert found == clf.findings(content)
         assert sum(f.recognizer == "CompanyCellRecognizer" for f in found) == 400
+
+
+def test_a_key_block_longer_than_the_window_is_found_whole(clf: Classifier) -> None:
+    """A key block's body has no length limit: one that runs past the window of the piece it
+    starts in was reported up to the window's end, and the rest of the key went out as written."""
+    body = "\n".join(("MIIEpAIBAAKCAQEA7bqabcdEFGH1234+/Zq9" * 3)[r % 7 : r % 7 + 64] for r in range(60))
+    text = "notes\n" * 40 + f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n" + "tail line\n" * 200
+    content = Content((Segment(("messages", 0, "content"), text),))
+    cut = {"split_at": 1500, "overlap": 420, "max_back": 1 << 20}
+    found = merge([part_findings(clf, content, k, 3, **cut) for k in range(3)])
+    assert found == clf.findings(content)
+    assert [text[f.start : f.end].endswith("-----END PRIVATE KEY-----") for f in found] == [True]
+
+
+def test_an_invisible_first_line_after_a_lead_ends_the_block(clf: Classifier) -> None:
+    """Read after its key (a lead, which ends in a blank line), a message whose first line is
+    empty once normalised starts its table on the next line; a far window read under that line."""
+    rows = "".join(f"{r},Keller Brothers,14.03.1962\n" for r in range(60))
+    for first in ("", "\u200b"):
+        text = f"{first}\nid,company,date of birth\n" + rows
+        content = Content((Segment(("messages", 0, "role"), "ssn"), Segment(("messages", 0, "content"), text)))
+        cut = {"split_at": 600, "overlap": 420, "max_back": 0}
+        found = merge([part_findings(clf, content, k, 2, **cut) for k in range(2)])
+        assert found == clf.findings(content)
+        assert sum(f.recognizer == "CompanyCellRecognizer" for f in found) == 60
