@@ -167,7 +167,9 @@ class ClassifyStep:
         # One long prompt on every idle worker: only into workers nobody else waits for, so that
         # under load (every core busy anyway) a request costs no extra reading and hand-off.
         idle = self._workers - self._jobs
-        parts = min(self._workers, idle) if len(raw) >= self._split_bytes and self._splits else 1
+        # At least one: a body behind a busy pool holds its place (at 0 or below it was not counted,
+        # and took away places of others, so the queue bound admitted without limit).
+        parts = max(1, min(self._workers, idle)) if len(raw) >= self._split_bytes and self._splits else 1
         result: Classified | BaseException
         self._jobs += parts  # held until the answer: the last step of a split one included
         try:

@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from presidio_analyzer import Pattern, PatternRecognizer
 
-from gateway.classify import ClassifyStep
+from gateway.classify import ClassifierBusy, ClassifyStep
 from tiers import Classifier, TiersConfig
 from tiers.types import Tier
 
@@ -101,6 +101,27 @@ def test_a_busy_pool_reads_a_body_whole(steps: tuple[ClassifyStep, ClassifyStep]
     first, second = asyncio.run(both())
     assert first.decision == second.decision and len(first.decision.findings) == 3000
     assert there.split == before + 1  # the first took both idle workers; the second came after
+
+
+def test_bodies_behind_a_busy_pool_hold_their_places(classifier: Any) -> None:
+    """A long body that finds no idle worker still takes a place in the queue: the queue's bound
+    (workers x (queue_per_worker + 1)) refuses the rest with 503, whether or not bodies are split."""
+    step = ClassifyStep(classifier, fingerprint_key=KEY, offload_bytes=0, timeout_s=60, workers=2,
+                        queue_per_worker=1, processes=True, split_bytes=8192, split_at=16_384)  # fmt: skip
+    raw = _body("\n".join(f"contact: jane.doe{n}@example-mail.com" for n in range(600)))
+
+    async def many() -> list[Any]:
+        return list(await asyncio.gather(*(step.run("chat", raw, "acme") for _ in range(7)), return_exceptions=True))
+
+    try:
+        results = asyncio.run(many())
+    finally:
+        step.close()
+    busy = [r for r in results if isinstance(r, ClassifierBusy)]
+    served = [r for r in results if not isinstance(r, BaseException)]
+    assert len(busy) + len(served) == 7
+    # the first takes both workers (two places), two more wait one place each: four places in all
+    assert len(served) == 3 and all(len(r.decision.findings) == 600 for r in served)
 
 
 # -- a share that fails --------------------------------------------------------------------------
