@@ -69,6 +69,7 @@ def bearer_token(headers: Any) -> str | None:
 @dataclass(slots=True)
 class _Shared:
     generation: int
+    started: float  # on the authenticator's clock: what it answers is as old as this
     task: asyncio.Task[Any]
     waiting: int = 0
 
@@ -104,7 +105,7 @@ class Authenticator:
             return hit[1]
         generation = self._generation
         try:
-            info = await self._lookup(raw_key, digest, generation)
+            info, read_at = await self._lookup(raw_key, digest, generation, now)
         except Exception:  # noqa: BLE001 -- the key database is down: refuse, never let the request through
             raise Unavailable("authentication is unavailable", code="auth_unavailable") from None
         if info is None or getattr(info, "revoked_at", None) is not None:
@@ -116,7 +117,7 @@ class Authenticator:
         if self._ttl > 0 and generation == self._generation:
             if len(self._cache) > 10_000:
                 self._cache.clear()
-            self._cache[digest] = (now + self._ttl, principal)
+            self._cache[digest] = (read_at + self._ttl, principal)
         return principal
 
     def forget(self, key_id: str) -> None:
@@ -125,8 +126,11 @@ class Authenticator:
         for digest in [d for d, (_, p) in self._cache.items() if p.key_id == key_id]:
             del self._cache[digest]
 
-    async def _lookup(self, raw_key: str, digest: bytes, generation: int) -> Any:
-        """The store's answer within the timeout, else :class:`TimeoutError`.
+    async def _lookup(self, raw_key: str, digest: bytes, generation: int, now: float) -> tuple[Any, float]:
+        """The store's answer within the timeout, else :class:`TimeoutError`, and when its lookup
+        started. A lookup older than the cache's lifetime is not joined: a key revoked elsewhere
+        must stop working within ``auth_cache_s`` of the revocation, and a lookup kept going by
+        ever new waiters could answer as the key was long before.
 
         The lookup runs as a task the caller stops waiting for at the deadline, rather than under
         ``asyncio.timeout``: cancelling a query in flight makes SQLAlchemy close that connection
@@ -135,8 +139,8 @@ class Authenticator:
         A shared lookup is cancelled only by the last request still waiting for it.
         """
         shared = self._inflight.get(digest) if self._ttl > 0 else None
-        if shared is None or shared.generation != generation or shared.task.done():
-            shared = _Shared(generation, asyncio.ensure_future(self._store.authenticate(raw_key)))
+        if shared is None or shared.generation != generation or shared.task.done() or now - shared.started >= self._ttl:
+            shared = _Shared(generation, now, asyncio.ensure_future(self._store.authenticate(raw_key)))
             if self._ttl > 0:
                 self._inflight[digest] = shared
                 shared.task.add_done_callback(partial(self._drop_inflight, digest, shared))
@@ -153,7 +157,7 @@ class Authenticator:
                 task.add_done_callback(self._drop_abandoned)
         if not task.done() or task.cancelled():
             raise TimeoutError
-        return task.result()
+        return task.result(), shared.started
 
     def _drop_inflight(self, digest: bytes, shared: _Shared, _task: asyncio.Task[Any]) -> None:
         if self._inflight.get(digest) is shared:

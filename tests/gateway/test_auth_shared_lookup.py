@@ -96,6 +96,34 @@ def test_a_lookup_started_before_forget_is_not_joined() -> None:
     asyncio.run(main())
 
 
+def test_a_lookup_older_than_the_cache_is_not_joined() -> None:
+    """Revoked in another process (no ``forget`` here), a key stops working within
+    ``auth_cache_s``: a request after that does not take the answer of a lookup that started
+    before the revocation, and what a joiner caches expires as the lookup's answer would."""
+
+    async def main() -> None:
+        now = [0.0]
+        store = _SlowStore()
+        auth = Authenticator(store, ttl_s=2, clock=lambda: now[0], timeout_s=600)
+        first = asyncio.ensure_future(auth.authenticate("tg_key"))
+        await _until(lambda: store.calls == 1)
+        now[0] = 1.0
+        joined = asyncio.ensure_future(auth.authenticate("tg_key"))  # within the cache's life
+        await asyncio.sleep(0)
+        assert store.calls == 1
+        store.revoked = True  # committed elsewhere
+        now[0] = 2.5
+        late = asyncio.ensure_future(auth.authenticate("tg_key"))
+        # its own lookup, which reads the revocation (bounded: a join would wait for it forever)
+        await asyncio.wait_for(_until(lambda: store.calls == 2), 60)
+        store.release.set()
+        assert (await first).key_id == (await joined).key_id == "k1"
+        with pytest.raises(Unauthorized):
+            await late
+
+    asyncio.run(main())
+
+
 def test_a_paused_store_refuses_every_waiter_and_the_next_request_asks_again() -> None:
     async def main() -> None:
         store = _SlowStore()
