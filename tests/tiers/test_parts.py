@@ -144,7 +144,7 @@ def test_a_line_blank_once_normalised_ends_the_block_of_a_far_window(clf: Classi
     for blank in ("\u200b", "%E2%80%8B"):
         text = f"id,name,notes\n1,x,y\n{blank}\nid,company,date of birth\n" + rows
         content = Content((Segment(("messages", 0, "content"), text),))
-        cut = {"split_at": 2000, "overlap": 500, "max_back": 100}
+        cut: dict[str, Any] = {"split_at": 2000, "overlap": 500, "max_back": 100}
         pieces = [u for share in plan(content, 3, **cut) for u in share]
         assert sum(bool(u.head) for u in pieces) == 2  # the far windows really read after a copy
         found = merge([part_findings(clf, content, k, 3, **cut) for k in range(3)])
@@ -158,7 +158,7 @@ def test_a_key_block_longer_than_the_window_is_found_whole(clf: Classifier) -> N
     body = "\n".join(("MIIEpAIBAAKCAQEA7bqabcdEFGH1234+/Zq9" * 3)[r % 7 : r % 7 + 64] for r in range(60))
     text = "notes\n" * 40 + f"-----BEGIN PRIVATE KEY-----\n{body}\n-----END PRIVATE KEY-----\n" + "tail line\n" * 200
     content = Content((Segment(("messages", 0, "content"), text),))
-    cut = {"split_at": 1500, "overlap": 420, "max_back": 1 << 20}
+    cut: dict[str, Any] = {"split_at": 1500, "overlap": 420, "max_back": 1 << 20}
     found = merge([part_findings(clf, content, k, 3, **cut) for k in range(3)])
     assert found == clf.findings(content)
     assert [text[f.start : f.end].endswith("-----END PRIVATE KEY-----") for f in found] == [True]
@@ -171,7 +171,7 @@ def test_an_invisible_first_line_after_a_lead_ends_the_block(clf: Classifier) ->
     for first in ("", "\u200b"):
         text = f"{first}\nid,company,date of birth\n" + rows
         content = Content((Segment(("messages", 0, "role"), "ssn"), Segment(("messages", 0, "content"), text)))
-        cut = {"split_at": 600, "overlap": 420, "max_back": 0}
+        cut: dict[str, Any] = {"split_at": 600, "overlap": 420, "max_back": 0}
         found = merge([part_findings(clf, content, k, 2, **cut) for k in range(2)])
         assert found == clf.findings(content)
         assert sum(f.recognizer == "CompanyCellRecognizer" for f in found) == 60
