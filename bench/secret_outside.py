@@ -188,6 +188,11 @@ IDENTIFIER_TEMPLATES = [
 ]
 
 
+def _hits(clf: Classifier, text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """SECRET findings of ``text`` that overlap ``[start, end)``."""
+    return [sp for sp in _spans(clf, text) if sp[0] < end and sp[1] > start]
+
+
 class Tally:
     def __init__(self) -> None:
         self.planted = self.found = self.false = 0
@@ -290,7 +295,7 @@ def main() -> None:
             text = template.format(v=v)
             s = text.index(v)
             negatives.planted += 1
-            hits = [sp for sp in _spans(clf, text) if sp[0] < s + len(v) and sp[1] > s]
+            hits = _hits(clf, text, s, s + len(v))
             if hits:
                 negatives.found += 1
                 negatives.missed.append(f"{name}: {text!r}")
@@ -300,7 +305,7 @@ def main() -> None:
             text = template.format(v=v)
             s = text.index(v)
             named.planted += 1
-            if any(sp[0] < s + len(v) and sp[1] > s for sp in _spans(clf, text)):
+            if _hits(clf, text, s, s + len(v)):
                 named.found += 1
                 named.missed.append(f"identifier: {text!r}")
     print(f"{len(rules)} rules ({dict(kinds)} draws); not drawable: {undrawable}; ids, not secrets: {skipped}\n")
@@ -319,7 +324,7 @@ def main() -> None:
             text = template.format(v=v)
             s = text.index(v)
             runs.planted += 1
-            if any(sp[0] < s + len(v) and sp[1] > s for sp in _spans(clf, text)):
+            if _hits(clf, text, s, s + len(v)):
                 runs.found += 1
                 runs.missed.append(f"{name}: {text!r}")
     share = named.found / named.planted if named.planted else 0.0
