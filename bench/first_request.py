@@ -5,7 +5,9 @@
 Each run is a fresh process per target (a ``git archive`` tree, ABBA order): it builds the
 default classifier, then classifies three requests in turn and reports the CPU milliseconds of
 each: a plain chat message, then the first one whose percent-escapes decode (the literal
-reading's scanner is compiled on first use), then that message again. Bytecode is cached as in
+reading's scanner is compiled on first use), then that message again, then two German messages
+with a firm after "von der" / "bei der" (where the feminine-noun list is read if start-up did not
+read it); each German firm must be found and feminine nouns there left alone, or the run fails. Bytecode is cached as in
 ``bench/startup.py``.
 """
 
@@ -36,8 +38,15 @@ for name, text in [
     ("plain", "Please review the deploy notes for Maria Gonzalez before Friday."),
     ("escaped, first", 'config: DB_PASSWORD="Hq7z%22Pw2kQ" and url=https://x.test/a%20b'),
     ("escaped, again", 'config: DB_PASSWORD="Hq7z%22Pw2kQ" and url=https://x.test/a%20b'),
+    ("German firm, first", "Wie besprochen kommt Frau Sontag von der Bolander am Dienstag ins Werk."),
+    ("German firm, again", "Beim Audit stellte Herr Seifert fest, dass bei der Lehmann die Nachweise fehlten."),
 ]:
-    t = P(); clf.classify(req(text)); out[name] = P() - t
+    t = P(); d = clf.classify(req(text)); out[name] = P() - t
+    if name.startswith("German"):  # the firm after "von der" / "bei der" is found, the noun list read
+        orgs = [text[f.start:f.end] for f in d.findings if f.entity_type == "ORGANIZATION"]
+        assert orgs in (["Bolander"], ["Lehmann"]), orgs
+d = clf.classify(req("Die Ergebnisse bei der Prüfung und von der Bahn liegen vor."))
+assert not [f for f in d.findings if f.entity_type == "ORGANIZATION"]  # feminine nouns stay
 print(json.dumps(out))
 """
 
