@@ -86,7 +86,8 @@ class LadderPrompt:
         return [{"role": "system", "content": self.system}, {"role": "user", "content": self.user}]
 
 
-def _ladder_user(start: str, middle: str, end: str, words: int) -> str:
+def ladder_user(start: str, middle: str, end: str, words: int) -> str:
+    """A rung's user message: the three markers around ``words`` filler words."""
     half = words // 2
     return (f"Probe document. The first code is {start}.\n{filler(half)}\nCheckpoint code {middle}.\n"
             f"{filler(words - half, half)}\nThe last code is {end}.\n"
@@ -101,10 +102,10 @@ def ladder_prompt(counter: TokenCounter, target: int, *, words: int | None = Non
     start, middle, end = new_marker(), new_marker(), new_marker()
 
     def count(k: int) -> int:
-        return counter.count([SYSTEM, _ladder_user(start, middle, end, k)]).tokens
+        return counter.count([SYSTEM, ladder_user(start, middle, end, k)]).tokens
 
     k = fit_words(target, count) if words is None else words
-    user = _ladder_user(start, middle, end, k)
+    user = ladder_user(start, middle, end, k)
     return LadderPrompt(SYSTEM, user, start, middle, end, counter.count([SYSTEM, user])), k
 
 

@@ -13,7 +13,7 @@ from audit.vendors import VendorPrice, VendorRegister
 from gateway.probe import MARKER_RE
 from gateway.probes.plan import RESERVE_TOKENS, OverBudget, ladder_plan, ladder_rungs, price_for
 from gateway.probes.settings import LadderSettings
-from gateway.probes.synthetic import LadderPrompt, filler, ladder_prompt
+from gateway.probes.synthetic import LadderPrompt, filler, ladder_prompt, ladder_user
 from gateway.tokens import EstimateCounter, TokenizerCounter
 from tests.support.corpus import texts
 from tests.support.tokenizer_files import trained_bpe
@@ -88,26 +88,34 @@ def bpe(tmp_path_factory: pytest.TempPathFactory) -> TokenizerCounter:
 @given(target=st.integers(120, 60_000))
 def test_synthetic_prompts_hit_their_length_with_the_upstreams_tokenizer(bpe: TokenizerCounter, target: int) -> None:
     """Counted through the upstream's tokenizer, a rung prompt lands within a word of its target
-    (or at the fixed frame's length, for a target shorter than it), carries its three fresh
+    (or at its fixed frame's length, for a target shorter than that), carries its three fresh
     markers in order, and nothing else marker-shaped."""
-    frame = ladder_prompt(bpe, 0, words=0)[0].count.tokens
+
+    # Two prompts with the same words differ by what their random markers tokenize to (seen: 14
+    # tokens apart on three markers), and by a few tokens where the markers meet the words.
+    def marker_tokens(p: LadderPrompt) -> int:
+        return bpe.count([p.start, p.middle, p.end]).tokens
+
     prompt, words = ladder_prompt(bpe, target)
-    if target <= frame + 12:  # at about the frame's own length, which varies with its fresh markers
-        assert prompt.count.tokens == pytest.approx(max(frame, target), abs=12)
-        assert target > frame - 12 or words == 0
+
+    def with_words(k: int) -> int:  # the same prompt's count with ``k`` filler words
+        return bpe.count([prompt.system, ladder_user(prompt.start, prompt.middle, prompt.end, k)]).tokens
+
+    # The most filler words that stay at or under the target (a word is 1 to 11 tokens here), or
+    # the fewest over it when none stays under.
+    assert with_words(words) == prompt.count.tokens
+    if words == 0:
+        assert target <= prompt.count.tokens
+    elif prompt.count.tokens > target:
+        assert words == 1 and with_words(0) < target
     else:
-        assert abs(target - prompt.count.tokens) <= 8
+        assert prompt.count.tokens <= target < with_words(words + 1)
+    frame = with_words(0)
     text = prompt.user
     assert MARKER_RE.findall(text) == [prompt.start, prompt.middle, prompt.end]
     if target > 20 * frame:
         assert text.index(prompt.middle) == pytest.approx(len(text) / 2, rel=0.05)
     again, _ = ladder_prompt(bpe, target, words=words)
-
-    # The same words with fresh markers: the counts differ by what the random markers tokenize to
-    # (seen: 14 tokens apart on three markers), and by a few tokens where they meet the words.
-    def marker_tokens(p: LadderPrompt) -> int:
-        return bpe.count([p.start, p.middle, p.end]).tokens
-
     assert abs(again.count.tokens - prompt.count.tokens) <= abs(marker_tokens(again) - marker_tokens(prompt)) + 12
     assert again.markers.isdisjoint(prompt.markers)
 
