@@ -6,6 +6,7 @@
     .venv/bin/python bench/startup.py --imports       # also the slowest imports (python -X importtime)
     .venv/bin/python bench/startup.py --phases        # and where one start's time goes, phase by phase
     .venv/bin/python bench/startup.py --restart       # starts in a directory a first start set up
+    .venv/bin/python bench/startup.py --upstreams 3   # a config of three vendor upstreams (never contacted)
 
 The default config: no config file, an empty working directory (embedded mode: SQLite audit log
 and generated secrets under ./var, migrations run at start). ``--restart`` measures the laptop's
@@ -42,6 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
 PYCACHE: Path | None = None  # the starts' bytecode cache (main() sets it), None: compile from source
+CONFIG: Path | None = None  # --upstreams: a config file naming that many vendor upstreams (main() writes it)
 
 
 def free_port() -> int:
@@ -95,6 +97,8 @@ def _serve(source: Path | None, cwd: Path, argv: list[str], timeout_s: float, id
     port = free_port()
     env = {**os.environ, "TIERGATE_SERVER__PORT": str(port)}
     env.pop("TIERGATE_CONFIG", None)
+    if CONFIG is not None:
+        env["TIERGATE_CONFIG"] = str(CONFIG)
     env["PYTHONPATH"] = str(source or ROOT)  # a package not yet in the editable install's map
     if PYCACHE is not None:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -207,12 +211,23 @@ def main() -> None:
     parser.add_argument(
         "--no-bytecode-cache", action="store_true", help="compile every module from source at each start"
     )
+    parser.add_argument(
+        "--upstreams", type=int, default=0,
+        help="start with a config of this many vendor upstreams (never contacted) instead of none",
+    )  # fmt: skip
     args = parser.parse_args()
-    global PYCACHE
+    global PYCACHE, CONFIG
+    if args.upstreams:
+        # embedded mode as the default start (no audit url, ./var), plus the upstreams
+        CONFIG = Path(tempfile.mkdtemp(prefix="tg-config-")) / "tiergate.json"
+        CONFIG.write_text(json.dumps({"upstreams": [
+            {"name": f"vendor{i}", "base_url": f"https://vendor{i}.invalid/v1", "kind": "shared", "max_tier": 2,
+             "models": {f"model{i}": "m"}} for i in range(args.upstreams)]}))  # fmt: skip
     if not args.no_bytecode_cache:
         PYCACHE = Path(tempfile.mkdtemp(prefix="tg-pycache-"))
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}, python {sys.version.split()[0]}, "
-          f"{'restart (./var set up)' if args.restart else 'first start (empty directory)'}")  # fmt: skip
+          f"{'restart (./var set up)' if args.restart else 'first start (empty directory)'}, "
+          f"{args.upstreams} upstreams in the config")  # fmt: skip
     targets: dict[str, Path | None] = {} if args.no_tree else {"this tree": None}
     for ref in args.ref:
         targets[ref] = worktree(ref)

@@ -46,6 +46,7 @@ from gateway.settings import Settings, load_settings
 from gateway.tokens import TokenCounter, counter_for, token_decoders
 from gateway.upstream import UpstreamClient
 from migrations import upgrade
+from tiers.types import UpstreamKind
 
 if TYPE_CHECKING:
     from tiers import Classifier
@@ -174,7 +175,8 @@ def create_app(
                 stack.push_async_callback(the_limiter.close)
             hardening = HardeningMonitor(
                 list(settings.upstreams),
-                {n: c.client for n, c in clients.items()},
+                # only on-prem upstreams are checked: a vendor's control-plane client is never made
+                {u.name: clients[u.name].client for u in settings.upstreams if u.kind == UpstreamKind.ONPREM},
                 metrics,
                 on_change=the_store.record_event,
             )

@@ -277,3 +277,59 @@ def test_cookies_an_upstream_sets_are_not_sent_back() -> None:
         # A host name, not an IP address: cookie jars ignore cookies of IP hosts anyway.
         asyncio.run(run(server.url.replace("127.0.0.1", "localhost")))
     assert len(seen) == 2 and all(b"cookie" not in headers for headers in seen)
+
+
+def test_the_control_plane_client_is_made_on_first_use() -> None:
+    """Forwarding never makes the httpx control-plane client (its CA bundle costs start-up time);
+    the first ``get_json`` makes it and reads through it; ``aclose`` closes it, and a client never
+    asked for stays unmade."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        while (await receive()).get("more_body"):
+            pass
+        body = b'{"path": "%s"}' % scope["path"].encode()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def run(url: str) -> None:
+        client = _client(url)
+        opened = await client.open("/chat/completions", b"{}")
+        await opened.response.aread()
+        await opened.response.aclose()
+        assert client._control is None
+        assert await client.get_json("/models") == {"path": "/v1/models"}
+        made = client._control
+        assert made is not None and client.client is made  # one, reused
+        await client.aclose()
+        assert made.is_closed
+        unused = _client(url)
+        await unused.aclose()
+        assert unused._control is None
+
+    with serve(app, lifespan="off") as server:
+        asyncio.run(run(server.url))
+
+
+def test_only_on_prem_upstreams_get_a_control_plane_client_at_start(tmp_path: Any, sqlite_db: str) -> None:
+    """The app's start checks on-prem upstreams' manifests (their client is made and used); a
+    vendor upstream's client is not made by the start."""
+    from gateway.app import create_app
+    from gateway.settings import Settings
+    from tests.gateway.conftest import base_config
+    from tests.support.fake_upstream import FakeUpstream
+    from tests.support.harness import SECRETS, FakeUpstreams
+
+    with FakeUpstreams(FakeUpstream(name="vendor", kind="shared"), FakeUpstream(name="local", kind="onprem")) as fakes:
+        settings = Settings(secrets=SECRETS, state_dir=str(tmp_path / "var"), **base_config(fakes),
+                            audit={"url": sqlite_db, "checkpoint_dir": str(tmp_path / "cp")})  # fmt: skip
+        app = create_app(settings)
+
+        async def run() -> tuple[bool, bool, bool]:
+            async with app.lifespan():
+                state = app.state.gateway
+                clients = state.clients
+                return (clients["vendor"]._control is None, clients["local"]._control is not None,
+                        state.hardening.is_hardened(settings.upstreams[1]))  # fmt: skip
+
+        vendor_unmade, local_made, hardened = asyncio.run(run())
+    assert vendor_unmade and local_made and hardened
