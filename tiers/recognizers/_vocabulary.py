@@ -167,6 +167,15 @@ mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec gar
 optional union literal final callable sequence iterable iterator generic typevar self type types
 dict list tuple set str int float bool bytes object
 claude anthropic openai chatgpt gpt gemini copilot codex llama mistral hypothesis
+beim ins ans aufs ubers laut gemass wahrend trotz wegen seit gegen durch uber unter zwischen neben hinter
+heute gestern vorgestern ubermorgen danach dann leider bisher inzwischen zudem ausserdem auch jetzt nun hier dort
+letzte letzten nachste nachsten diese dieser diesem diesen jede jeden jeder morgens abends woche monat jahr
+hier aujourd demain ensuite puis enfin alors depuis selon lors apres pendant cette ce ces notre votre leur chaque
+semaine mois annee jour matin soir comme convenu suite
+acrobat photoshop jira confluence salesforce sharepoint onedrive dropbox trello asana figma
+tableau webex skype whatsapp chrome firefox safari matlab labview solidworks catia autocad minitab abap
+servicenow workday hubspot zendesk bitbucket jenkins ansible terraform grafana kibana splunk datadog
+typescript mysql mongodb powershell oauth linkedin youtube devops macos openapi graphql nodejs wordpress
 """
 
 COMMON_WORDS: frozenset[str] = frozenset((_MONTHS_DAYS + _COMMON).split())

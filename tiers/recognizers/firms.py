@@ -34,21 +34,23 @@ import re
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
-from ._code import in_code_position
+from ._code import _CODE_AFTER, _CODE_LINE, code_identifier, in_code_position
 from ._german_nouns import is_feminine_noun
-from ._given_names import given_names
 from ._table_cells import cells as _cells
 from ._surnames import is_plain_surname, is_surname
-from ._vocabulary import is_common
+from ._vocabulary import NOT_SURNAMES, is_common
 
 __all__ = [
+    "FIRM_TRADES",
     "AddressBlockCompanyRecognizer",
     "ArticleFirmRecognizer",
     "CompanyCellRecognizer",
     "FamilyFirmRecognizer",
+    "IssuerFirmRecognizer",
     "JoinedSurnamesRecognizer",
     "PartnerFirmRecognizer",
     "firm_recognizers",
+    "in_prose_code",
 ]
 
 # one surname as written: "Moran", "McDonald", "O'Neill" (text is normalised: accents folded)
@@ -245,6 +247,12 @@ _STREET = re.compile(
 # one word of a name in German or French running text (accents folded; ß stays: "Heß")
 _NAME_WORD = r"(?:Mc|Mac|O['’]|D['’])?[A-Z][a-zß]+"
 _NAME_PAIR = _NAME_WORD + r"(?:[ ]" + _NAME_WORD + r")?"
+# a brand's own spelling: inner capitals or all capitals ("BlueNext", "DxOMark", "KUKA", "DHL"),
+# or capitalised words hyphenated ("Hapag-Lloyd", "T-Systems", "Krauss-Maffei")
+_BRAND_WORD = r"(?:[A-Z][a-z]*[A-Z][A-Za-z]*[0-9]*|[A-Z][a-zß]*(?:-[A-Z][A-Za-zß]+)+)"
+# a firm's name after a word that says "firm": up to three words, brand-spelt ones included
+_FIRM_WORD = r"(?:" + _BRAND_WORD + r"|" + _NAME_WORD + r")"
+_FIRM_NAME = _FIRM_WORD + r"(?:[ ](?:(?:&|and|und|et)[ ])?" + _FIRM_WORD + r"){0,2}"
 # the name ends where the sentence goes on in lower case or stops; a capitalised word after it
 # would make it a noun phrase's first part ("bei der Deutschen Bahn" is taken whole or not at all)
 _NAME_STOP = r"(?:[ ]*[,;.:!?)]|[ ]+[a-z]|[ ]*$)"
@@ -265,7 +273,7 @@ class ArticleFirmRecognizer(TiersPatternRecognizer):
     PATTERNS = [
         Pattern(
             "dative_feminine_name",
-            r"\b(?:[Bb]ei|[Vv]on|[Mm]it|[Gg]egenuber)[ ]+der[ ]+(?P<value>" + _NAME_PAIR + r")" + _NAME_STOP,
+            r"\b(?:[Bb]ei|[Vv]on|[Mm]it|[Gg]egenuber)[ ]+der[ ]+(?P<value>" + _FIRM_NAME + r")" + _NAME_STOP,
             0.6,
         ),
     ]
@@ -275,45 +283,130 @@ class ArticleFirmRecognizer(TiersPatternRecognizer):
         is_feminine_noun("Firma")  # read the noun list at start-up, not on the first request
 
     def validate_result(self, pattern_text: str) -> bool:
-        words = pattern_text.split()
-        return not any(
-            is_common(w) or is_feminine_noun(w) or w.lower().endswith(_ADJECTIVE_ENDINGS) or w.lower() in _ADJECTIVES
+        words = [w for w in pattern_text.split() if w not in _CONJUNCTIONS]
+        words = words[:1] + [w for w in words[1:] if w.lower() not in FIRM_TRADES]  # "Varnix Logistics"
+        if any(
+            is_common(w) or w.lower().endswith(_ADJECTIVE_ENDINGS) or w.lower() in _ADJECTIVES or w in _ABBREVIATIONS
             for w in words
-        )
+        ):
+            return False
+        if len(words) >= 2 and _UNINFLECTED.search(words[0].lower()):
+            # "mit der Deutsche Bahn", "bei der Heidelberger Druckmaschinen": an adjective that
+            # "der" would inflect ("der Deutschen Bahn") is uninflected only in a name
+            return True
+        # a feminine noun first, also as a compound's last part ("bei der Prufung Meier", "bei
+        # der Qualitats-Prufung"); one after a name is the firm's trade ("Vector Informatik")
+        first = words[0]
+        if _BRAND_SPELLING.fullmatch(first):
+            return True  # no German noun is spelt "SindoPower", "KUKA" or "T-Systems"
+        return not (is_feminine_noun(first) or is_feminine_noun(first.rsplit("-", 1)[-1]))
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """After a comma "der" is a relative pronoun and any noun may follow; code (:mod:`._code`)."""
-        return _RELATIVE.search(text, max(0, start - 40), start) is not None or in_code_position(text, start, end)
+        return _RELATIVE.search(text, max(0, start - 40), start) is not None or in_prose_code(text, start, end)
 
 
+# an adjective's uninflected form, as names keep it: "Deutsche", "Europaische", town adjectives
+# in -er ("Heidelberger", "Stuttgarter")
+_UNINFLECTED = re.compile(r"(?:ische|deutsche|[a-z]{3}er)$")
+# abbreviations German writes with a feminine article that name no firm ("bei der FMEA", "mit
+# der EDV", "von der EU")
+_ABBREVIATIONS = frozenset(
+    "FMEA EDV DSGVO ISO DIN EN IT KI QS QM EU UN SPS CNC UV PDF API URL KPI IHK HR GmbH AG KG SE UG PLZ "
+    "MwSt USt".split()
+)
+# inner or all capitals, or a hyphenated word with a one- or two-letter first part ("T-Systems")
+_BRAND_SPELLING = re.compile(r"[A-Z][a-z]*[A-Z][A-Za-z]*[0-9]*|[A-Z]{1,2}-[A-Z][A-Za-z]+")
+
+
+def in_prose_code(text: str, start: int, end: int) -> bool:
+    """:func:`._code.in_code_position` for a value after a German or French word of prose ("bei
+    der", "chez", "la société"): there inner capitals are a brand's ("SindoPower", "BlueNext"),
+    not an identifier's, and only code's other marks count (an underscore, a call, a key)."""
+    value = text[start:end]
+    if "_" in value:
+        return True
+    if not any(code_identifier(w) for w in _WORDS.findall(value)):
+        return in_code_position(text, start, end)
+    return (
+        _CODE_AFTER.match(text, end) is not None
+        or text[max(0, start - 1) : start] in (".", "`")
+        or _CODE_LINE.search(text, text.rfind("\n", 0, start) + 1, start) is not None
+    )
+
+
+_CONJUNCTIONS = frozenset({"&", "and", "und", "et"})
 _RELATIVE = re.compile(r",[ ]*(?:[Bb]ei|[Vv]on|[Mm]it|[Gg]egenuber)[ ]+der[ ]+$")
 
 
+# a partner's name: a surname's article, then up to three words (brands' spellings too)
+_PARTNER_NAME = r"(?:(?:Le|La)[ ])?" + _FIRM_NAME
+# documents and offers a supplier issues (accents folded)
+_ISSUED = (
+    r"(?:certificats?|attestations?|factures?|devis|offres?|bons?[ ]+de[ ]+livraison|bons?[ ]+de[ ]+commande|"
+    r"rapports?[ ]+d['’]audit|fiches?[ ]+techniques?|declarations?[ ]+de[ ]+conformite|catalogues?|tarifs|"
+    r"conditions[ ]+generales|accuses?[ ]+de[ ]+reception)"
+)
+# a firm's trade after its name, ordinary words elsewhere: "DBV Technologies", "Bolloré
+# Logistics", "IMDS Group", "Olea Medical", "Fresenius Medical Care"
+FIRM_TRADES = frozenset(
+    """group groupe gruppe technologies technology systems system solutions logistics labs laboratories
+    laboratory medical pharma pharmaceuticals industries industrie software services platform consulting
+    engineering electronics elektronik informatik energy energie motors airlines chemicals materials steel
+    metals foods power holding holdings partners associates ventures capital international care health
+    devices""".split()
+)
+
+
 class PartnerFirmRecognizer(TiersPatternRecognizer):
-    """A surname after French "avec", "chez", "auprès de" ("la date de livraison avec Lebon ;",
-    "chez Mercier"): mid-sentence, a capitalised word there is a firm or a person."""
+    """A firm after French "avec", "chez", "auprès de" ("la date de livraison avec Lebon ;",
+    "chez Mercier", "avec Golaem"): mid-sentence, a capitalised word there is a firm or a person
+    when it is no ordinary word, product or place of the vocabulary ("avec Excel", "chez
+    Google", "auprès de Paris" stay) and not in capitals ("avec SAP", "avec IBM": a tool)."""
 
     ENTITY = "ORGANIZATION"
+    # acronyms are tools here ("avec SAP"), a firm where it issued something ("de CILAS")
+    ACRONYMS = False
     PATTERNS = [
         Pattern(
             "partner_name",
-            r"\b(?:[Aa]vec|[Cc]hez|[Aa]upres[ ]d(?:e[ ]|['’]))[ ]*(?P<value>" + _NAME_PAIR + r")" + _NAME_STOP,
+            r"\b(?:[Aa]vec|[Cc]hez|[Aa]upres[ ]d(?:e[ ]|['’]))[ ]*(?P<value>" + _PARTNER_NAME + r")" + _NAME_STOP,
             0.6,
         ),
     ]
 
-    def __init__(self) -> None:
-        super().__init__()
-        self._given = given_names(1)
-
     def validate_result(self, pattern_text: str) -> bool:
-        # every word a census surname or a given name and none an ordinary word, product or place
-        # of the vocabulary: "avec Excel", "chez Google" stay (they are no surnames)
-        words = pattern_text.split()
-        return all(not is_common(w) and (is_surname(w) or w.lower() in self._given) and not w.isupper() for w in words)
+        words = [w for w in pattern_text.split() if w not in _CONJUNCTIONS]
+        if words[0] in ("Le", "La") and len(words) > 1:
+            words = words[1:]  # a surname's article: "Le Berre", "La Fontaine"
+        # the trade after a name is an ordinary word too: "DBV Technologies", "Bolloré Logistics"
+        core = words[:1] + [w for w in words[1:] if w.lower() not in FIRM_TRADES]
+        if not self.ACRONYMS and any(w.isupper() for w in core):
+            return False
+        return not any(is_common(w) or w.lower() in NOT_SURNAMES for w in core)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        return in_code_position(text, start, end)
+        return in_prose_code(text, start, end)
+
+
+class IssuerFirmRecognizer(PartnerFirmRecognizer):
+    """A firm after what it issued: "les certificats d'étalonnage de Lebon manquaient", "la
+    facture de DBV Technologies", "l'offre d'Akeneo"; not "l'usine de Lyon" or "le projet de
+    Lille" (places have sites and projects, not invoices and certificates)."""
+
+    ACRONYMS = True
+    PATTERNS = [
+        Pattern(
+            "issuer_name",
+            r"\b"
+            + _ISSUED
+            + r"(?:[ ]+(?:d['’]|de[ ]+)[a-z]+)?[ ]+(?:de[ ]+|d['’])(?P<value>"
+            + _PARTNER_NAME
+            + r")"
+            + _NAME_STOP,
+            0.6,
+        ),
+    ]
 
 
 # a family firm's own words in German and French (accents folded): "Gebr. Hoffmann", "Dupont
@@ -352,5 +445,6 @@ def firm_recognizers() -> list[TiersPatternRecognizer]:
         AddressBlockCompanyRecognizer(),
         ArticleFirmRecognizer(),
         PartnerFirmRecognizer(),
+        IssuerFirmRecognizer(),
         FamilyFirmRecognizer(),
     ]

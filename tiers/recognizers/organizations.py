@@ -21,6 +21,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position
+from .firms import FIRM_TRADES, in_prose_code
 from ._vocabulary import is_common
 
 __all__ = ["OrganizationRecognizer"]
@@ -58,7 +59,16 @@ class OrganizationRecognizer(TiersPatternRecognizer):
     PATTERNS = [
         Pattern(
             "legal_form",
-            r"\b(?P<value>" + _WORD + r"(?:" + _JOIN + _WORD + r"){0,5},?[ ]+(?:" + _LEGAL + r"))(?:$|[^A-Za-z0-9/-])",
+            # a Dutch particle may open it: "van der Dussen Stiftung & Co. KGaA" ("von der" is
+            # the German preposition: "kommt sie von der Müller GmbH")
+            r"\b(?P<value>(?:van[ ]+(?:der[ ]+|den[ ]+|de[ ]+)?)?"
+            + _WORD
+            + r"(?:"
+            + _JOIN
+            + _WORD
+            + r"){0,5},?[ ]+(?:"
+            + _LEGAL
+            + r"))(?:$|[^A-Za-z0-9/-])",
             0.6,
         ),
         Pattern(
@@ -100,10 +110,19 @@ class OrganizationRecognizer(TiersPatternRecognizer):
                 return None
             return start, len(text)
         end = start
-        for m in words:
+        for i, m in enumerate(words):
             if m.start() < start:
                 continue
-            if is_common(m.group()):
+            w = m.group()
+            if is_common(w) and end > start:
+                nxt = words[i + 1].group() if i + 1 < len(words) else ""
+                if w.lower() in FIRM_TRADES:
+                    end = m.end()  # the trade after the name: "Olea Medical", "ESI Group"
+                    continue
+                if w.lower() in _JOINERS and nxt[:1].isupper() and not is_common(nxt):
+                    continue  # "Compagnie des Alpes", "Wolf and Robert"
+                break
+            if is_common(w):
                 break
             end = m.end()
         return (start, end) if end - start >= 2 else None
@@ -120,9 +139,18 @@ class OrganizationRecognizer(TiersPatternRecognizer):
             return True  # also a class named before what it is: "client RPC Call object", "Request event"
         if words and words[0].lower() in _METASYNTACTIC:
             return True
+        if _PROSE_ROLE_BEFORE.search(text, max(0, start - 32), start):
+            return in_prose_code(text, start, end)  # "Arbeitgeber: SinnerSchrader", a brand
         return in_code_position(text, start, end)
 
 
+_JOINERS = frozenset({"and", "und", "et", "des", "de", "du", "la", "le", "der", "of"})
+# a German or French role word before the value: prose, where inner capitals are a brand's
+_PROSE_ROLE_BEFORE = re.compile(
+    r"(?i:\b(?:kunde|kunden|kundin|lieferant|lieferanten|lieferantin|auftraggeber|hersteller|zulieferer|"
+    r"dienstleister|arbeitgeber|firma|fournisseur|fournisseurs|sous-traitant|fabricant|distributeur|"
+    r"prestataire|employeur|societe|(?:le|du|au|un|notre|votre)[ ]+client))[ ]*:?[ ]*$"
+)
 # French articles that open surnames ("Le Gall Georges S.A.", "de Le Gall"): kept before a word of
 # a name; before an ordinary word they are the sentence's ("Le Groupe Danone SA" -> "Danone SA")
 _NAME_ARTICLES = frozenset({"Le", "La"})

@@ -36,6 +36,7 @@ from ._vocabulary import (
     _NOT_GIVEN,
     AMBIGUOUS_GIVEN_NAMES,
     NOT_GIVEN_NAMES,
+    NOT_SURNAMES,
     SURNAME_WORDS,
     WEAK_GIVEN_NAMES,
     is_common,
@@ -91,12 +92,16 @@ _PARTICLES = frozenset("von van de du des der den da di dos del della le la zu t
 def _until_common(text: str) -> int:
     """Where the name in ``text`` ends: before its first ordinary word ("Maria Gonzalez Review"
     -> "Maria Gonzalez"); 0 when it starts with one. A lower-case particle before a capitalised
-    word is part of the name ("Anna von Berg")."""
+    word is part of the name ("Anna von Berg"), and so is a capitalised one before a word of a
+    name ("Lou-Ann Le Borgne", "Marco Di Stefano", "Eva Van Dyke")."""
     keep = 0
     words = list(_WORDS.finditer(text))
     for i, m in enumerate(words):
         w = m.group()
-        if keep and w in _PARTICLES and i + 1 < len(words) and words[i + 1].group()[:1].isupper():
+        after = words[i + 1].group() if i + 1 < len(words) else ""
+        if keep and w in _PARTICLES and after[:1].isupper():
+            continue
+        if keep and w.lower() in _PARTICLES and after[:1].isupper() and not is_common(after):
             continue
         if is_common(w):
             break
@@ -114,6 +119,12 @@ _PLACEHOLDER_NAMES = frozenset(
 
 # a given name after these is part of a place or a team ("Los Angeles Kings", "New York Bulls")
 _PLACE_PREFIXES = frozenset("los las new san santa santo sao saint sainte st fort port mount lake el".split())
+# the first words of places of two words ("Hong Kong", "Sri Lanka", "Porto Rico", "Mont Blanc",
+# "Costa Rica", "Sierra Leone", "Burkina Faso", "Nouvelle Aquitaine")
+_PLACE_FIRST = frozenset(
+    "hong sri costa puerto porto mont monte sierra buenos rio cap cape burkina sao nouvelle nueva papouasie "
+    "arabie cote coree terre ile iles val vallee lac bois pays haute haut basse bas grande grand".split()
+)
 _UMLAUT_SPELLING = re.compile(r"([uoa])e")
 _DERIVED = ("ing", "ed", "ly", "tion", "ment", "ness", "able", "ible", "ity", "ive", "ize", "ise", "ful", "less")
 _WEAK_SURNAME_RANK = 10_000
@@ -125,6 +136,7 @@ _ABBREVIATION_AFTER = re.compile(r"\.[ ]?[A-Z][a-z]{1,5}\.")
 _RAISED_BY_CODE = re.compile(
     r"(?i:\b(?:exceptions?|errors?|warnings?|signals?|interrupts?)\b[^.\n]{0,50}\braised[ ]+by)[ ]*\Z"
 )
+_MONTH_WORDS = frozenset(_MONTHS_DAYS.split())
 _TITLE_ALONE = re.compile(r"(?:" + _TITLES + r")\.?")
 _ENUMERATION_AFTER = re.compile(r"[ ]*(?:,|(?:and|or|und|oder|et|ou)[ ])")
 
@@ -208,7 +220,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 after = _WORDS.match(text, m.end() + 1)
                 if after is not None and after.start() == m.end() + 1 and self._weak_surname(after.group()):
                     return m.start(), after.end()
-            elif self._is_given(word):
+            elif self._is_given(word) and word.lower() not in _PLACE_FIRST:
                 keep = m.start() + _until_common(text[m.start() :])
                 name = _WORDS.findall(text[m.start() : keep])
                 after = _WORDS.match(text, m.end() + 1) if len(name) == 1 else None
@@ -267,7 +279,16 @@ class TitledPersonRecognizer(_NameRecognizer):
         Pattern("title_name", r"\b" + _TITLE + r"(?P<value>" + _ANY_NAME + r")" + _END, 0.7),
         # French "M." (Monsieur) before a given name and a surname: "M. Yanis Collet"; not an
         # initial ("M. E. J. Newman", "M. Held and R. Karp" cite authors), nor "10 M Euro"
-        Pattern("monsieur_name", r"\bM\.[ ]+(?P<value>" + _CAP + r"[ ]+" + _SURNAME + r")" + _END, 0.7),
+        Pattern(
+            "monsieur_name",
+            r"\bM\.[ ]+(?P<value>"
+            + _CAP
+            + r"[ ]+(?:(?:Le|La|De|Du|Des|Da|Di|Del|Van|Von)[ ]+)?"
+            + _SURNAME
+            + r")"
+            + _END,
+            0.7,
+        ),
         Pattern(
             "role_name",
             r"\b(?:" + _ROLES + r")[ ]*,?[ ]*" + _TITLE + r"?(?P<value>" + _ANY_NAME + r")" + _END,
@@ -288,6 +309,7 @@ class TitledPersonRecognizer(_NameRecognizer):
     def __init__(self) -> None:
         super().__init__()
         self._word_given = word_given_names()
+        self._any_given = given_names(1)
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The name without trailing ordinary words; None when nothing else is left. A given
@@ -299,7 +321,22 @@ class TitledPersonRecognizer(_NameRecognizer):
             keep = words[1].start() + rest if rest else 0
         if keep == 0 or (keep <= 3 and text[:keep].isupper()):
             return None  # nothing but ordinary words, or an acronym ("To: VE")
+        pair = _WORDS.findall(text)
+        if len(pair) == 2 and keep == len(pair[0]) and self._word_surname(pair[0], pair[1]):
+            return 0, len(text.rstrip())
         return 0, keep
+
+    def _word_surname(self, given: str, surname: str) -> bool:
+        """After a title or sign-off, a gazetteer given name and a census surname that is a
+        month or an ordinary word too: "Dr Emy Noel", "Cordialement,\nJordan April"."""
+        s = surname.lower()
+        return (
+            given.lower() in self._any_given
+            and surname[:1].isupper()
+            and not surname.isupper()
+            and is_surname(surname)
+            and (s not in NOT_SURNAMES or s in _MONTH_WORDS)
+        )
 
 
 def person_recognizers() -> list[TiersPatternRecognizer]:

@@ -29,6 +29,7 @@ from .national import national_id_recognizers
 from .organizations import OrganizationRecognizer
 from .people import person_recognizers
 from .people_fields import field_recognizers
+from .people_prose import prose_recognizers
 from .network import InternalHostRecognizer, IpAddressRecognizer, MacRecognizer
 from .secrets import secret_recognizers
 
@@ -74,6 +75,7 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
         *european_id_recognizers(),
         *person_recognizers(),
         *field_recognizers(),
+        *prose_recognizers(),
         OrganizationRecognizer(),
         *firm_recognizers(),
         AddressRecognizer(),
