@@ -24,6 +24,10 @@ Families:
   rule's own drawn context as matched (informative: the rules' loose contexts draw texts nobody
   writes, ``sentryF"='…'``, ``asana"||=`…``);
 - left out: rules for the ids that go with a secret (``*-client-id``), not credentials;
+- publishable keys (the rule's description calls its key public or publishable: PostHog project
+  keys, Lob and Flutterwave public keys, Mailgun validation keys), which their providers publish
+  in web pages and which ``tiers`` does not report: a family of their own, informative, outside
+  the token families;
 - known negatives: values drawn from Betterleaks' global ``filter`` regexes (template variables,
   ``${VAR}``, ``{{ x }}``, ``%VAR%``, paths, format verbs), in every syntax of ``SYNTAXES``; and
   names made of the stopwords of its generic-api-key rule (``backend_adapter``,
@@ -79,6 +83,7 @@ class Rule:
     keywords: tuple[str, ...]
     entropy_floor: float
     group: int = 1  # the capture group that is the secret (Betterleaks' ``valueGroup``)
+    description: str = ""
 
 
 def _entropy(s: str) -> float:
@@ -111,6 +116,7 @@ def betterleaks_rules(cfg: dict[str, object]) -> list[Rule]:
                 tuple(k.lower() for k in r.get("keywords", ())),
                 float(floor.group(1)) if floor else 0.0,
                 int(r.get("valueGroup", 1)),
+                r.get("description", ""),
             )
         )
     return rules
@@ -230,6 +236,15 @@ def _identifier(rule: Rule) -> bool:
     return bool(re.search(r"(?:client|access|app|account|application|org)-id(?:\.\d+)?$", rule.rule_id))
 
 
+_PUBLIC = re.compile(r"(?i)\b(?:public|publishable)(?: [a-z-]+)? (?:key|token)\b")
+
+
+def _publishable(rule: Rule) -> bool:
+    """A key its provider means to be public (``phc_`` PostHog project keys, Lob ``*_pub_``):
+    the rule's own description says so ("a public write-only token", "Publishable API Key")."""
+    return bool(_PUBLIC.search(rule.description))
+
+
 def _is_token_rule(rule: Rule, text: str, secret: str) -> bool:
     """The secret names itself: a keyword of the rule is in the secret, or nothing but framing
     characters stands beside it."""
@@ -265,7 +280,12 @@ def main() -> None:
                 break
             text, secret = drawn
             label = f"{rule.source}:{rule.rule_id}"
-            if _is_token_rule(rule, text, secret):
+            if _publishable(rule):
+                kinds[f"{rule.source} publishable"] += 1
+                fams[f"{rule.source} publishable keys (informative), on a line of their own"].add(
+                    clf, secret, secret, label
+                )
+            elif _is_token_rule(rule, text, secret):
                 kinds[f"{rule.source} token"] += 1
                 fams[f"{rule.source} tokens, on a line of their own"].add(clf, secret, secret, label)
                 for name, template in CARRIERS:

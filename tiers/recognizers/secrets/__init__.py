@@ -5,7 +5,8 @@
 - ``assignments``: credentials by the key they are assigned to, in every common syntax;
 - ``commands``: command lines, ``.netrc`` / ``.pgpass``, ``Authorization`` headers, Kubernetes
   Secret data;
-- ``keys``: private-key blocks, PuTTY files, JWTs, URLs with a password.
+- ``keys``: private-key blocks, PuTTY files, JWTs, URLs with a password;
+- ``connection_strings``: Azure-style ``Endpoint=…;…Key=…`` strings, whole.
 
 Every pattern is RE2; each reports the whole value.
 """
@@ -22,6 +23,7 @@ from .commands import (
     DotfileRecognizer,
     KubernetesSecretDataRecognizer,
 )
+from .connection_strings import ConnectionStringRecognizer
 from .keys import CredentialUrlRecognizer, JwtRecognizer, PrivateKeyRecognizer
 from .providers import ProviderTokenRecognizer, provider_formats
 
@@ -30,6 +32,7 @@ __all__ = [
     "AuthorizationRecognizer",
     "BearerRecognizer",
     "CommandLineRecognizer",
+    "ConnectionStringRecognizer",
     "CredentialUrlRecognizer",
     "DotfileRecognizer",
     "JwtRecognizer",
@@ -49,6 +52,7 @@ def secret_recognizers() -> list[EntityRecognizer]:
         PrivateKeyRecognizer(),
         JwtRecognizer(),
         CredentialUrlRecognizer(),
+        ConnectionStringRecognizer(),
         AssignmentRecognizer(),
         MarkupRecognizer(),
         CommandLineRecognizer(),

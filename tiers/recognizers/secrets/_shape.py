@@ -2,7 +2,8 @@
 pattern and a deterministic sample (for the table's own tests).
 
 ``"ghp_{an:36}"`` is the literal ``ghp_`` then 36 letters or digits; ``{cls:m,n}`` is m to n,
-``{cls:m,}`` m or more. ``(a|b)`` in literal text is an alternation (the sample takes the first).
+``{cls:m,}`` m or more. ``(a|b)`` in literal text is an alternation (the sample takes the first),
+``(a|b)?`` one that may be left out.
 Classes are the character sets providers document (hex, base62, base64url …).
 """
 
@@ -42,6 +43,10 @@ CLASSES: dict[str, str] = {
     "fly": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-=,/+",
     "cook": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/+=%",
     "pct": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789%",
+    "hy": "0123456789abcdef-",
+    "ld": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-",
+    "b64u": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/_=-",
+    "sp": " \t",
 }
 
 _PART = re.compile(r"\{([a-zA-Z0-9]+):(\d+)(?:(,)(\d*))?\}")
@@ -69,7 +74,7 @@ class Shape:
         for i, (kind, spec) in enumerate(self.parts):
             if kind == "lit":
                 assert isinstance(spec, str)
-                out.append(re.sub(r"\(([^|()]*)(?:\|[^()]*)?\)", r"\1", spec))
+                out.append(re.sub(r"\(([^|()]*)(?:\|[^()]*)?\)\??", r"\1", spec))
                 continue
             assert isinstance(spec, tuple)
             cls, lo, _hi = spec
@@ -106,11 +111,13 @@ def parse_shape(fmt: str) -> Shape:
 
 
 def _literal(text: str) -> str:
-    # ``(a|b)`` stays an alternation; everything else is escaped.
+    # ``(a|b)`` stays an alternation and ``(a|b)?`` an optional one (a ``?`` written after the
+    # group was once escaped as a literal question mark, so ``(SB-)?Mid-server-…`` matched no
+    # real key); everything else is escaped.
     out, pos = [], 0
-    for m in re.finditer(r"\(([^()]*)\)", text):
+    for m in re.finditer(r"\(([^()]*)\)(\?)?", text):
         out.append(re2.escape(text[pos : m.start()]))
-        out.append("(?:" + "|".join(re2.escape(a) for a in m.group(1).split("|")) + ")")
+        out.append("(?:" + "|".join(re2.escape(a) for a in m.group(1).split("|")) + ")" + (m.group(2) or ""))
         pos = m.end()
     out.append(re2.escape(text[pos:]))
     return "".join(out)

@@ -47,7 +47,8 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("Slack", "xoxd-{cook:100,}"),
     ("Slack", "xoxe.xox(p|b)-{d:1}-{url:100,}"),
     ("Slack", "xoxe-{d:1}-{url:100,}"),
-    ("Slack", "xapp-{d:1}-{an:4,}-{d:4,}-{an:8,}"),
+    # app-level tokens: version, app id, a number, a secret; each part read at any length
+    ("Slack", "xapp-{d:1}-{an:1,}-{d:1,}-{an:1,}"),
     ("Slack", "https://hooks.slack.com/services/T{u:8,12}/B{u:8,12}/{an:24}"),
     ("Slack", "(https|http)://hooks.slack.com/(services|workflows|triggers)/{b64:43,}"),
     ("Slack", "hooks.slack.com/(services|workflows|triggers)/{b64:43,}"),
@@ -87,9 +88,11 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("PayPal Braintree", "access_token$(production|sandbox)${l:16}${h:32}"),
     ("Shopify", "(shpat|shpca|shppa|shpss)_{hx:32}"),
     ("WooCommerce", "(ck|cs)_{h:40}"),
-    ("Flutterwave", "FLWSECK-{h:32}-X"),
-    ("Flutterwave", "FLWSECK_TEST-{h:32}-X"),
-    ("Flutterwave", "(FLWSECK_TEST-|FLWSECK_TEST){h:12}"),
+    # the prefix names the key; its tail is read as any letters and digits (scanners take
+    # g-z too), not only the hex the keys are issued in
+    ("Flutterwave", "FLWSECK-{an:32}-X"),
+    ("Flutterwave", "FLWSECK_TEST-{an:32}-X"),
+    ("Flutterwave", "(FLWSECK_TEST-|FLWSECK_TEST){an:12}"),
     ("Razorpay", "rzp_(live|test)_{an:14}"),
     ("Paddle", "pdl_(live|sdbx)_apikey_{l:26}_{an:22}_{an:3}"),
     ("Plaid", "access-(sandbox|development|production)-{h:8}-{h:4}-{h:4}-{h:4}-{h:12}"),
@@ -120,7 +123,8 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("AWS", "A3T{u:17}"),
     ("AWS Bedrock", "ABSKQmVkcm9ja0FQSUtleS{b64:40,}"),
     ("AWS Bedrock", "ABSK{b64p:109,}"),
-    ("AWS Bedrock", "bedrock-api-key-{b64:40,}"),
+    # short-term keys: the base64 of a presigned URL, padding included
+    ("AWS Bedrock", "bedrock-api-key-{b64p:40,}"),
     ("Google Cloud", "AIza{url:35}"),
     ("Google Cloud", "GOCSPX-{url:28}"),
     ("Google Cloud", "ya29.{url:20,}"),
@@ -332,7 +336,7 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("Fly.io", "FlyV1 {fly:100,}"),
     ("Google Gemini", "AQ.Ab8RN6{url:44}"),
     ("Ionic", "ion_{an:42}"),
-    ("Lichess", "lip_{an:16,60}"),
+    ("Lichess", "lip_{w:16,60}"),
     ("Lob", "(live|test)_{h:35}"),
     ("MailerSend", "mlsn.{an:30,100}"),
     ("MaxMind", "{an:6}_{an:29}_mmk"),
@@ -355,4 +359,18 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("Weights & Biases", "wandb_v1_{w:77}"),
     ("Workato", "wrka-eyJ{url:8,}.{url:16,}.{url:64,}"),
     ("Workato", "wrka{lo:2}-eyJ{url:8,}.{url:16,}.{url:64,}"),
+    # --- formats of Betterleaks' and Microsoft's rule sets added with the name check of
+    # ``providers._masked`` (a short prefix such as ``s.`` or ``tss_`` also starts code names)
+    ("Thunderstore", "tss_{url:20,80}"),
+    ("Proof", "prf_{url:20,80}"),
+    ("Proof", "prf_cli_{url:20,80}"),
+    # as Microsoft's scanner reads them: hex and hyphens in any order after the prefix
+    ("Databricks", "dapi{hy:32,34}"),
+    # legacy service tokens (before Vault 1.10): "s." and 24 base62 characters
+    ("HashiCorp Vault", "s.{an:24}"),
+    ("Facebook", "{d:15,16}%7C{url:27,40}"),  # the app token URL-encoded, as in a query string
+    ("Authress", "(sc|ext|scauth|authress)_{an:5,30}.{an:4,6}.acc(_|-){ld:10,32}.{b64u:30,120}"),
+    # GC Notify keys, with the scheme of their Authorization header when it is written before them
+    ("GC Notify", "ApiKey-v1{sp:1,8}gcntfy-{w:1,}-{h:8}-{h:4}-{h:4}-{h:4}-{h:12}-{h:8}-{h:4}-{h:4}-{h:4}-{h:12}"),
+    ("GC Notify", "gcntfy-{w:1,}-{h:8}-{h:4}-{h:4}-{h:4}-{h:12}-{h:8}-{h:4}-{h:4}-{h:4}-{h:12}"),
 )

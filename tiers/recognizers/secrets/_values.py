@@ -24,7 +24,7 @@ from collections import Counter
 from ...normalize import normalize_text
 from ._samples import compound_of, is_published
 
-__all__ = ["entropy", "is_placeholder", "looks_random", "mixed_classes", "sequential", "spellings"]
+__all__ = ["entropy", "is_placeholder", "joined_words", "looks_random", "mixed_classes", "sequential", "spellings"]
 
 # Words that make up template values ("your-api-key-here", "example_password", "dummy-token").
 _PLACEHOLDER_WORDS = frozenset(
@@ -132,6 +132,26 @@ def sequential(value: str) -> bool:
         else:
             runs.append(1)
     return len(runs) <= 2 and min(runs) >= 3
+
+
+# one name part of code: words of three letters or more, or a capitalised two-letter word of
+# code (``getIdForUser``; any capital and one letter would make a random ``PtYgjmUhBe`` words),
+# each maximal (a lower-case run ends before
+# no lower-case letter, a capitals run before a capitalised word or the end, so a part splits one
+# way only), then a count of at most two digits
+_NAME_PART = re.compile(
+    r"(?:[A-Z]?[a-z]{2,}(?![a-z])|(?:Id|Of|To|By|Is|At|In|On|Or|As|Io|Db|No|Up|If|Ok|Ui)(?![a-z])"
+    r"|[A-Z]{2,}(?=[A-Z][a-z]|$))+[0-9]{0,2}"
+)
+
+
+def joined_words(value: str) -> bool:
+    """Names joined as code joins them (``tss_handleRequestForUser``, ``prf_cli_load_config2``,
+    ``s.getElementsByTagName``): every part between ``_``, ``-`` and ``.`` made of words (or one
+    letter, a variable's name). A
+    machine-made token has single letters between capitals and digits inside (``tss_hO3_Rm30e``)."""
+    parts = [p for p in re.split(r"[_.-]+", value) if p]
+    return bool(parts) and all(len(p) == 1 and p.isalpha() or _NAME_PART.fullmatch(p) for p in parts)
 
 
 _MASK_RUN = re.compile(r"[xX*•.#?_-]{4,}|0{10,}|(.)\1{7,}")

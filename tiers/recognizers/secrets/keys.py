@@ -60,16 +60,21 @@ class PrivateKeyRecognizer(TiersPatternRecognizer):
 
 
 class JwtRecognizer(TiersPatternRecognizer):
-    """JSON Web Tokens (header and payload are base64url JSON: ``eyJ``), signed or not; the
-    samples of documentation (jwt.io's, ``"name": "John Doe"``) and unsigned tokens without a
-    personal claim are none (``_samples``)."""
+    """JSON Web Tokens (header and payload are base64url JSON: ``eyJ``), signed or not, and
+    signed ones whose payload is not JSON (RFC 7515 allows any bytes; API keys built as a JWS
+    with a packed payload); the samples of documentation (jwt.io's, ``"name": "John Doe"``) and
+    unsigned tokens without a personal claim are none (``_samples``)."""
 
     ENTITY = "SECRET"
     PATTERNS = [
         Pattern("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,})?", 0.9),
+        Pattern("jws", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0.9),
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:
+        segments = pattern_text.split(".")
+        if len(segments) > 1 and not segments[1].startswith("eyJ") and any(is_placeholder(x) for x in segments[1:]):
+            return True  # a JWS-shaped run with a masked part (``….xxxxxxxx-xxxx``) in documentation
         return is_sample_jwt(pattern_text)
 
 

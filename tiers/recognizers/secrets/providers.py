@@ -3,8 +3,10 @@
 Each format becomes an RE2 pattern whose ``value`` group is the token, framed by characters the
 token cannot hold (RE2 has no look-arounds, so the frame is consumed and the group narrows it).
 A token that matches a shape but is a mask or a run (``ghp_xxxx…``, ``sk_live_0000…``) or is
-one lower-case word (``test_…`` identifiers in code) is not reported; a token of one character
-class that is long and random (thirty characters, four bits each) is no word, and is.
+one lower-case word (``test_…`` identifiers in code) or names joined as code joins them, without
+the digits the format's alphabet would give a token (``tss_handleRequestForUser``,
+``s.getElementsByTagName``) is not reported; a token of one character class that is long and
+random (thirty characters, four bits each) is no word, and is.
 """
 
 from __future__ import annotations
@@ -13,12 +15,13 @@ import re
 from dataclasses import dataclass
 from functools import cache
 
+import re2
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
 from ._shape import CLASSES, Shape, parse_shape
 from ._table import FORMATS
-from ._values import entropy, mixed_classes, sequential
+from ._values import entropy, joined_words, mixed_classes, sequential
 
 __all__ = ["ProviderFormat", "ProviderTokenRecognizer", "provider_formats"]
 
@@ -56,6 +59,32 @@ def provider_formats() -> tuple[ProviderFormat, ...]:
     return tuple(ProviderFormat(p, f, parse_shape(f)) for p, f in FORMATS)
 
 
+@cache
+def _letter_formats() -> re2._Regexp[str]:
+    """The formats with a random part of letters only (``hf_`` and 34 letters): their tokens
+    hold no digit, so having none says nothing there."""
+    bodies = [
+        f.shape.body
+        for f in provider_formats()
+        if any("0" not in CLASSES[spec[0]] for kind, spec in f.shape.parts if kind == "cls" and isinstance(spec, tuple))
+    ]
+    return re2.compile("(?:" + "|".join(bodies) + ")")
+
+
+_COUNT = re.compile(r"[0-9]{1,2}$")
+
+
+def _code_name(token: str) -> bool:
+    """Names joined as code joins them, with no digit but a count at the end, in a format whose
+    alphabet has digits (``tss_handleRequestForUser``, ``s.getElementsByTagName``): twenty
+    base64url characters hold none three times in a hundred, and then seldom split into words."""
+    return (
+        not any(c.isdigit() for c in _COUNT.sub("", token))
+        and joined_words(token)
+        and _letter_formats().fullmatch(token) is None
+    )
+
+
 def _masked(token: str) -> bool:
     tail = token[-16:]
     return (
@@ -64,6 +93,7 @@ def _masked(token: str) -> bool:
         or "0000000000" in token
         or len(set(tail)) < 4
         or (mixed_classes(token) < 2 and not _long_random(token))
+        or _code_name(token)
     )
 
 

@@ -1,0 +1,167 @@
+"""Property tests for the secret shapes of the second outside round: Azure-style connection
+strings reported whole, signed JWTs whose payload is not JSON, optional groups in the token
+notation, and short-prefix tokens (``tss_``, ``prf_``, ``s.``) told apart from names in code."""
+
+from __future__ import annotations
+
+import base64
+import json
+import re
+
+import re2
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tiers import Classifier
+from tiers.recognizers.secrets._shape import parse_shape
+from tiers.recognizers.secrets._values import is_placeholder, joined_words
+
+from .secret_corpus import CARRIERS
+from .test_secrets import covered, secret_spans, stripped_text
+
+_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+_B64 = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/"
+_URL = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
+_NAME = st.from_regex(r"[a-z][a-z0-9-]{2,20}", fullmatch=True)
+# a secret's random part: a digit and letters of both cases somewhere in it, as issued keys have
+_random = st.text(alphabet=_B64, min_size=32, max_size=88).filter(
+    lambda k: bool(re.search(r"[0-9]", k) and re.search(r"[a-z]", k) and re.search(r"[A-Z]", k))
+)
+
+# quoted or plain carriers a connection string is written in (its value may hold ``=``, ``/``, ``+``)
+_CONN_CARRIERS = [
+    'conn = "{t}"\n',
+    "AZURE_CONNECTION_STRING={t}\n",
+    "servicebus:\n  connection: {t}\n",
+    '{{"ConnectionStrings": {{"Bus": "{t}"}}}}',
+    '<add name="bus" connectionString="{t}" />',
+    "the string {t} was rotated",
+]
+
+
+@st.composite
+def connection_strings(draw: st.DrawFn) -> tuple[str, str]:
+    """(a connection string of one of Azure's documented layouts, its key)."""
+    ns = draw(_NAME)
+    key = draw(_random) + draw(st.sampled_from(["", "=", "=="]))
+    layout = draw(st.sampled_from(["servicebus", "iothub", "storage", "cosmos", "signalr"]))
+    if layout == "servicebus":
+        pairs = [f"Endpoint=sb://{ns}.servicebus.windows.net/", "SharedAccessKeyName=RootManageSharedAccessKey"]
+        pairs.append(f"SharedAccessKey={key}")
+        if draw(st.booleans()):
+            pairs.append(f"EntityPath={draw(_NAME)}")
+    elif layout == "iothub":
+        pairs = [f"HostName={ns}.azure-devices.net", "SharedAccessKeyName=iothubowner", f"SharedAccessKey={key}"]
+    elif layout == "storage":
+        pairs = ["DefaultEndpointsProtocol=https", f"AccountName={ns.replace('-', '')}", f"AccountKey={key}"]
+        pairs.append("EndpointSuffix=core.windows.net")
+    elif layout == "cosmos":
+        pairs = [f"AccountEndpoint=https://{ns}.documents.azure.com:443/", f"AccountKey={key}"]
+    else:
+        pairs = [f"Endpoint=https://{ns}.service.signalr.net", f"AccessKey={key}", "Version=1.0"]
+    return ";".join(pairs) + draw(st.sampled_from(["", ";"])), key
+
+
+@_SETTINGS
+@given(connection_strings(), st.sampled_from(_CONN_CARRIERS))
+def test_generated_connection_string_is_stripped_whole(clf: Classifier, case: tuple[str, str], carrier: str) -> None:
+    """The whole string is one credential (endpoint and key), in any carrier; nothing of it
+    reaches the vendor."""
+    conn, key = case
+    text = carrier.format(t=conn)
+    s = text.index(conn)
+    assert covered(secret_spans(clf, text), s, s + len(conn)), text
+    out = stripped_text(clf, text)
+    assert key not in out and conn.split(";")[0] not in out, out
+
+
+@_SETTINGS
+@given(
+    connection_strings(),
+    st.sampled_from(["${SERVICEBUS_KEY}", "<your-key>", "{{ key }}", "xxxxxxxxxxxxxxxxxxxxxxxx", "changeme"]),
+    st.sampled_from(_CONN_CARRIERS),
+)
+def test_connection_string_with_a_placeholder_key_is_no_secret(
+    clf: Classifier, case: tuple[str, str], placeholder: str, carrier: str
+) -> None:
+    conn, key = case
+    text = carrier.format(t=conn.replace(key, placeholder))
+    assert not secret_spans(clf, text), text
+
+
+def _b64url(raw: bytes) -> str:
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(["HS256", "RS256", "EdDSA"]),
+    st.binary(min_size=16, max_size=120).filter(lambda b: not b.startswith(b"{")),
+    st.binary(min_size=32, max_size=64),
+    st.sampled_from(CARRIERS),
+)
+def test_signed_jwt_with_a_payload_that_is_not_json_is_found_whole(
+    clf: Classifier, alg: str, payload: bytes, signature: bytes, carrier: tuple[str, str]
+) -> None:
+    """RFC 7515 lets a JWS carry any bytes (API keys packed into one); the token is found whole."""
+    token = ".".join([_b64url(json.dumps({"alg": alg}).encode()), _b64url(payload), _b64url(signature)])
+    assume(len(_b64url(payload)) >= 16 and not any(is_placeholder(p) for p in token.split(".")[1:]))
+    text = carrier[1].format(t=token)
+    s = text.index(token)
+    assert covered(secret_spans(clf, text), s, s + len(token)), text
+
+
+@given(st.text(alphabet="abcdefghij-", min_size=1, max_size=6), st.booleans(), st.integers(0, 2**32))
+def test_optional_group_matches_with_and_without(lit: str, present: bool, seed: int) -> None:
+    """``(a|b)?`` in the token notation is an optional group, never a literal question mark."""
+    assume(not lit.startswith("-") and "--" not in lit)
+    shape = parse_shape(f"({lit})?zz_{{an:12}}")
+    sample = shape.sample(seed)
+    assert sample.startswith(f"{lit}zz_") and "?" not in sample
+    token = sample if present else sample[len(lit) :]
+    assert re2.fullmatch(shape.body, token), (shape.body, token)
+
+
+_word = st.from_regex(r"[a-z]{3,9}", fullmatch=True) | st.sampled_from(["id", "of", "to", "by", "is"])
+_code_names = st.builds(
+    lambda words, style, count: (
+        (words[0] + "".join(w.capitalize() for w in words[1:]) if style == "camel" else "_".join(words)) + count
+    ),
+    st.lists(_word, min_size=4, max_size=7),
+    st.sampled_from(["camel", "snake"]),
+    st.sampled_from(["", "", "2", "38"]),
+)
+_CODE_CARRIERS = ["x = {t}\n", "return {t}(self)\n", "value = '{t}'\n", "{t}.update(x)\n", "see {t} below"]
+
+
+@_SETTINGS
+@given(st.sampled_from(["tss_", "prf_", "prf_cli_", "s."]), _code_names, st.sampled_from(_CODE_CARRIERS))
+def test_names_after_a_short_prefix_are_no_tokens(clf: Classifier, prefix: str, name: str, carrier: str) -> None:
+    """``tss_handleRequestForUser``, ``s.getElementsByTagName``: code names, not tokens."""
+    if prefix == "s.":
+        name = name[:24]  # Vault's legacy length; a cut word is still a run of letters
+    token = prefix + name
+    assume(len(name) >= (24 if prefix == "s." else 20) and joined_words(token))
+    text = carrier.format(t=token)
+    s = text.index(token)
+    assert not any(a < s + len(token) and b > s for a, b in secret_spans(clf, text)), text
+
+
+@_SETTINGS
+@given(
+    st.sampled_from([("tss_", 20, _URL), ("prf_", 20, _URL), ("prf_cli_", 20, _URL), ("s.", 24, _B64[:62])]),
+    st.data(),
+    st.sampled_from(CARRIERS),
+)
+def test_short_prefix_tokens_are_found_whole(
+    clf: Classifier, spec: tuple[str, int, str], data: st.DataObject, carrier: tuple[str, str]
+) -> None:
+    prefix, n, alphabet = spec
+    size = n if prefix == "s." else data.draw(st.integers(n, 60))
+    body = data.draw(st.text(alphabet=alphabet, min_size=size, max_size=size))
+    token = prefix + body
+    assume(not joined_words(token) and re.search(r"[0-9]", body) and re.search(r"[A-Za-z]", body))
+    assume(len(set(body[-16:])) >= 4 and not re.search(r"(?i)xxxx|(.)\1{7}", body) and body[-1] not in "-_")
+    text = carrier[1].format(t=token)
+    s = text.index(token)
+    assert covered(secret_spans(clf, text), s, s + len(token)), text

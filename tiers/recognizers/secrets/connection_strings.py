@@ -1,0 +1,59 @@
+"""Azure-style connection strings, reported whole.
+
+``Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=…;SharedAccessKey=…`` (Service
+Bus, Event Hubs, Relay), ``HostName=…;SharedAccessKeyName=…;SharedAccessKey=…`` (IoT Hub),
+``DefaultEndpointsProtocol=https;AccountName=…;AccountKey=…;EndpointSuffix=…`` (Storage),
+``AccountEndpoint=…;AccountKey=…`` (Cosmos DB), ``Endpoint=…;AccessKey=…;Version=1.0`` (SignalR,
+Web PubSub). Such a string is one credential: its key is useless without the endpoint and the
+endpoint names the customer's namespace, so the whole run of ``Name=value;`` pairs is reported,
+not only the key (``assignments`` finds the key alone in other ``;``-separated strings, as
+ADO.NET's ``Password=…;`` whose server and database may be worth keeping).
+"""
+
+from __future__ import annotations
+
+import re
+
+from presidio_analyzer import Pattern
+
+from .._base import TiersPatternRecognizer
+from ._values import is_placeholder
+
+__all__ = ["ConnectionStringRecognizer"]
+
+# the first pair names where the credential is for; a pair's value runs to the next ``;`` (a
+# quote, a space or a ``<`` ends the string: the XML or code around it)
+_FIRST = r"(?i:Endpoint|HostName|DefaultEndpointsProtocol|AccountEndpoint|BlobEndpoint|QueueEndpoint)"
+_VALUE = r"[^;\s'\"<]"
+_PAIR = r"[A-Za-z][A-Za-z0-9]*=" + _VALUE + "*"
+_KEY_NAME = r"(?i:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)"
+_KEY_VALUE = re.compile(r"(?i:^|;)(?:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)=([^;]*)")
+
+
+class ConnectionStringRecognizer(TiersPatternRecognizer):
+    """A ``Name=value;`` run that starts at an endpoint and holds a key; the whole run."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern(
+            "azure_connection_string",
+            r"(?:^|[^A-Za-z0-9_])(?P<value>"
+            + _FIRST
+            + "="
+            + _VALUE
+            + "+(?:;"
+            + _PAIR
+            + ")*;"
+            + _KEY_NAME
+            + "="
+            + _VALUE
+            + "{16,}(?:;"
+            + _PAIR
+            + ")*;?)",
+            0.9,
+        ),
+    ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:
+        keys = _KEY_VALUE.findall(pattern_text)
+        return not keys or all(is_placeholder(k) for k in keys)
