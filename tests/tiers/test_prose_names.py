@@ -212,6 +212,10 @@ def test_clean_prose_in_the_same_shapes_stays(bare: Classifier, text: str) -> No
             "van der Dussen Stiftung & Co. KGaA",
             "ORGANIZATION",
         ),
+        ("La réunion a lieu chez le Groupe Vorlanx demain.", "Groupe Vorlanx", "ORGANIZATION"),
+        ("Les Établissements Martin livrent lundi.", "Établissements Martin", "ORGANIZATION"),
+        ("Le bail est signé par Immobilier Dupont SCI hier.", "Immobilier Dupont SCI", "ORGANIZATION"),
+        ("La facture de Varnex Systems S.N.C. est arrivée.", "Varnex Systems S.N.C.", "ORGANIZATION"),
     ],
 )
 def test_particles_trades_and_brands(bare: Classifier, text: str, value: str, entity: str) -> None:
@@ -228,6 +232,8 @@ def test_particles_trades_and_brands(bare: Classifier, text: str, value: str, en
         "Paris Saint-Germain a gagné hier.",
         "client: TestClient",
         "Die AG hat geantwortet.",
+        "Le Groupe de travail se réunit ; le Groupe Projet aussi.",
+        "Ensuite, Hong Kong a connu une hausse.",
     ],
 )
 def test_near_misses_stay(bare: Classifier, text: str) -> None:

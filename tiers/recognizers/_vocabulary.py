@@ -174,7 +174,7 @@ hier aujourd demain ensuite puis enfin alors depuis selon lors apres pendant cet
 semaine mois annee jour matin soir comme convenu suite
 acrobat photoshop jira confluence salesforce sharepoint onedrive dropbox trello asana figma
 tableau webex skype whatsapp chrome firefox safari matlab labview solidworks catia autocad minitab abap
-servicenow workday hubspot zendesk bitbucket jenkins ansible terraform grafana kibana splunk datadog
+servicenow workday hubspot zendesk bitbucket ansible terraform grafana kibana splunk datadog
 typescript mysql mongodb powershell oauth linkedin youtube devops macos openapi graphql nodejs wordpress
 """
 

@@ -16,15 +16,21 @@ the name says "company":
 * a name right after a German dative feminine article ("bei der Lehmann", "von der Bolander",
   "mit der Reuter"): that "der" stands only before a feminine noun, so a capitalised word there
   that is no feminine noun (:mod:`._german_nouns`: "bei der Prüfung", "von der Post" stay) names
-  a firm, "die Firma" by gender; after a comma it is a relative pronoun ("die Anlage, mit der
-  Mitarbeiter arbeiten") and counts for nothing;
-* a surname right after French "avec", "chez", "auprès de" ("avec Lebon ;", "chez Mercier");
+  a firm, "die Firma" by gender; so does a brand's spelling ("bei der KUKA", "SindoPower",
+  "T-Systems"), an adjective left uninflected ("mit der Deutsche Bahn"; the noun phrase is "der
+  Deutschen Bahn") and a name with its trade ("Vector Informatik"); after a comma "der" is a
+  relative pronoun ("die Anlage, mit der Mitarbeiter arbeiten") and counts for nothing;
+* a name right after French "avec", "chez", "auprès de" ("avec Lebon ;", "chez Mercier", "avec
+  Golaem") that is no ordinary word, product or place of the vocabulary and not in capitals
+  ("avec Excel", "avec SAP" are tools);
+* a name after what a firm issues: "les certificats d'étalonnage de Lebon", "la facture de DBV
+  Technologies", "le devis d'Akeneo" (acronyms too: "de CILAS");
 * a name with the words of a family firm: "Gebr. Hoffmann", "Dupont Frères", "Schmidt &
   Partner", "Bernard et Associés".
 
-A surname alone elsewhere in running text ("de Menard", "der Kunde Bien") is not found: French
-words and German nouns are census surnames too ("Hand", "Post", "Bank", "Art"), and after "de"
-a firm reads as a town does ("l'usine de Menard").
+A surname alone elsewhere in running text ("l'usine de Menard", "der Kunde Bien") is not found:
+French words and German nouns are census surnames too ("Hand", "Post", "Bank", "Art"), and after
+"de" a firm reads as a town does unless what precedes is a firm's document.
 """
 
 from __future__ import annotations
@@ -250,9 +256,9 @@ _NAME_PAIR = _NAME_WORD + r"(?:[ ]" + _NAME_WORD + r")?"
 # a brand's own spelling: inner capitals or all capitals ("BlueNext", "DxOMark", "KUKA", "DHL"),
 # or capitalised words hyphenated ("Hapag-Lloyd", "T-Systems", "Krauss-Maffei")
 _BRAND_WORD = r"(?:[A-Z][a-z]*[A-Z][A-Za-z]*[0-9]*|[A-Z][a-zß]*(?:-[A-Z][A-Za-zß]+)+)"
-# a firm's name after a word that says "firm": up to three words, brand-spelt ones included
+# a firm's name after a word that says "firm": up to four words, brand-spelt ones included
 _FIRM_WORD = r"(?:" + _BRAND_WORD + r"|" + _NAME_WORD + r")"
-_FIRM_NAME = _FIRM_WORD + r"(?:[ ](?:(?:&|and|und|et)[ ])?" + _FIRM_WORD + r"){0,2}"
+_FIRM_NAME = _FIRM_WORD + r"(?:[ ](?:(?:&|and|und|et)[ ])?" + _FIRM_WORD + r"){0,3}"
 # the name ends where the sentence goes on in lower case or stops; a capitalised word after it
 # would make it a noun phrase's first part ("bei der Deutschen Bahn" is taken whole or not at all)
 _NAME_STOP = r"(?:[ ]*[,;.:!?)]|[ ]+[a-z]|[ ]*$)"

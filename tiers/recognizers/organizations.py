@@ -1,12 +1,15 @@
 """Company names without a list (``ORGANIZATION``), in English, German and French.
 
-Two shapes:
+Three shapes:
 
 * capitalised words ending in a legal form: "Müller Präzisionsteile GmbH", "Acme Widgets Ltd",
   "Société Générale SA", "Schneider Metallbau GmbH & Co. KG", "BASF SE";
 * a customer or supplier word and the capitalised words after it: "customer Northwind
   Traders", "supplier: Contoso", "Kunde Brandt Logistik", "Lieferant Hoffmann", "client
-  Dufresne Industrie", "fournisseur Lambert & Fils".
+  Dufresne Industrie", "fournisseur Lambert & Fils"; a trade word after the name and joiners
+  inside it are the name's ("Olea Medical", "Compagnie des Alpes"), and after a German or French
+  role word inner capitals are a brand's, not code's ("Arbeitgeber: SinnerSchrader");
+* a group or house word and a name: "Groupe Bull", "Établissements Martin", "Maison Breguet".
 
 Leading ordinary words ("The", "Our", "Die", "Le") are not part of the name; a role word
 followed only by ordinary words ("customer Service", "Lieferant Bewertung") is no name. Known
@@ -36,7 +39,8 @@ _LEGAL = (
     # family firms and holdings ("Lambert et Fils", "Smith and Sons"); not "Group": "RBAC Group",
     # "Instance Group", "Consumer Group" fill API references
     r"Holdings?|(?:and|&)[ ]Sons|(?:et|&)[ ]Fils|&[ ]So(?:hne|ehne)|&[ ]Cie\.?|"
-    r"S\.A\.S\.U?|SASU|SAS|S\.A\.R\.L\.|SARL|EURL|SNC|S\.A\.|SA|SCA|"
+    r"S\.A\.S\.U?|SASU|SAS|S\.A\.R\.L\.|SARL|EURL|E\.U\.R\.L\.|SNC|S\.N\.C\.|S\.A\.|SA|SCA|S\.C\.A\.|"
+    r"SCI|SCOP|SELARL|SELAS|GIE|"
     r"Ltd\.?|Limited|LLC|L\.L\.C\.|LLP|L\.P\.|LP|Inc\.?|Incorporated|Corp\.?|Corporation|PLC|plc|"
     r"Co\.[ ]?Ltd\.?|Pty\.?[ ]Ltd\.?|N\.V\.|NV|B\.V\.|BV|S\.p\.A\.|SpA|S\.r\.l\.|Srl|AB|ASA|Oy|A/S|ApS|"
     r"Sp\.[ ]z[ ]o\.o\.|s\.r\.o\.|a\.s\.|Kft\.?"
@@ -71,6 +75,18 @@ class OrganizationRecognizer(TiersPatternRecognizer):
             + r"))(?:$|[^A-Za-z0-9/-])",
             0.6,
         ),
+        # a group or house word and a name, wherever it stands: "chez le Groupe Bull", "les
+        # Établissements Martin", "la Compagnie des Alpes", "Maison Breguet"
+        Pattern(
+            "prefixed_name",
+            r"\b(?P<value>(?:Groupe|Gruppe|Compagnie|Etablissements|Ets\.|Maison)[ ]+"
+            + _WORD
+            + r"(?:"
+            + _JOIN
+            + _WORD
+            + r"){0,3})",
+            0.6,
+        ),
         Pattern(
             "role_name",
             # the role word stands alone: "clientCredentials" is no client called Credentials
@@ -91,6 +107,9 @@ class OrganizationRecognizer(TiersPatternRecognizer):
                 break
             if m.group() in _NAME_ARTICLES and i + 1 < len(words) and not is_common(words[i + 1].group()):
                 start = m.start()  # a Breton or Norman surname: "Le Gall", "Le Goff", "La Fontaine"
+                break
+            if m.group() in _FIRM_PREFIXES and _name_follows(words, i + 1):
+                start = m.start()  # a group or house and its name: "Groupe Bull", "Compagnie des Alpes"
                 break
         else:
             return None
@@ -114,6 +133,9 @@ class OrganizationRecognizer(TiersPatternRecognizer):
             if m.start() < start:
                 continue
             w = m.group()
+            if m.start() == start and w in _FIRM_PREFIXES:
+                end = m.end()  # "Groupe" of "Groupe Bull", kept with its name
+                continue
             if is_common(w) and end > start:
                 nxt = words[i + 1].group() if i + 1 < len(words) else ""
                 if w.lower() in FIRM_TRADES:
@@ -142,6 +164,17 @@ class OrganizationRecognizer(TiersPatternRecognizer):
         if _PROSE_ROLE_BEFORE.search(text, max(0, start - 32), start):
             return in_prose_code(text, start, end)  # "Arbeitgeber: SinnerSchrader", a brand
         return in_code_position(text, start, end)
+
+
+# words that open a firm's name before the name proper (accents folded: "Établissements")
+_FIRM_PREFIXES = frozenset({"Groupe", "Gruppe", "Compagnie", "Etablissements", "Ets", "Ets.", "Maison"})
+
+
+def _name_follows(words: list[re.Match[str]], i: int) -> bool:
+    """Whether a word of a name comes at ``i``, after joiners ("des Alpes", "Bull")."""
+    while i < len(words) and words[i].group().lower() in _JOINERS:
+        i += 1
+    return i < len(words) and words[i].group()[:1].isupper() and not is_common(words[i].group())
 
 
 _JOINERS = frozenset({"and", "und", "et", "des", "de", "du", "la", "le", "der", "of"})

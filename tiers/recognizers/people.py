@@ -13,7 +13,10 @@ microseconds per kilobyte, and nothing may be downloaded):
 * a role or greeting word and any capitalised words: "approved by T. Nakamura", "erstellt von
   Jonas Albrecht", "rédigé par Élodie Marchand", "Dear Ms Quist", "Sehr geehrter Herr Yilmaz".
 
-Only the name is reported (titles and role words stay). A word from :mod:`._vocabulary`
+A particle is part of a name, capitalised too before a word of a name ("Lou-Ann Le Borgne",
+"M. Aymane Le Bris"); after a title or sign-off a gazetteer given name takes a census surname
+that is a month or word too ("Dr Emy Noel", "Jordan April"). Running text without any of these
+is :mod:`.people_prose`'s. Only the name is reported (titles and role words stay). A word from :mod:`._vocabulary`
 (months, sentence openers, business nouns, places) ends or cancels a candidate, so headings
 ("Quality Review Board") and prose ("May Report") stay as they are. Listed names remain the way
 to make known people certain (``employee_lists``).
