@@ -167,7 +167,7 @@ mon tue wed thu fri sat sun jan feb mar apr jun jul aug sep sept oct nov dec gar
 optional union literal final callable sequence iterable iterator generic typevar self type types
 dict list tuple set str int float bool bytes object
 claude anthropic openai chatgpt gpt gemini copilot codex llama mistral hypothesis
-beim ins ans aufs ubers laut gemass wahrend trotz wegen seit gegen durch uber unter zwischen neben hinter
+beim ins ans aufs ubers laut gemass wahrend trotz wegen seit gegen durch unter zwischen neben hinter
 heute gestern vorgestern ubermorgen danach dann leider bisher inzwischen zudem ausserdem auch jetzt nun hier dort
 letzte letzten nachste nachsten diese dieser diesem diesen jede jeden jeder morgens abends woche monat jahr
 hier aujourd demain ensuite puis enfin alors depuis selon lors apres pendant cette ce ces notre votre leur chaque
