@@ -240,3 +240,35 @@ def test_particles_trades_and_brands(bare: Classifier, text: str, value: str, en
 )
 def test_near_misses_stay(bare: Classifier, text: str) -> None:
     assert [f for f in _findings(bare, text) if f[0] in ("PERSON", "ORGANIZATION")] == []
+
+
+_FIELD_CARRIERS = [
+    "Personalbogen\nName: {N}\nGeburtsdatum: 12.03.1971\n",
+    "Fiche salarié\nNom : {N}\nAdresse : 4 rue Pasteur, 69002 Lyon\n",
+    "Employee record\nDate of birth: 1970-02-03\nName: {N}\n",
+]
+
+
+@_SETTINGS
+@given(given_name=_INVENTED_GIVEN, surname=_INVENTED_SURNAME, carrier=st.sampled_from(_FIELD_CARRIERS))
+def test_unknown_names_in_name_fields(bare: Classifier, given_name: str, surname: str, carrier: str) -> None:
+    """A name neither list knows (an invented given name and surname) in the name field of a
+    person's record (another personal field near it)."""
+    value = f"{given_name} {surname}"
+    text = carrier.format(N=value)
+    assert _covered(bare, text, value, "PERSON"), (text, _findings(bare, text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Name: Build Status\nDate of birth: 1970\n",
+        "Name: HTTP Client\nAddress: 1 Main Street\n",
+        # no other field of a person's record: a pipeline's, a chart's, a product's name
+        "Name: Nightly Build\nTrigger: cron\n",
+        "Name: Kube Proxy\nImage: registry/kube-proxy\n",
+        "Name: Acme Widget\nPrice: 12 EUR\n",
+    ],
+)
+def test_field_values_that_are_no_names(bare: Classifier, text: str) -> None:
+    assert [f for f in _findings(bare, text) if f[0] == "PERSON"] == []

@@ -15,6 +15,10 @@ Code has the same shapes (``name: str``, YAML ``name: Build``, ``Name: Value`` i
 label is capitalised, the value is two to four capitalised words up to the end of the line, no
 code identifier, and not only ordinary words; its first word may be an ordinary word only when
 it is a given name too ("Mary"), its last one only when it is a census surname too ("Dean").
+Where neither list knows the name ("Nom : Leontyne Painchaud"), a field's two or three words
+count when none is an ordinary word, a place's or in capitals and another field of personal data
+stands within a few lines (a date of birth, an address, a phone number: a person's record, not
+"Name: Nightly Build" in a pipeline's docs).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from ._base import TiersPatternRecognizer
 from ._code import in_code_position
 from ._given_names import given_names
 from ._surnames import is_surname
-from ._vocabulary import is_common
+from ._vocabulary import NOT_SURNAMES, is_common
 from .firms import CompanyCellRecognizer
 from .people import _CAP, _PARTICLE, _PLACEHOLDER_NAMES, _UPPER, _NameRecognizer, word_given_names
 
@@ -72,6 +76,24 @@ def _name_value(value: str, given: frozenset[str]) -> bool:
     return first_given or is_surname(last)
 
 
+def _unknown_name(value: str) -> bool:
+    """Two or three capitalised words neither list knows, none an ordinary word, a place's, in
+    capitals or shorter than three letters ("Leontyne Painchaud"; not "HTTP Client")."""
+    capitalised = [w for w in _WORDS.findall(value) if w[:1].isupper()]
+    return 2 <= len(capitalised) <= 3 and not any(
+        is_common(w) or w.isupper() or w.lower() in NOT_SURNAMES or len(w) < 3 for w in capitalised
+    )
+
+
+# another field of a person's record near a name field: the form is about a person
+_RECORD_FIELD = re.compile(
+    r"(?im)^[ \t]*(?:date of birth|birth ?date|born|dob|d\.o\.b\.|home address|address|phone|e-?mail|"
+    r"employee (?:id|number)|geburtsdatum|geboren(?: am)?|anschrift|wohnort|telefon|personalnummer|"
+    r"date de naissance|nee? le|adresse|telephone|matricule)[ \t]*:"
+)
+_RECORD_WINDOW = 300
+
+
 class NameFieldPersonRecognizer(_NameRecognizer):
     """A form's name field: "Name: Mary Dean", "Nom : Arnaude Lecoq"."""
 
@@ -89,7 +111,16 @@ class NameFieldPersonRecognizer(_NameRecognizer):
         self._given = given_names(1)
 
     def validate_result(self, pattern_text: str) -> bool:
-        return _name_value(pattern_text, self._given)
+        return _name_value(pattern_text, self._given) or _unknown_name(pattern_text)
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """A name neither list knows only in a person's record (module docstring); code and
+        placeholders never."""
+        if not _name_value(text[start:end], self._given):
+            window = _RECORD_FIELD.search(text, max(0, start - _RECORD_WINDOW), min(len(text), end + _RECORD_WINDOW))
+            if window is None:
+                return True
+        return super().reject_at(text, start, end)
 
 
 _PERSON_HEADER = re.compile(
