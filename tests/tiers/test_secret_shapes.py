@@ -165,3 +165,37 @@ def test_short_prefix_tokens_are_found_whole(
     text = carrier[1].format(t=token)
     s = text.index(token)
     assert covered(secret_spans(clf, text), s, s + len(token)), text
+
+
+# tokens of formats whose prefix starts no name in code, drawn of letters only (a body without a
+# digit is one draw in eight at twelve base62 characters): capitalised runs of letters parse as
+# words joined as code joins them, yet only a prefix such as ``tss_`` or ``s.`` makes that a name
+_DISTINCT_PREFIXES = [
+    "FLWSECK_TEST",  # Flutterwave test keys, twelve characters after
+    "rzp_test_",  # Razorpay, fourteen
+    "sk_test_",  # Stripe
+    "xoxr-",  # Slack refresh tokens
+    "LTAI",  # Alibaba Cloud access key ids, twenty
+    "dvc_server_",  # DevCycle
+]
+_letters_body = st.from_regex(r"(?:[A-Z][a-z]{2,4}){3,4}", fullmatch=True).filter(
+    lambda b: len(b) >= 12 and len(set(b[-16:])) >= 4
+)
+
+
+@_SETTINGS
+@given(st.sampled_from(_DISTINCT_PREFIXES), _letters_body, st.sampled_from(CARRIERS))
+def test_letter_tokens_after_a_distinct_prefix_are_found(
+    clf: Classifier, prefix: str, body: str, carrier: tuple[str, str]
+) -> None:
+    """Letters only are in each format's alphabet: a token without a digit is still a token."""
+    if prefix == "LTAI":
+        body = (body * 2)[:20]
+    elif prefix == "rzp_test_":
+        body = (body * 2)[:14]
+    elif prefix == "FLWSECK_TEST":
+        body = body[:12]
+    token = prefix + body
+    text = carrier[1].format(t=token)
+    s = text.index(token)
+    assert covered(secret_spans(clf, text), s, s + len(token)), text
