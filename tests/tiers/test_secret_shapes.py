@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import json
 import re
+from collections.abc import Callable
 
 import re2
 from hypothesis import HealthCheck, assume, given, settings
@@ -199,3 +200,19 @@ def test_letter_tokens_after_a_distinct_prefix_are_found(
     text = carrier[1].format(t=token)
     s = text.index(token)
     assert covered(secret_spans(clf, text), s, s + len(token)), text
+
+
+_PAIR_NAME = re.compile(r"(^|;)([A-Za-z]+)=")
+
+
+@_SETTINGS
+@given(connection_strings(), st.sampled_from([str.lower, str.upper]), st.sampled_from(_CONN_CARRIERS))
+def test_connection_string_names_in_any_case_are_stripped_whole(
+    clf: Classifier, case: tuple[str, str], spell: Callable[[str], str], carrier: str
+) -> None:
+    """The SDKs read the names without case (``endpoint=…;accesskey=…``): the whole string still."""
+    conn, _key = case
+    conn = _PAIR_NAME.sub(lambda m: m.group(1) + spell(m.group(2)) + "=", conn)
+    text = carrier.format(t=conn)
+    s = text.index(conn)
+    assert covered(secret_spans(clf, text), s, s + len(conn)), text

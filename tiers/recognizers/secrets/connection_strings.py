@@ -27,7 +27,9 @@ _FIRST = r"(?i:Endpoint|HostName|DefaultEndpointsProtocol|AccountEndpoint|BlobEn
 _VALUE = r"[^;\s'\"<]"
 _PAIR = r"[A-Za-z][A-Za-z0-9]*=" + _VALUE + "*"
 _KEY_NAME = r"(?i:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)"
-_KEY_VALUE = re.compile(r"(?i:^|;)(?:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)=([^;]*)")
+# without case, as the pattern reads the names (``accesskey=`` too): a case-sensitive check here
+# dropped every string written in lower case
+_KEY_VALUE = re.compile(r"(?:^|;)(?:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)=([^;]*)", re.IGNORECASE)
 
 
 class ConnectionStringRecognizer(TiersPatternRecognizer):
