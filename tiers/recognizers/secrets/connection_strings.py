@@ -21,7 +21,7 @@ from ._values import is_placeholder
 
 __all__ = ["ConnectionStringRecognizer"]
 
-# the first pair names where the credential is for; a pair's value runs to the next ``;`` (a
+# an endpoint pair names where the credential is for; a pair's value runs to the next ``;`` (a
 # quote, a space or a ``<`` ends the string: the XML or code around it)
 _FIRST = r"(?i:Endpoint|HostName|DefaultEndpointsProtocol|AccountEndpoint|BlobEndpoint|QueueEndpoint)"
 _VALUE = r"[^;\s'\"<]"
@@ -30,31 +30,20 @@ _KEY_NAME = r"(?i:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)"
 # without case, as the pattern reads the names (``accesskey=`` too): a case-sensitive check here
 # dropped every string written in lower case
 _KEY_VALUE = re.compile(r"(?:^|;)(?:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)=([^;]*)", re.IGNORECASE)
+_ENDPOINT = _FIRST + "=" + _VALUE + "+"
+_KEY = _KEY_NAME + "=" + _VALUE + "{16,}"
+_MORE = "(?:;" + _PAIR + ")*"
+# the pairs in any order (the SDKs read them so: ``AccountName=…;AccountKey=…;
+# DefaultEndpointsProtocol=…`` and a key before its ``Endpoint=`` are written too), the pairs
+# before the endpoint or key included: they name the account
+_STRING = f"(?:{_PAIR};)*(?:{_ENDPOINT}{_MORE};{_KEY}|{_KEY}{_MORE};{_ENDPOINT}){_MORE};?"
 
 
 class ConnectionStringRecognizer(TiersPatternRecognizer):
-    """A ``Name=value;`` run that starts at an endpoint and holds a key; the whole run."""
+    """A ``Name=value;`` run that holds an endpoint and a key, in any order; the whole run."""
 
     ENTITY = "SECRET"
-    PATTERNS = [
-        Pattern(
-            "azure_connection_string",
-            r"(?:^|[^A-Za-z0-9_])(?P<value>"
-            + _FIRST
-            + "="
-            + _VALUE
-            + "+(?:;"
-            + _PAIR
-            + ")*;"
-            + _KEY_NAME
-            + "="
-            + _VALUE
-            + "{16,}(?:;"
-            + _PAIR
-            + ")*;?)",
-            0.9,
-        ),
-    ]
+    PATTERNS = [Pattern("azure_connection_string", r"(?:^|[^A-Za-z0-9_])(?P<value>" + _STRING + ")", 0.9)]
 
     def invalidate_result(self, pattern_text: str) -> bool:
         keys = _KEY_VALUE.findall(pattern_text)
