@@ -237,3 +237,28 @@ def test_connection_string_pairs_in_any_order_are_stripped_whole(
     s = text.index(conn)
     assert covered(secret_spans(clf, text), s, s + len(conn)), text
     assert key not in stripped_text(clf, text)
+
+
+# C names with a number after a word (``prf_hmac_sha256_expand_label``, ``tss_esys_context_v2``,
+# ``prf_tls12_compute_master_secret``)
+_numbered_word = st.builds(
+    lambda w, n: w + n,
+    _word | st.sampled_from(["v", "x", "sha", "tls", "md"]),
+    st.sampled_from(["", "", "2", "12", "256", "509"]),
+)
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(["tss_", "prf_", "prf_cli_"]),
+    st.lists(_numbered_word, min_size=4, max_size=7),
+    st.sampled_from(_CODE_CARRIERS),
+)
+def test_names_with_numbered_words_after_a_short_prefix_are_no_tokens(
+    clf: Classifier, prefix: str, words: list[str], carrier: str
+) -> None:
+    token = prefix + "_".join(words)
+    assume(len(token) - len(prefix) >= 20 and len(token) - len(prefix) <= 80 and any(c.isdigit() for c in token))
+    text = carrier.format(t=token)
+    s = text.index(token)
+    assert not any(a < s + len(token) and b > s for a, b in secret_spans(clf, text)), text
