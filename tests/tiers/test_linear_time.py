@@ -92,6 +92,10 @@ ADVERSARIAL = {
     "titles-without-names": "Herr Dr. der ",
     "role-words-without-names": "approved by the Kunde Audit ",
     "legal-form-runs": "Review Board GmbH-",
+    # every cell of one endless line a candidate: each searched its whole line for its ends (10 s)
+    "table-cells-one-line": "Acme,",
+    "table-cells-semicolons": "Endpoint=a;",
+    "company-column-rows": "Name;Firma\nAnna;Lehmann;",
     "street-words": "rue de la Hauptstraße Main Street ",
     "birth-words": "born on the geboren am 12. ",
     "domain-ids": "lot batch no. capa- P/N ",

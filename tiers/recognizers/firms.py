@@ -142,6 +142,8 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
 
 # not "|": Markdown rows would make every "x: int | None" of code a candidate (≈ 25 ms per MB)
 _SEP = ",;\t"
+# the longest line judged as a table row (characters); a cell of a longer line is no table's
+_ROW_LIMIT = 8192
 _HEADER_WORD = re.compile(
     r"(?i)^\W*(?:company|company name|companies|employer|customer|customer name|supplier|supplier name|vendor|"
     r"organi[sz]ation|firm|firma|firmenname|unternehmen|arbeitgeber|kunde|lieferant|hersteller|"
@@ -187,9 +189,17 @@ class CompanyCellRecognizer(TiersPatternRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """A cell counts under a company header of the same table, in a row of as many cells."""
-        line_start = text.rfind("\n", 0, start) + 1
-        line_end = text.find("\n", end)
-        line_end = len(text) if line_end < 0 else line_end
+        # Every cell of a line is a candidate: searching a line of any length for its ends, once
+        # per cell, is quadratic (1 MB of "Acme," on one line took 10 s). No table row is this long.
+        low = max(0, start - _ROW_LIMIT)
+        line_start = text.rfind("\n", low, start) + 1
+        if line_start == 0 and low > 0:
+            return True
+        line_end = text.find("\n", end, end + _ROW_LIMIT)
+        if line_end < 0:
+            if end + _ROW_LIMIT < len(text):
+                return True
+            line_end = len(text)
         prefix = text[line_start:start].rstrip(' "')
         rest = text[end:line_end].lstrip(' "').rstrip("\r")
         if rest and rest[0] not in _SEP:
