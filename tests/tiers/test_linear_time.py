@@ -96,6 +96,10 @@ ADVERSARIAL = {
     "table-cells-one-line": "Acme,",
     "table-cells-semicolons": "Endpoint=a;",
     "company-column-rows": "Name;Firma\nAnna;Lehmann;",
+    # names and firms on one endless line, each candidate judged for code around it: each read
+    # its whole line (32 KB of names took 10 s); sparse enough to stay under the findings cap
+    "names-on-one-line": "Dr Emy Noel " + "and so on " * 20,
+    "firms-on-one-line": "bei der KUKA " + "und so weiter " * 15,
     "street-words": "rue de la Hauptstraße Main Street ",
     "birth-words": "born on the geboren am 12. ",
     "domain-ids": "lot batch no. capa- P/N ",

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["code_identifier", "in_code_position"]
+__all__ = ["code_identifier", "code_line_start", "in_code_position"]
 
 # prefixes after which a name has an inner capital: McDonald, MacArthur, FitzGerald, DeVries …
 _NAME_PREFIXES = frozenset("mc mac fitz de le la di du da van von ten ter del della des st ap al el o d".split())
@@ -27,11 +27,18 @@ _WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
 # "=", a path "::", a return annotation "->" (prose puts a space before "(", tables before "|")
 _CODE_AFTER = re.compile(r"[\[(]|\.[A-Za-z_(]|::|[ \t]*(?:\|[ \t]*None\b|=(?!=)|->)")
 # a key before the value: "owner: ", "self.owner: ", "client=" — one identifier and ":" or "="
-_KEY_BEFORE = re.compile(r"(?:^|[^A-Za-z0-9_.])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)[ \t]*[:=][ \t]*$")
+# (multi-line: searched within the text itself, where "^" is a line's start, not the search's)
+_KEY_BEFORE = re.compile(
+    r"(?m)(?:^|[^A-Za-z0-9_.])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)[ \t]*[:=][ \t]*$"
+)
 _CODE_LINE = re.compile(
-    r"^[ \t]*(?:(?:async[ \t]+)?def|class|import|return)\b|^[ \t]*from[ \t]+[\w.]+[ \t]+import\b|^[ \t]*@[a-z]"
+    r"(?m)^[ \t]*(?:(?:async[ \t]+)?def|class|import|return)\b|^[ \t]*from[ \t]+[\w.]+[ \t]+import\b|^[ \t]*@[a-z]"
     r"|\bself\.|\bcls\."
 )
+# how far back a value's line is read: every name candidate reads it, so reading a line of any
+# length was quadratic (32 KB of "Anna Berg, " on one line took 10 s); a longer line is read from
+# here, where no line-start keyword can match
+_LINE_WINDOW = 512
 
 
 def code_identifier(word: str) -> bool:
@@ -47,6 +54,12 @@ def code_identifier(word: str) -> bool:
     return hump.group().lower() not in _NAME_PREFIXES
 
 
+def code_line_start(text: str, start: int) -> int:
+    """Where the line holding ``start`` begins, or ``_LINE_WINDOW`` before it on a longer line."""
+    low = max(0, start - _LINE_WINDOW)
+    return text.rfind("\n", low, start) + 1 or low
+
+
 def in_code_position(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` (a capitalised name candidate) reads as code there."""
     value = text[start:end]
@@ -57,11 +70,10 @@ def in_code_position(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 1) : start]
     if before in (".", "_", "`") or text[end : end + 1] in ("_", "`"):
         return True
-    line_start = text.rfind("\n", 0, start) + 1
-    prefix = text[line_start:start]
-    if _CODE_LINE.search(prefix):
+    line_start = code_line_start(text, start)
+    if _CODE_LINE.search(text, line_start, start):
         return True
-    key = _KEY_BEFORE.search(prefix)
+    key = _KEY_BEFORE.search(text, line_start, start)
     if key is not None and " " not in value.strip():
         k = key.group(1)
         # a one-word value after a lower-case key ("owner: Literal", "client: T"): an annotation;
