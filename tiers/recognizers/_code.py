@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["code_identifier", "code_line_start", "in_code_position"]
+__all__ = ["code_around", "code_identifier", "in_code_position"]
 
 # prefixes after which a name has an inner capital: McDonald, MacArthur, FitzGerald, DeVries …
 _NAME_PREFIXES = frozenset("mc mac fitz de le la di du da van von ten ter del della des st ap al el o d".split())
@@ -54,10 +54,21 @@ def code_identifier(word: str) -> bool:
     return hump.group().lower() not in _NAME_PREFIXES
 
 
-def code_line_start(text: str, start: int) -> int:
+def _line_start(text: str, start: int) -> int:
     """Where the line holding ``start`` begins, or ``_LINE_WINDOW`` before it on a longer line."""
     low = max(0, start - _LINE_WINDOW)
     return text.rfind("\n", low, start) + 1 or low
+
+
+def code_around(text: str, start: int, end: int) -> bool:
+    """Code's marks around ``text[start:end]`` whatever its spelling: a call, generic or attribute
+    after it, a "." or "`" before it, or a line of code (for values whose inner capitals may be a
+    brand's, "SindoPower", rather than an identifier's)."""
+    return (
+        _CODE_AFTER.match(text, end) is not None
+        or text[max(0, start - 1) : start] in (".", "`")
+        or _CODE_LINE.search(text, _line_start(text, start), start) is not None
+    )
 
 
 def in_code_position(text: str, start: int, end: int) -> bool:
@@ -70,7 +81,7 @@ def in_code_position(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 1) : start]
     if before in (".", "_", "`") or text[end : end + 1] in ("_", "`"):
         return True
-    line_start = code_line_start(text, start)
+    line_start = _line_start(text, start)
     if _CODE_LINE.search(text, line_start, start):
         return True
     key = _KEY_BEFORE.search(text, line_start, start)

@@ -40,7 +40,7 @@ import re
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
-from ._code import _CODE_AFTER, _CODE_LINE, code_identifier, code_line_start, in_code_position
+from ._code import code_around, code_identifier, in_code_position
 from ._german_nouns import is_feminine_noun
 from ._table_cells import cells as _cells
 from ._surnames import is_plain_surname, is_surname
@@ -344,11 +344,7 @@ def in_prose_code(text: str, start: int, end: int) -> bool:
         return True
     if not any(code_identifier(w) for w in _WORDS.findall(value)):
         return in_code_position(text, start, end)
-    return (
-        _CODE_AFTER.match(text, end) is not None
-        or text[max(0, start - 1) : start] in (".", "`")
-        or _CODE_LINE.search(text, code_line_start(text, start), start) is not None
-    )
+    return code_around(text, start, end)
 
 
 _CONJUNCTIONS = frozenset({"&", "and", "und", "et"})

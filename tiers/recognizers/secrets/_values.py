@@ -136,9 +136,8 @@ def sequential(value: str) -> bool:
 
 # one name part of code: words of three letters or more, or a capitalised two-letter word of
 # code (``getIdForUser``; any capital and one letter would make a random ``PtYgjmUhBe`` words),
-# each maximal (a lower-case run ends before
-# no lower-case letter, a capitals run before a capitalised word or the end, so a part splits one
-# way only), then a count of at most two digits
+# each maximal (a lower-case run ends before no lower-case letter, a capitals run before a
+# capitalised word or the end, so a part splits one way only), then a count of at most two digits
 _NAME_PART = re.compile(
     r"(?:[A-Z]?[a-z]{2,}(?![a-z])|(?:Id|Of|To|By|Is|At|In|On|Or|As|Io|Db|No|Up|If|Ok|Ui)(?![a-z])"
     r"|[A-Z]{2,}(?=[A-Z][a-z]|$))+[0-9]{0,2}"
@@ -148,8 +147,8 @@ _NAME_PART = re.compile(
 def joined_words(value: str) -> bool:
     """Names joined as code joins them (``tss_handleRequestForUser``, ``prf_cli_load_config2``,
     ``s.getElementsByTagName``): every part between ``_``, ``-`` and ``.`` made of words (or one
-    letter, a variable's name). A
-    machine-made token has single letters between capitals and digits inside (``tss_hO3_Rm30e``)."""
+    letter, a variable's name). A machine-made token has single letters between capitals and
+    digits inside (``tss_hO3_Rm30e``)."""
     parts = [p for p in re.split(r"[_.-]+", value) if p]
     return bool(parts) and all(len(p) == 1 and p.isalpha() or _NAME_PART.fullmatch(p) for p in parts)
 

@@ -89,10 +89,12 @@ def _code_name(token: str) -> bool:
     a number after a word at a part's end, in a format whose alphabet has digits (``tss_handleRequestForUser``,
     ``s.getElementsByTagName``): twenty base64url characters hold none three times in a hundred,
     and then seldom split into words."""
+    if not token.startswith(_NAME_PREFIXES):
+        return False
+    unnumbered = _NUMBERED.sub("", token)
     return (
-        token.startswith(_NAME_PREFIXES)
-        and not any(c.isdigit() for c in _NUMBERED.sub("", token))
-        and joined_words(_NUMBERED.sub("", token))
+        not any(c.isdigit() for c in unnumbered)
+        and joined_words(unnumbered)
         and _letter_formats().fullmatch(token) is None
     )
 
