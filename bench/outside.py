@@ -12,13 +12,14 @@ name list configured.
   reading it (``IDENTIFYING``: author credits, maintainers' addresses, companies in licence
   headers; ``IDENTIFYING_HELD_OUT``, ``_FIFTH``, ``_SIXTH``, ``_SEVENTH`` for the later groups);
   everything else found counts against us (``NOBODY`` lists what was read and judged so;
-  ``--show`` marks the rest "unread"). Six
+  ``--show`` marks the rest "unread"). Eight
   groups: the six packages the issue names (the fixes of this stop were made by looking at them),
   a second group looked at once after the first fixes, a third measured before looking at it and
   then tuned on too, a fourth held out until its first figure and then fixed in general from its
   values, a fifth fixed before looking at any of its findings (its classes then fixed in general,
-  a round later), a sixth fixed before looking (its classes fixed a round later), and a seventh
-  fixed before looking and not tuned on.
+  a round later), a sixth fixed before looking (its classes fixed a round later), a seventh
+  fixed before looking (its classes fixed two rounds later), and an eighth fixed before looking and
+  not tuned on.
 * ``faker``: EN/DE/FR documents whose names, companies, addresses and dates of birth come from
   the Faker package (MIT; its locale providers), carriers written here
   (``tests/tiers/faker_documents.py``); recall per family and language, stray findings, and
@@ -135,6 +136,24 @@ GROUPS = {
         "dill",
         "zmq",
         "mpmath",
+    ],
+    # Fixed on 2026-12-02 at 01:05 UTC at 098c8d2, before any finding in these trees was looked at
+    # (only their names and file counts were): installed packages no earlier group holds, chosen
+    # as libraries an agent sends (ML layers, serialisation, wiki and C parsers, rate limiting, a
+    # CLI, FFI, config, XML hardening, docstrings). Not tuned on.
+    "eighth group (held out, fixed before looking)": [
+        "thinc",
+        "srsly",
+        "mwparserfromhell",
+        "pyrate_limiter",
+        "rich_click",
+        "cffi",
+        "wasabi",
+        "wrapt",
+        "defusedxml",
+        "docstring_parser",
+        "confection",
+        "pycparser",
     ],
 }
 SUFFIXES = {
