@@ -137,7 +137,7 @@ GROUPS = {
         "zmq",
         "mpmath",
     ],
-    # Fixed on 2026-12-02 at 01:05 UTC at 098c8d2, before any finding in these trees was looked at
+    # Fixed on 2026-12-02 at 01:01 UTC at 098c8d2, before any finding in these trees was looked at
     # (only their names and file counts were): installed packages no earlier group holds, chosen
     # as libraries an agent sends (ML layers, serialisation, wiki and C parsers, rate limiting, a
     # CLI, FFI, config, XML hardening, docstrings). Not tuned on.
