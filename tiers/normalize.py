@@ -114,20 +114,22 @@ def _decode_escapes(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
-def _edits(text: str, tables: _Tables, percent: bool) -> list[tuple[int, int, str]]:
+def _edits(text: str, runs: list[tuple[int, int]], tables: _Tables, percent: bool) -> list[tuple[int, int, str]]:
     """Spans of ``text`` whose normal form differs in length from them, with that normal form:
-    decoded escapes (if ``percent``) and characters that the table resizes. Everything else maps
-    1:1."""
+    decoded escapes (if ``percent``) and characters that the table resizes (found in ``runs``,
+    the text's non-ASCII runs). Everything else maps 1:1."""
     table = tables.table
     out: list[tuple[int, int, str]] = []
     if percent and "%" in text:
         out = [(s, e, table.get(ord(ch), ch)) for s, e, ch in _decode_escapes(text)]
-    if text.isascii():
+    if not runs:
         return out
     astral = tables.astral_resizing
+    # every resizing code point is non-ASCII, so only the runs are searched
     resized = [
         (i, i + 1, table[cp])
-        for m in tables.resizing.finditer(text)
+        for s, e in runs
+        for m in tables.resizing.finditer(text, s, e)
         if (cp := ord(text[(i := m.start())])) <= 0xFFFF or cp in astral
     ]
     if out and resized:
@@ -137,13 +139,51 @@ def _edits(text: str, tables: _Tables, percent: bool) -> list[tuple[int, int, st
 
 # Runs of non-ASCII characters. The table maps code points from U+0080 only, and str.translate
 # looks every character up in it (≈ 60 ns each): 3 MB of code with a handful of non-ASCII
-# characters spent ≈ 0.2 s per reading there, against ≈ 25 ms translating its runs alone (text
-# that is mostly non-ASCII costs the same either way).
+# characters spent ≈ 0.2 s per reading there. Even a regex over the whole text for the runs
+# costs ≈ 12 ms/MB, and a reading searched it several times; str.isascii checks a word at a time
+# (≈ 0.3 ms/MB in chunks), so the regex only reads the chunks that hold a non-ASCII character.
 _NON_ASCII = re.compile(r"[^\x00-\x7f]+")
+_CHUNK = 4096
+
+
+def _non_ascii_runs(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of each maximal run of non-ASCII characters, in order."""
+    runs: list[tuple[int, int]] = []
+    n, chunk = len(text), _CHUNK
+    for i in range(0, n, chunk):
+        end = min(i + chunk, n)
+        if text[i:end].isascii():
+            continue
+        for m in _NON_ASCII.finditer(text, i, end):
+            s, e = m.span()
+            if runs and runs[-1][1] == s:  # a run cut by the chunk's end goes on
+                runs[-1] = (runs[-1][0], e)
+            else:
+                runs.append((s, e))
+    return runs
+
+
+def _translate_between(text: str, start: int, end: int, runs: list[tuple[int, int]], table: dict[int, str]) -> str:
+    """``text[start:end].translate(table)``, looking up only the characters of ``runs`` (the
+    text's non-ASCII runs)."""
+    k = bisect_right(runs, (start, len(text) + 1)) - 1  # the last run starting at or before start
+    if k < 0 or runs[k][1] <= start:
+        k += 1
+    parts: list[str] = []
+    last = start
+    while k < len(runs) and runs[k][0] < end:
+        s, e = max(runs[k][0], start), min(runs[k][1], end)
+        parts += (text[last:s], text[s:e].translate(table))
+        last = e
+        k += 1
+    if not parts:
+        return text[start:end]
+    parts.append(text[last:end])
+    return "".join(parts)
 
 
 def _translate(text: str, table: dict[int, str]) -> str:
-    return _NON_ASCII.sub(lambda m: m.group().translate(table), text)
+    return _translate_between(text, 0, len(text), _non_ascii_runs(text), table)
 
 
 def normalize_text(text: str) -> str:
@@ -207,9 +247,10 @@ def normalize_with_map(text: str, *, percent: bool = True) -> tuple[str, OffsetM
         return text, OffsetMap()
     tables = _get_tables()
     table = tables.table
-    edits = _edits(text, tables, percent)
+    runs = [] if ascii_text else _non_ascii_runs(text)
+    edits = _edits(text, runs, tables, percent)
     if not edits:
-        return (text if ascii_text else _translate(text, table)), OffsetMap()
+        return _translate_between(text, 0, len(text), runs, table), OffsetMap()
     parts: list[str] = []
     norm_starts: list[int] = []
     orig_starts: list[int] = []
@@ -219,7 +260,7 @@ def normalize_with_map(text: str, *, percent: bool = True) -> tuple[str, OffsetM
     last = 0
     for s, e, rep in edits:
         if s > last:
-            parts.append(text[last:s] if ascii_text else _translate(text[last:s], table))
+            parts.append(_translate_between(text, last, s, runs, table))
             norm_starts.append(npos)
             orig_starts.append(last)
             orig_ends.append(s)
@@ -234,7 +275,7 @@ def normalize_with_map(text: str, *, percent: bool = True) -> tuple[str, OffsetM
             npos += len(rep)
         last = e
     if last < len(text):
-        parts.append(text[last:] if ascii_text else _translate(text[last:], table))
+        parts.append(_translate_between(text, last, len(text), runs, table))
         norm_starts.append(npos)
         orig_starts.append(last)
         orig_ends.append(len(text))

@@ -419,15 +419,38 @@ def _identity(offset: int) -> int:
     return offset
 
 
+_CHUNK = 4096
+
+
 class _CharIndex:
-    """Byte offset -> character offset for UTF-8 text (RE2 works on bytes)."""
+    """Byte offset -> character offset for UTF-8 text (RE2 works on bytes): the offset less the
+    continuation bytes (0b10xxxxxx) before it.
+
+    Code with a few non-ASCII characters spent ≈ 30 ms per 3 MB on a running count of every
+    byte, so continuation bytes are looked for only in the chunks that are not ASCII
+    (``bytes.isascii`` reads a word at a time) and, when they are few, counted by bisecting
+    their list (≈ 0.2 µs a lookup, where a numpy call costs 5 µs). Text that is mostly non-ASCII
+    keeps the running count."""
 
     def __init__(self, data: bytes) -> None:
         arr = np.frombuffer(data, dtype=np.uint8)
-        # a byte starts a character unless it is a continuation byte (0b10xxxxxx)
-        self._starts = np.concatenate(([0], np.cumsum((arr & 0xC0) != 0x80)))
+        found = [
+            np.flatnonzero((arr[i : i + _CHUNK] & 0xC0) == 0x80) + i
+            for i in range(0, len(data), _CHUNK)
+            if not data[i : i + _CHUNK].isascii()
+        ]
+        count = sum(len(f) for f in found)
+        self._continuations: list[int] | None = None
+        self._starts: np.ndarray | None = None
+        if count * 16 < len(data):
+            self._continuations = np.concatenate(found).tolist() if found else []
+        else:
+            self._starts = np.concatenate(([0], np.cumsum((arr & 0xC0) != 0x80)))
 
     def __call__(self, offset: int) -> int:
+        if self._continuations is not None:
+            return offset - bisect_left(self._continuations, offset)
+        assert self._starts is not None
         return int(self._starts[offset])
 
 
