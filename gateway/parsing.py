@@ -8,7 +8,7 @@ milliseconds).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
@@ -25,7 +25,7 @@ MAX_MODEL_CHARS = 200
 
 @dataclass(frozen=True, slots=True)
 class ParsedBody:
-    body: dict[str, Any]
+    body: dict[str, Any] = field(repr=False)  # the prompt: never in a repr (logs, tracebacks)
     model: str
     stream: bool
 

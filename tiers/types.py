@@ -40,7 +40,9 @@ class Segment:
     """
 
     path: tuple[str | int, ...]
-    text: str
+    # Never in a repr: a repr lands in logs and tracebacks (asyncio writes a finished task's result
+    # into its own repr), and a whole prompt's repr cost 0.1 s per 3 MB.
+    text: str = field(repr=False)
     # True for the prompt proper (messages, prompt, input); False for other strings the request
     # carries to the upstream (tool schemas, ``user``, metadata, unknown fields): those are
     # classified and stripped all the same, but are not the text a model counts as its prompt.
@@ -115,7 +117,7 @@ class Stripped:
     """
 
     content: Content
-    mapping: dict[str, str] = field(default_factory=dict)
+    mapping: dict[str, str] = field(default_factory=dict, repr=False)  # the values: never in a repr
 
     @property
     def replaced(self) -> int:
