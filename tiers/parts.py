@@ -191,7 +191,10 @@ def _unit_findings(clf: Classifier, content: Content, unit: Piece, checkpoint: C
         ]
         # A value running to the window's end may go on beyond it (a key block's body has no
         # length limit): read further, each time twice as far, until every value ends inside.
-        if win_hi >= n or all(seg.text[f.end : win_hi].strip() for f in kept):
+        # "Ends inside" is text other than whitespace after it in the window, which holds for
+        # every value when it holds for the one ending last (a slice per value was quadratic:
+        # 6,000 values in a 1.5 MB window took 0.8 s).
+        if win_hi >= n or not kept or seg.text[max(f.end for f in kept) : win_hi].strip():
             yield from kept
             return
         grow *= 2
