@@ -100,6 +100,16 @@ ADVERSARIAL = {
     # its whole line (32 KB of names took 10 s); sparse enough to stay under the findings cap
     "names-on-one-line": "Dr Emy Noel " + "and so on " * 20,
     "firms-on-one-line": "bei der KUKA " + "und so weiter " * 15,
+    # the numbers of code and mathematics (seventh group): each candidate reads a bounded window
+    # around it (a literal's brackets, its line, its sentence, the rows of its table)
+    "sequence-literals": "[1, 2, 3, 4031078400000]\n",
+    "decimal-table-rows": "6 78498 78527.3994291277\n",
+    "constants-near-context": "if TYPE_CHECKING:\n_HAUSNUMERO = 156384712\n",
+    "option-tuples": "SOCKS_PASSWORD = 100, _OptType.bytes\n",
+    "section-lists": "sections 5.2.4 and 6.2.2.3 and ",
+    "format-examples": "starts with S and ends with a letter, e.g. S2740116C ",
+    "term-table-rows": '    "Tai Tham": range(6688, 6832),\n    "Buginese": 1,\n',
+    "eponyms": "the Kampe de Feriet\n# function and Denman-Beavers iteration ",
     "street-words": "rue de la Hauptstraße Main Street ",
     "birth-words": "born on the geboren am 12. ",
     "domain-ids": "lot batch no. capa- P/N ",

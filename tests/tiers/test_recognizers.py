@@ -65,6 +65,19 @@ POSITIVES = [
     ("IP_ADDRESS", "fe80::1ff:fe23:4567:890a%eth0 and the host {}", "10.255.255.254"),
     ("IP_ADDRESS", "broadcast 192.168.255.255, gateway {}", "192.168.255.1"),
     ("IP_ADDRESS", "global v6 {} beside fe80::1", "2a00:1450:4001:82a::200e"),
+    # beside a list of section numbers, a version before "or higher", a 0.x version
+    ("IP_ADDRESS", "sections 5.2.4 and 6.2.2.3 say the proxy is {}", "10.1.2.3"),
+    ("IP_ADDRESS", "requires matplotlib 0.98.5.3 or higher on {}", "172.16.9.8"),
+    ("IP_ADDRESS", "the hosts {} and 10.0.0.9", "10.0.0.7"),
+    # digits beside decimals, sequences and constants of code (seventh group)
+    ("CREDIT_CARD", "record (17, {}, 12, 2027)", "4111111111111111"),
+    ("CREDIT_CARD", "cards = [6011111111111117, 4012888888881881, {}]", "5500000000000004"),
+    ("PHONE_NUMBER", "mobile {}. Or 6 78498 78527.3994", "98765 43210"),
+    ("US_BANK_NUMBER", "if TYPE_CHECKING:\n    pass\nACCOUNT_NO = {}\n", "156384712"),
+    ("US_BANK_NUMBER", "checking account {} at the bank", "156384712"),
+    ("SECRET", "SOCKS_PASSWORD = {}\n", "Zx9!mQ2#vL7p"),
+    ("SG_NRIC_FIN", "The customer's FIN, e.g. {}, is on file.", "S2740116C"),
+    ("SG_NRIC_FIN", "A FIN has nine characters. Hers is {}.", "S2740116C"),
     # confidentiality of the text itself, also as a heading or defined term
     (
         "CONFIDENTIALITY_MARKER",
@@ -241,6 +254,22 @@ NEAR_MISSES = [
     # address of a private block (asyncpg's DSN docs, prometheus_client's routing probe)
     ("IP_ADDRESS", "postgres://[fe80::1ff:fe23:4567:890a%25eth0]/dbname and fe80::1"),
     ("IP_ADDRESS", "s.connect(('10.255.255.255', 1)); broadcast 172.31.255.255 or 192.168.255.255"),
+    # a version before "or higher", a 0.x version, a list of sections (mpmath, yarl)
+    ("IP_ADDRESS", "    .. note :: This function requires matplotlib (pylab) 0.98.5.3 or higher."),
+    ("IP_ADDRESS", "# normalised output as per sections 5.2.4 and 6.2.2.3 of rfc3986."),
+    ("IP_ADDRESS", "see §§ 3.1.4.1, 3.1.4.2 and clauses 7.2, 7.2.1.4; version 0.9.8.1 and 2.0.1.7 or later"),
+    # a term of a sequence literal, a decimal's integer part (mpmath's tests and tables)
+    ("CREDIT_CARD", "    assert [hyperfac(n) for n in range(7)] == [1, 1, 4, 108, 27648, 86400000, 4031078400000]"),
+    ("PHONE_NUMBER", "    6 78498 78527.3994291277(0.000375) 78627.5491594622(0.00165)"),
+    # a constant of code near "TYPE_CHECKING", option tuples after credential keys (zmq)
+    ("US_BANK_NUMBER", "if TYPE_CHECKING:\n    from x import Self\n\n_HAUSNUMERO = 156384712\n"),
+    ("SECRET", "    SOCKS_PASSWORD = 100, _OptType.bytes\n    CURVE_SECRETKEY = 50, _OptType.bytes\n"),
+    # the example of a format's description (presidio-analyzer's SG FIN recognizer)
+    (
+        "SG_NRIC_FIN",
+        '# Weak pattern: all FIN number start with "S", "T", "F", "G" or "M"\n# and ends with a character, e.g., S2740116C',
+    ),
+    ("US_SSN", "An SSN has nine digits in three groups, for example 536-22-8451."),
     ("EXPORT_CONTROL_MARKER", "guitar and zitar and the ear"),
     ("GMP_MARKER", "the batch was recorded"),
 ]
@@ -452,3 +481,130 @@ def test_card_found_beside_decimal_numbers(clf: Classifier, body: str, fraction:
     text = f"value -{decimal} and card {card}" + ("." if period else " today")
     cards = {v for e, v in found(clf, text) if e == "CREDIT_CARD"}
     assert cards == {card}, (text, cards)
+
+
+# -- real identifiers beside the numbers of code and mathematics (seventh group) -----------------
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    body=st.text("0123456789", min_size=14, max_size=14),
+    steps=st.lists(st.integers(0, 10**12), min_size=3, max_size=8),
+    falling=st.booleans(),
+    record_first=st.booleans(),
+)
+def test_card_found_beside_sequence_literals(
+    clf: Classifier, body: str, steps: list[int], falling: bool, record_first: bool
+) -> None:
+    """A Visa number is found whole in a record's tuple beside a growing or falling sequence
+    literal whose last term is a valid card number too; that term is no card."""
+    card = _luhn_complete("4" + body)
+    assume(len(set(card[0::2])) > 1 or len(set(card[1::2])) > 1)
+    term = int(_luhn_complete("4" + body[::-1]))
+    assume(term != int(card))
+    # terms before the last one: below it and growing, or above it and falling
+    before = [term - sum(steps[i:]) - 1 for i in range(len(steps))]
+    if falling:
+        before = [term + sum(steps[i:]) + 1 for i in range(len(steps))]
+    assume(all(t >= 0 for t in before))
+    literal = "[" + ", ".join(map(str, [*before, term])) + "]"
+    record = f"(17, {card}, 12, 2027)"
+    text = f"row {record}\nassert seq == {literal}" if record_first else f"assert seq == {literal}\nrow {record}"
+    cards = {v for e, v in found(clf, text) if e == "CREDIT_CARD"}
+    assert cards == {card}, (text, cards)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    phone=st.sampled_from(["(415) 555-2671", "+44 20 7946 0958", "030 901820", "98765 43210", "06 12 34 56 78"]),
+    whole=st.tuples(st.integers(60000, 99999), st.integers(10000, 99999)),
+    fraction=st.text("0123456789", min_size=1, max_size=12),
+    phone_first=st.booleans(),
+)
+def test_phone_found_beside_decimal_tables(
+    clf: Classifier, phone: str, whole: tuple[int, int], fraction: str, phone_first: bool
+) -> None:
+    """A phone number is found whole beside a row of a table of values whose decimal has an
+    integer part shaped like a mobile number; that integer part is no phone."""
+    row = f"    6 {whole[0]} {whole[1]}.{fraction}(0.000375)"
+    text = f"call {phone} now\n{row}\n" if phone_first else f"{row}\ncall {phone} now\n"
+    phones = {v for e, v in found(clf, text) if e == "PHONE_NUMBER"}
+    assert phones == {phone}, (text, phones)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    account=st.tuples(st.sampled_from("189"), st.text("0123456789", min_size=8, max_size=16)).map("".join),
+    constant=st.integers(10**7, 10**12),
+    key=st.sampled_from(["ACCOUNT_NUMBER", "acctNo", "bank_account", "CHECKING"]),
+    annotated=st.booleans(),
+)
+def test_account_found_beside_constants_of_code(
+    clf: Classifier, account: str, constant: int, key: str, annotated: bool
+) -> None:
+    """An account number assigned to a name that says so is found whole beside constants of a
+    typed module (``if TYPE_CHECKING:`` holds a context word), which are no accounts."""
+    assume(len(set(account)) > 1 and account not in "0123456789012345678")
+    annotation = ": int" if annotated else ""
+    text = f"if TYPE_CHECKING:\n    pass\n\n_HAUSNUMERO = {constant}\n{key}{annotation} = {account}\n"
+    accounts = {v for e, v in found(clf, text) if e == "US_BANK_NUMBER"}
+    assert accounts == {account}, (text, accounts)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    ip=_PRIVATE_HOSTS,
+    sections=st.lists(st.integers(0, 40), min_size=8, max_size=8).map(
+        lambda n: (".".join(map(str, n[:3])), ".".join(map(str, n[3:7])))
+    ),
+    version=st.lists(st.integers(0, 99), min_size=3, max_size=3).map(lambda n: "0." + ".".join(map(str, n))),
+    later=st.sampled_from(["or higher", "or later", "and newer"]),
+)
+def test_address_found_beside_section_lists_and_versions(
+    clf: Classifier, ip: ipaddress.IPv4Address, sections: tuple[str, str], version: str, later: str
+) -> None:
+    """A private host is found whole after a list of section numbers and beside versions before
+    "or higher" and versions 0.x, none of which is reported."""
+    text = f"per sections {sections[0]} and {sections[1]} the host is {ip}; needs lib {version} {later}"
+    ips = {v for e, v in found(clf, text) if e == "IP_ADDRESS"}
+    assert ips == {str(ip)}, (text, ips)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    fins=st.lists(
+        st.tuples(st.sampled_from("STFGM"), st.text("0123456789", min_size=7, max_size=7), st.sampled_from("ACJKZX")),
+        min_size=2,
+        max_size=2,
+        unique=True,
+    ).map(lambda fs: ["".join(f) for f in fs]),
+    opener=st.sampled_from(["e.g.,", "e.g.", "for example", "such as"]),
+)
+def test_fin_found_beside_a_format_description(clf: Classifier, fins: list[str], opener: str) -> None:
+    """A FIN stated in a sentence is found whole beside a comment that describes the format
+    with an example, which is not reported."""
+    comment = f'# Weak pattern: all FIN number start with "S", "T", "F", "G" or "M"\n# and ends with a character, {opener} {fins[1]}'
+    text = f"{comment}\n\nThe customer's FIN is {fins[0]}."
+    values = {v for e, v in found(clf, text) if e == "SG_NRIC_FIN"}
+    assert values == {fins[0]}, (text, values)
+
+
+_ALNUM = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    password=st.text(_ALNUM, min_size=12, max_size=24).filter(
+        lambda v: any(c.isdigit() for c in v) and any(c.isupper() for c in v) and any(c.islower() for c in v)
+    ),
+    key=st.sampled_from(["SOCKS_PASSWORD", "DB_PASSWORD", "password"]),
+    quoted=st.booleans(),
+)
+def test_password_found_beside_option_tuples(clf: Classifier, password: str, key: str, quoted: bool) -> None:
+    """A password assigned to a credential key is found whole beside an enum table whose
+    credential keys hold option tuples (``SOCKS_PASSWORD = 100, _OptType.bytes``), which are not
+    reported."""
+    value = f'"{password}"' if quoted else password
+    text = f"    SOCKS_PASSWORD = 100, _OptType.bytes\n    CURVE_SECRETKEY = 50, _OptType.bytes\n{key} = {value}\n"
+    secrets = {v for e, v in found(clf, text) if e == "SECRET"}
+    assert secrets == {password}, (text, secrets)

@@ -11,6 +11,7 @@ from phonenumbers import PhoneMetadata
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
+from ._digits import in_decimal, in_integer_sequence
 
 __all__ = ["EmailAddressRecognizer", "PhoneNumberRecognizer"]
 
@@ -274,11 +275,14 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         it stands in code and data it is a timestamp (2272060800), a stamp (2026111700), a
         constant (6469693230) as often as a number to dial.
 
-        Digit groups that are part of something else are none either: a MAC-shaped run
+        Digit groups that are part of something else are none either: a decimal or a term of a
+        sequence literal (:mod:`._digits`), a MAC-shaped run
         (``01-23-45-67-89`` of ``01-23-45-67-89-ab``), a path or DOI (``10.1111/0081-1750.00098``),
         and, with no phone word near, the numbers of a citation or a standard on the same line
         (``ISSN 0209-9683``, ``Phys. Rev. E 78, 046110 2008``, ``JIS X 0208-1990``)."""
         value = text[start:end]
+        if in_decimal(text, start, end) or in_integer_sequence(text, start, end):
+            return True  # ``78498 78527.3994291277`` in a table of values: a number, not a phone
         phone_word = _PHONE_WORD.search(text, max(0, start - 64), start) is not None
         if value.isdigit():
             return not phone_word

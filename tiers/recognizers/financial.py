@@ -21,6 +21,8 @@ from presidio_analyzer import Pattern
 from presidio_analyzer.predefined_recognizers import CreditCardRecognizer, IbanRecognizer
 from stdnum.iso7064 import mod_97_10
 
+from ._digits import in_decimal, in_integer_sequence
+
 __all__ = ["PUBLISHED_EXAMPLE_IBANS", "CardColumnRecognizer", "CardRecognizer", "IbanCodeRecognizer"]
 
 _GAP = r"(?:[ \t._/-]{1,3}|[ \t]{0,2}\r?\n[ \t]{0,2})?"
@@ -65,11 +67,6 @@ def _one_group_per_line(value: str) -> bool:
     return bool(gaps) and all("\n" in g for g in gaps)
 
 
-# a card's digits in one run, then a decimal point and a digit: a number with a fraction
-_WHOLE_RUN = re.compile(r"[0-9]{13,}")
-_FRACTION = re.compile(r"\.[0-9]")
-
-
 class CardRecognizer(CreditCardRecognizer):
     """Visa, Mastercard, Amex, Discover, JCB, Diners: known issuer prefixes, 13–19 digits, Luhn."""
 
@@ -87,15 +84,12 @@ class CardRecognizer(CreditCardRecognizer):
         return self._COLUMNS or not _one_group_per_line(pattern_text)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """Digits after a decimal point are a fraction (``0.2662102282047272``, a float's
-        repr in every test suite), digits before one an integer part (mpmath's tables), not a
-        card; one repeated pair (``5454545454545454``) is a
-        test pattern."""
-        if start >= 2 and text[start - 1] == "." and text[start - 2].isdigit():
+        """Digits of a decimal (``0.2662102282047272``, a float's repr in every test suite;
+        ``-49586681013729.326…``, mpmath's tables) or a term of a sequence literal (``[1, 1, 4,
+        108, 27648, 86400000, 4031078400000]``) are no card (:mod:`._digits`); one repeated pair
+        (``5454545454545454``) is a test pattern."""
+        if in_decimal(text, start, end) or in_integer_sequence(text, start, end):
             return True
-        whole = _WHOLE_RUN.match(text, start)
-        if whole is not None and _FRACTION.match(text, whole.end()):
-            return True  # the integer part of a decimal (``-49586681013729.326…``): no card has a fraction
         digits = "".join(c for c in text[start:end] if c.isdigit())
         return len(set(digits[0::2])) == 1 and len(set(digits[1::2])) == 1
 

@@ -23,6 +23,8 @@ from collections.abc import Callable
 from presidio_analyzer import EntityRecognizer, Pattern, PatternRecognizer
 from presidio_analyzer import predefined_recognizers as pr
 
+from ._digits import assigned_name
+
 __all__ = ["national_id_recognizers"]
 
 _SSN_GAP = r"[ \t._/-]{1,3}"
@@ -51,13 +53,13 @@ class SsnRecognizer(pr.UsSsnRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Nine digits inside a long hex token are part of a digest (a sha256 in a listing),
-        not an SSN glued to a word."""
+        not an SSN glued to a word; the example of a format's description is nobody's."""
         lo, hi = start, end
         while lo > 0 and text[lo - 1] in _HEX:
             lo -= 1
         while hi < len(text) and text[hi] in _HEX:
             hi += 1
-        return hi - lo >= 16 and (lo, hi) != (start, end)
+        return (hi - lo >= 16 and (lo, hi) != (start, end)) or format_example(text, start)
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -104,6 +106,10 @@ class PanRecognizer(pr.InPanRecognizer):
         return bool(super().invalidate_result(pattern_text))
 
 
+# what the name of a constant holding an account number has in it (``ACCOUNT_NO``, ``bankAcct``)
+_ACCOUNT_NAME = re.compile(r"(?i:account|acct|bank|debit|checking|chequing|saving)")
+
+
 class BankAccountRecognizer(pr.UsBankRecognizer):
     """presidio's account-number pattern, but a digit run glued into a token by ``_ - . / ~`` or
     letters (a UUID's all-digit group, ``user_…``, a path) is part of that token: random session
@@ -121,6 +127,14 @@ class BankAccountRecognizer(pr.UsBankRecognizer):
             Pattern(p.name, r"(?:^|[^0-9A-Za-z_.~/-])(?P<value>[0-9]{8,17})(?:$|[^0-9A-Za-z_.~/-])", p.score)
             for p in self.patterns
         ]
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """A number that is the whole value of a constant in code (``_HAUSNUMERO = 156384712``)
+        is what its name says; it is an account only when the name says so (``ACCOUNT_NO =
+        …``, ``bankAcct = …``): a context word elsewhere near it (``if TYPE_CHECKING:`` in
+        every typed module) says nothing about it."""
+        name = assigned_name(text, start, end)
+        return name is not None and _ACCOUNT_NAME.search(name) is None
 
     def invalidate_result(self, pattern_text: str) -> bool:
         # one repeated digit (a checksum routine's degenerate example) or a one-run sequence
@@ -196,13 +210,16 @@ class EsNifRecognizer(pr.EsNifRecognizer):
     """presidio's NIF (eight digits and a check letter, one in 23 numbers passes), except where
     the letter is a hex digit in hex text: ``"0500000A:0016"`` is a little-endian IPv4 address
     and port of ``/proc/net``, ``0x0500000A`` a constant, and a line of other hex words (a dump,
-    a table of masks) is no place for a Spanish identity number."""
+    a table of masks) is no place for a Spanish identity number; nor the example of a format's
+    description (:func:`format_example`)."""
 
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
         super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
+        if format_example(text, start):
+            return True
         value = text[start:end]
         if value[-1:] not in "ABCDEF" or "-" in value:
             return False
@@ -219,6 +236,45 @@ _HEX_GLUE_AFTER = re.compile(r":[0-9A-Fa-f]{2,}\b")
 _HEX_GLUE_BEFORE = re.compile(r"(?:0[xX]|\b[0-9A-Fa-f]{2,}:)\Z")
 # another hex word of eight digits or more on the line (letters and digits both, checked after)
 _HEX_WORD = re.compile(r"\b[0-9A-Fa-f]{8,}\b")
+
+
+class SgFinRecognizer(pr.SgFinRecognizer):
+    """presidio's NRIC/FIN shapes, except the example a description of the format gives."""
+
+    def __init__(self, **kwargs: object) -> None:
+        kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
+        super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        return format_example(text, start)
+
+
+# "e.g.", "for example" … right before the value, as a sentence describing a format ends
+_EXAMPLE_BEFORE = re.compile(
+    r"(?i:\b(?:e\.[ ]?g\.|eg\.|for example|for instance|such as|like|example:?))[,:]?[ \t]*[\"'`(]?\Z"
+)
+# the words a format is described in: what a number starts or ends with, consists of, its digits
+_FORMAT_WORDS = re.compile(
+    r"(?i:\b(?:starts?|starting|begins?|beginning|ends?|ending)[ \t]+with\b|\bfollowed[ \t]+by\b"
+    r"|\bconsists?[ \t]+of\b|\bformat\b|\bdigits?\b|\bletters?\b|\bcharacters?\b|\bcheck[ \t]?(?:sum|digit|letter)s?\b"
+    r"|\bprefix(?:ed)?\b)"
+)
+_SENTENCE_END = re.compile(r"[.!?][ \t]*(?:\n[ \t]*\n|\n[ \t]*(?![#*/ \t])|[ \t]+[A-Z])")
+
+
+def format_example(text: str, start: int) -> bool:
+    """Whether the value at ``start`` is the example of a sentence that describes an identifier's
+    format ("all FIN numbers start with S, T, F, G or M and end with a character, e.g.,
+    S2740116C", in a recognizer's comment): documentation of the shape, nobody's number. The
+    description must come first, in the same sentence: "the customer's FIN, e.g. S…" is one."""
+    lo = max(0, start - 240)
+    example = _EXAMPLE_BEFORE.search(text, lo, start)
+    if example is None:
+        return False
+    sentence = lo
+    for m in _SENTENCE_END.finditer(text, lo, example.start()):
+        sentence = m.end()
+    return _FORMAT_WORDS.search(text, sentence, example.start()) is not None
 
 
 class SinRecognizer(pr.CaSinRecognizer):
@@ -256,7 +312,7 @@ _NATIONAL: tuple[tuple[Callable[[], PatternRecognizer], float | None], ...] = (
     (pr.ItFiscalCodeRecognizer, None),
     (PanRecognizer, None),
     (pr.InAadhaarRecognizer, None),
-    (pr.SgFinRecognizer, None),
+    (SgFinRecognizer, None),
     (pr.AuTfnRecognizer, None),
     (pr.AuMedicareRecognizer, None),
     (pr.PlPeselRecognizer, 0.3),

@@ -62,6 +62,10 @@ class IpAddressRecognizer(IpRecognizer):
             # cloud's metadata service; an fe80:: address is derived from a MAC or random and
             # reaches nothing outside the segment, the MAC itself is found as one)
             return True
+        if ip.version == 4 and ip.packed[0] == 0:
+            # 0.0.0.0/8, "this network" (RFC 1122 3.2.1.3): a source address while a host boots,
+            # never one to reach; a dotted quad that starts with 0 is a version ("0.98.5.3")
+            return True
         if ip.version == 4 and ip.is_private and _all_ones_host(ip):
             return True  # 10.255.255.255, 192.168.255.255: a private block's broadcast, no host
         if "/" in pattern_text:
@@ -86,14 +90,19 @@ class IpAddressRecognizer(IpRecognizer):
         addresses nothing. Only the words right before the number count, so an address later in
         the same sentence ("section 4 lists 10.1.2.3") is still one. So is an object identifier
         or a version assigned as a value (``ObjectIdentifier("2.5.4.3")``, ``__version__ =
-        "3.5.0.1"``). An IPv6 candidate glued to
+        "3.5.0.1"``), each number of a list after a plural section word ("sections 5.2.4 and
+        6.2.2.3") and a version before "or higher" / "or later". An IPv6 candidate glued to
         the letters after it ("<156::AID-NET2>" in a DOI) is part of a word."""
         if ":" in text[start:end] and end < len(text) and (text[end].isalnum() or text[end] == "_"):
             return True
         if _DOTTED_MORE.match(text, end) or _DOTTED_LESS.search(text[max(0, start - 2) : start]):
             return True
+        if _VERSION_AFTER.match(text, end):
+            return True  # "requires matplotlib 1.2.3.4 or higher": a version, whatever precedes it
         before = text[max(0, start - 40) : start]
-        return any(rx.search(before) for rx in _NUMBERING)
+        if any(rx.search(before) for rx in _NUMBERING):
+            return True
+        return _NUMBERS_LISTED.search(text[max(0, start - 120) : start]) is not None
 
 
 def _all_ones_host(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
@@ -129,6 +138,14 @@ _NUMBERING = (
     # OIDs are already no address (``_DOTTED_MORE``)
     re.compile(r"(?i:(?:\b|_)(?:object[ _-]?identifier|oid)s?)[ \t]*[(\[=:,]?[ \t]*[\"'(]?\Z"),
 )
+# the later numbers of a list after a plural section word ("sections 5.2.4 and 6.2.2.3",
+# "§§ 3.1.4.1, 3.1.4.2"): each number of the list numbers a section, not only the first
+_NUMBERS_LISTED = re.compile(
+    r"(?i:\b(?:sections|sects\.|secs\.|clauses|chapters|paragraphs|articles|annexes|appendices|figures|versions"
+    r"|releases)|§§)[ #:]*(?:[0-9]+(?:\.[0-9]+)*[a-z]?[ \t]*(?:,|,?[ \t]*(?:and|or|to|through|&)|-|–)[ \t]*)+\Z"
+)
+# what follows a version, not an address: "1.2.3.4 or higher", "or later", "and newer", "and above"
+_VERSION_AFTER = re.compile(r"\+?[ \t]+(?:or|and)[ \t]+(?:higher|later|newer|above|greater|up)\b")
 _DOCUMENTATION = tuple(
     ipaddress.ip_network(n) for n in ("192.0.2.0/24", "198.51.100.0/24", "203.0.113.0/24", "2001:db8::/32")
 )

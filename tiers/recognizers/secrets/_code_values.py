@@ -11,7 +11,8 @@
   type annotations and numpydoc types (``token_type: bool=False``, ``include_password: bool,
   default True``), class names that end in what they are (``private_key: Ed25519PrivateKey``,
   ``private_key: PKCS7PrivateKeyTypes``), and attribute paths through modules named with a
-  number (``x25519.X25519PrivateKey``, ``decode_dss_signature = asn1.decode_dss_signature``);
+  number (``x25519.X25519PrivateKey``, ``decode_dss_signature = asn1.decode_dss_signature``),
+  and tuples of numbers and attribute paths (``SOCKS_PASSWORD = 100, _OptType.bytes``);
 * a value that is the key's own name in other words (``CHALLENGE_PASSWORD: "challengePassword"``,
   ``ECDSA_WITH_SHA1: "ecdsa-with-SHA1"``): a table of names, as ASN.1 and OID tables are.
 """
@@ -41,6 +42,9 @@ _TYPE_ENDINGS = tuple(
     for kind in ("", "Type", "Types", "Class", "Protocol", "Base", "Like", "Alias", "Kind")
 )
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# the items of a tuple written in code: numbers and names or attribute paths
+_TUPLE_ITEM = re.compile(r"[+-]?[0-9][0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_TUPLE_COMMA = re.compile(r",[ \t]+")
 _HUMP = re.compile(r"[A-Z][a-z]{2,}")
 _SNAKE_WORDS = re.compile(r"_*[a-z]{2,}(?:_[a-z0-9]+)+_*")
 _KEY_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
@@ -62,6 +66,17 @@ def _module_path(value: str) -> bool:
     if len(parts) < 2 or not all(_IDENTIFIER.fullmatch(p) for p in parts):
         return False
     return _type_name(parts[-1]) or bool(_SNAKE_WORDS.fullmatch(parts[-1]))
+
+
+def _code_tuple(value: str) -> bool:
+    """A tuple of code items, one an attribute path (``SOCKS_PASSWORD = 100, _OptType.bytes``:
+    an option's number and type in an enum table); a comma and a space between each."""
+    items = _TUPLE_COMMA.split(value.rstrip(",; \t"))
+    return (
+        len(items) >= 2
+        and all(_TUPLE_ITEM.fullmatch(i) for i in items)
+        and any("." in i and not i[:1].isdigit() for i in items)
+    )
 
 
 def names_its_key(value: str, key: str) -> bool:
@@ -93,4 +108,5 @@ def names_or_code(value: str, strong: bool, quoted: bool) -> bool:
         or _CLASS_NAME.match(value)
         or _type_name(value.rstrip(",;"))
         or _module_path(value)
+        or _code_tuple(value)
     )

@@ -1,0 +1,91 @@
+"""Where a run of digits is part of something larger than an identifier: a decimal number, a term
+of a sequence written as a code literal, a constant assigned in code. Shared by the recognizers of
+digit identifiers (cards, phones, account numbers).
+
+Each test reads a bounded window around the candidate, so a text of many candidates stays linear.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["assigned_name", "in_decimal", "in_integer_sequence"]
+
+_RUN_LIMIT = 32  # digits read past a candidate's end: no identifier is longer
+_LINE_LIMIT = 200  # how far back an assignment's name is looked for on the number's line
+_LITERAL_LIMIT = 512  # how far back the opening bracket of a sequence literal is looked for
+# the terms of a literal before a candidate, and after it up to the closing bracket
+_TERMS_BEFORE = re.compile(r"[ \t\r\n]*(?:[+-]?[0-9]+[ \t]*,[ \t\r\n]*)*")
+_TERMS_AFTER = re.compile(r"(?:[ \t]*,[ \t\r\n]*[+-]?[0-9]+)*[ \t]*,?[ \t\r\n]*[)\]}]")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+# a name alone on its line's left, an optional annotation, "=", then the number and the line's end
+_ASSIGNED = re.compile(r"(?:^|\n)[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]{1,80})?=[ \t]*\Z")
+_LINE_END = re.compile(r";?[ \t]*(?:#[^\n]*|//[^\n]*)?(?:\n|\Z)")
+
+
+def in_decimal(text: str, start: int, end: int) -> bool:
+    """Digits right after a decimal point are a fraction (``0.2662102282047272``, a float's
+    repr); a candidate's first or last digit run followed by a point and digits is an integer
+    part (``78527.3994291277`` in a table of mathematical values, ``4977554533101009.4``): one
+    point, not groups joined by points (``4111.1111.1111.1111``, ``030.901.820``)."""
+    if start >= 2 and text[start - 1] == "." and text[start - 2].isdigit():
+        return True
+    last = end
+    while last > start and text[last - 1].isdigit():
+        last -= 1
+    return (text[start : start + 1].isdigit() and _integer_part(text, start)) or (
+        last < end and _integer_part(text, last)
+    )
+
+
+def _run_end(text: str, pos: int) -> int:
+    limit = min(len(text), pos + _RUN_LIMIT)
+    while pos < limit and text[pos].isdigit():
+        pos += 1
+    return pos
+
+
+def _point_and_digit(text: str, pos: int) -> bool:
+    return text[pos : pos + 1] == "." and text[pos + 1 : pos + 2].isdigit()
+
+
+def _integer_part(text: str, pos: int) -> bool:
+    """Whether the digit run at ``pos`` is followed by a decimal point and a fraction that no
+    further point and digits follow."""
+    run = _run_end(text, pos)
+    return _point_and_digit(text, run) and not _point_and_digit(text, _run_end(text, run + 1))
+
+
+def in_integer_sequence(text: str, start: int, end: int) -> bool:
+    """A bare integer that is a term of a sequence in a code literal: between its brackets four
+    integer terms or more and nothing else, all growing or all falling (``[1, 1, 4, 108, 27648,
+    86400000, 4031078400000]``, the hyperfactorials in a test). A record's numbers (``(17,
+    4111…, 12, 2027)``) are no sequence, nor three numbers."""
+    if not text[start:end].isdigit():
+        return False
+    lo = max(0, start - _LITERAL_LIMIT)
+    opening = max(text.rfind("[", lo, start), text.rfind("(", lo, start), text.rfind("{", lo, start))
+    if opening < 0 or _TERMS_BEFORE.fullmatch(text, opening + 1, start) is None:
+        return False
+    after = _TERMS_AFTER.match(text, end, min(len(text), end + _LITERAL_LIMIT))
+    if after is None:
+        return False
+    terms = [int(t) for t in _INTEGER.findall(text, opening + 1, after.end())]
+    steps = list(zip(terms, terms[1:], strict=False))
+    return len(terms) >= 4 and (all(a <= b for a, b in steps) or all(a >= b for a, b in steps))
+
+
+def assigned_name(text: str, start: int, end: int) -> str | None:
+    """The name a number is assigned to when it is the whole right-hand side of a line of code
+    (``_HAUSNUMERO = 156384712``, ``acctNo: int = …``, ``MAX = 4294967295;``); None when the
+    number stands anywhere else."""
+    if _LINE_END.match(text, end) is None:
+        return None
+    lo = max(0, start - _LINE_LIMIT)
+    line = text.rfind("\n", lo, start)
+    if line < 0 and lo > 0:
+        return None  # a longer line: no assignment of a constant
+    m = _ASSIGNED.match(text, max(line, 0), start)
+    if m is None:
+        return None
+    return m.group(1)
