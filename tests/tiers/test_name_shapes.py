@@ -67,6 +67,13 @@ POSITIVES = [
     ("PERSON", "ask Michael Garrity today", "Michael Garrity"),
     ("PERSON", "ask Anna Clement and Maria Harkness", "Maria Harkness"),
     ("PERSON", "signed: Gonzalez, Maria. M. Smith too", "Gonzalez, Maria"),
+    # a particle that is a given name too, a form's label after a name, a genitive, a table of
+    # people (seventh group's shapes)
+    ("PERSON", "ask Di Stefano or Marco di Stefano", "Marco di Stefano"),
+    ("PERSON", "Name: Anna Berg\nFunction: QA lead\n", "Anna Berg"),
+    ("PERSON", "Maria Gonzalez's method works", "Maria Gonzalez's"),
+    ("PERSON", 'roster = {\n    "Maria Gonzalez": 3,\n    "Hans Berg": 4,\n    "Acme": 1,\n}', "Hans Berg"),
+    ("ORGANIZATION", "we met Parsons-Moran yesterday", "Parsons-Moran"),
 ]
 
 
@@ -131,6 +138,21 @@ NEGATIVES = [
     ("ORGANIZATION", "#    It also sees the client's Request event."),
     ("ORGANIZATION", "the client Session instance and the customer Order class"),
     ("PERSON", "    # Constant Deprecation Reason"),
+    # eponyms before what they name, a particle as a given name, Unicode's block names in a
+    # code table (mpmath, charset_normalizer: seventh group)
+    ("PERSON", "nth differentiation polynomial for exp (Faa di Bruno's formula)."),
+    ("PERSON", "    series enumerated by Horn, as well as the Kampe de Feriet\n    function."),
+    ("ORGANIZATION", "            # Denman-Beavers iteration"),
+    ("PERSON", "the Kampe de Feriet series and the Denman-Beavers iterations"),
+    (
+        "PERSON",
+        '_BLOCKS = {\n    "Buginese": range(6656, 6688),\n    "Tai Tham": range(6688, 6832),\n'
+        '    "Combining Diacritical Marks Extended": range(6832, 6912),\n    "Balinese": range(6912, 7040),\n}',
+    ),
+    (
+        "PERSON",
+        '_SCRIPTS = {\n    "Buginese": "Buginese",\n    "Tai Tham": "Tai Tham",\n    "Balinese": "Balinese",\n}',
+    ),
 ]
 
 
@@ -297,3 +319,48 @@ def test_people_and_firms_found_beside_templates_and_class_names(
     assert f"{given} {surname}" in values, (text, values)
     assert firm in values, (text, values)
     assert not values & {title.rstrip("."), title, "Request"}, (text, values)
+
+
+_EPONYMS = [
+    "the Kampe de Feriet function",
+    "the Denman-Beavers iteration",
+    "Faa di Bruno's formula",
+    "# the Kampe de Feriet\n# series",
+]
+# Unicode's block names, two of eight shaped like a given name and a surname
+_BLOCK_NAMES = ["Buginese", "Tai Tham", "Balinese", "Sundanese", "Kana Extended-A", "Khmer Symbols", "Batak", "Lepcha"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    given=st.sampled_from(_GIVEN),
+    surname=st.sampled_from(_CENSUS_SURNAMES),
+    eponym=st.sampled_from(_EPONYMS),
+    blocks=st.permutations(_BLOCK_NAMES),
+)
+def test_person_found_beside_eponyms_and_term_tables(
+    bare: Classifier, given: str, surname: str, eponym: str, blocks: list[str]
+) -> None:
+    """A person is found whole in prose beside an eponym and a code table of Unicode's block
+    names in any order, none of which is reported."""
+    table = "{\n" + "".join(f'    "{b}": range({i}, {i + 16}),\n' for i, b in enumerate(blocks)) + "}"
+    text = f"{eponym}\nreviewed by {given} {surname}\n_BLOCKS = {table}\n"
+    people = {v for e, v in found(bare, text) if e in ("PERSON", "ORGANIZATION")}
+    assert people == {f"{given} {surname}"}, (text, people)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    people=st.lists(st.tuples(st.sampled_from(_GIVEN), st.sampled_from(_CENSUS_SURNAMES)), min_size=3, max_size=6),
+    terms=st.lists(st.sampled_from(["Acme", "Total", "Buginese", "Misc"]), max_size=1),
+)
+def test_people_found_as_keys_of_a_table_of_names(
+    bare: Classifier, people: list[tuple[str, str]], terms: list[str]
+) -> None:
+    """Every person of a code table keyed by names is found whole, also with a key that is no
+    name among them."""
+    names = [f"{g} {s}" for g, s in people]
+    keys = names[:1] + terms + names[1:]
+    text = "scores = {\n" + "".join(f'    "{k}": {i},\n' for i, k in enumerate(keys)) + "}\n"
+    values = {v for e, v in found(bare, text) if e == "PERSON"}
+    assert values >= set(names), (text, values)

@@ -41,6 +41,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._code import code_around, code_identifier, in_code_position
+from ._eponyms import eponym_after
 from ._german_nouns import is_feminine_noun
 from ._table_cells import cells as _cells
 from ._surnames import is_plain_surname, is_surname
@@ -90,14 +91,6 @@ def _town(value: str) -> bool:
 # "Parsons-Moran" and nearly every British surname; "Round-Robin", "Times-Roman", "Max-Age",
 # "Kamada-Kawai", "Cuthill-McKee" have a rarer part
 _HYPHEN_RANK = 10_000
-# after these, joined surnames name a method, not a firm: "the Fisher-Yates shuffle",
-# "Edmonds-Karp algorithm", "the Hoffman-Singleton graph", "Porter-Duff operators"
-_EPONYM_AFTER = re.compile(
-    r"[ ]+(?i:algorithms?|shuffle|graphs?|theorem|lemma|conjecture|method|bound|heuristics?|distance|"
-    r"problem|layout|compositing|operators?|transforms?|equations?|model|index|formula|coefficients?|"
-    r"inequality|criterion|ordering|scheme|flow|search|metric|rule|principle|effect|law|function|curve|"
-    r"estimator|statistic|test|tree|sampling|centrality|decomposition|style|approximation|cycle|numbers?|relaxation)\b"
-)
 
 
 def _joined_surnames(value: str) -> bool:
@@ -136,8 +129,9 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
         return _joined_surnames(pattern_text)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """An eponym ("the Bellman-Ford algorithm"); code in the place of a name (:mod:`._code`)."""
-        return _EPONYM_AFTER.match(text, end) is not None or in_code_position(text, start, end)
+        """An eponym ("the Fisher-Yates shuffle", "Porter-Duff operators", "the Denman-Beavers
+        iteration": :mod:`._eponyms`); code in the place of a name (:mod:`._code`)."""
+        return eponym_after(text, end, broad=True) or in_code_position(text, start, end)
 
 
 # not "|": Markdown rows would make every "x: int | None" of code a candidate (≈ 25 ms per MB)

@@ -32,6 +32,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position
+from ._eponyms import eponym_after
 from ._given_names import given_names
 from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import (
@@ -157,9 +158,14 @@ def word_given_names() -> frozenset[str]:
 
 class _NameRecognizer(TiersPatternRecognizer):
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """Code in the place of a name (:mod:`._code`), or a placeholder name."""
+        """Code in the place of a name (:mod:`._code`), a placeholder name, or an eponym before
+        what science names after it ("the Kampe de Feriet function": :mod:`._eponyms`)."""
         value = text[start:end]
-        return " ".join(value.lower().split()) in _PLACEHOLDER_NAMES or in_code_position(text, start, end)
+        return (
+            " ".join(value.lower().split()) in _PLACEHOLDER_NAMES
+            or eponym_after(text, end)
+            or in_code_position(text, start, end)
+        )
 
 
 class GivenNamePersonRecognizer(_NameRecognizer):
@@ -223,7 +229,9 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 after = _WORDS.match(text, m.end() + 1)
                 if after is not None and after.start() == m.end() + 1 and self._weak_surname(after.group()):
                     return m.start(), after.end()
-            elif self._is_given(word) and word.lower() not in _PLACE_FIRST:
+            elif word[:1].isupper() and self._is_given(word) and word.lower() not in _PLACE_FIRST:
+                # a particle starts no name, though some are given names too ("Di", "Van"):
+                # "Faa di Bruno's formula" has none
                 keep = m.start() + _until_common(text[m.start() :])
                 name = _WORDS.findall(text[m.start() : keep])
                 after = _WORDS.match(text, m.end() + 1) if len(name) == 1 else None
@@ -268,10 +276,73 @@ class GivenNamePersonRecognizer(_NameRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Besides code and placeholders: "Settings, Ping and WindowUpdate" enumerates, it is
-        no "Surname, Given", nor "Graphs, Ann." before more abbreviations (a journal's title)."""
+        no "Surname, Given", nor "Graphs, Ann." before more abbreviations (a journal's title);
+        a key of a code table whose other keys are no names is a term ("Tai Tham" among
+        Unicode's block names)."""
         if "," in text[start:end] and (_ENUMERATION_AFTER.match(text, end) or _ABBREVIATION_AFTER.match(text, end)):
             return True
-        return super().reject_at(text, start, end)
+        return super().reject_at(text, start, end) or self._term_table(text, start, end)
+
+    def _term_table(self, text: str, start: int, end: int) -> bool:
+        """Whether the candidate is inside the quoted key that starts its line (or a value that
+        repeats that key: ``"Tai Tham": "Tai Tham",``) and most capitalised keys of the rows
+        around it, up to three above and three below, hold no name: a table of terms, such as
+        ``"Buginese": range(…)``, ``"Tai Tham": range(…)``, ``"Combining Diacritical Marks
+        Extended": …``: two of them at least are no names, and no more are names. A table of
+        people (``"Maria Gonzalez": 3,`` among others) is one of names."""
+        row = _row_start(text, start)
+        key = _ROW_KEY.match(text, row) if row is not None else None
+        if row is None or key is None:
+            return False
+        if not key.start(2) <= start < end <= key.end(2):
+            # a value repeating its key: the same string quoted again later on the row
+            quoted = key.group(1) + key.group(2) + key.group(1)
+            again = text.find(quoted, key.end(), _line_end(text, key.end()))
+            if again < 0 or not again < start < end < again + len(quoted):
+                return False
+        keys = [k for k in _neighbour_keys(text, row) if k[:1].isupper()]
+        names = sum(self.refine_span(k) is not None for k in keys)
+        return len(keys) - names >= 2 and names <= len(keys) - names
+
+
+# a quoted string that starts its line, as a dict's key or a list's item does
+_ROW_KEY = re.compile(r"[ \t]*([\"'])([^\"'\n]{1,80})\1[ \t]*[:,]")
+_ROW_LIMIT = 200  # the longest line read as a table's row
+_TABLE_ROWS = 3  # rows read above and below a candidate's
+
+
+def _row_start(text: str, pos: int) -> int | None:
+    """Where the line holding ``pos`` starts; None on a line longer than a row."""
+    lo = max(0, pos - _ROW_LIMIT)
+    newline = text.rfind("\n", lo, pos)
+    return None if newline < 0 and lo > 0 else newline + 1
+
+
+def _line_end(text: str, pos: int) -> int:
+    end = text.find("\n", pos, pos + _ROW_LIMIT)
+    return end if end >= 0 else min(len(text), pos + _ROW_LIMIT)
+
+
+def _neighbour_keys(text: str, row: int) -> list[str]:
+    """The quoted keys of the rows right above and below the row starting at ``row``, up to
+    ``_TABLE_ROWS`` each way; the table ends at the first line that is no such row."""
+    keys: list[str] = []
+    pos = row
+    for _ in range(_TABLE_ROWS):
+        above = _row_start(text, pos - 1) if pos > 0 else None
+        m = _ROW_KEY.match(text, above) if above is not None else None
+        if above is None or m is None:
+            break
+        keys.append(m.group(2))
+        pos = above
+    pos = _line_end(text, row)
+    for _ in range(_TABLE_ROWS):
+        m = _ROW_KEY.match(text, pos + 1) if text[pos : pos + 1] == "\n" else None
+        if m is None:
+            break
+        keys.append(m.group(2))
+        pos = _line_end(text, pos + 1)
+    return keys
 
 
 class TitledPersonRecognizer(_NameRecognizer):

@@ -1,0 +1,45 @@
+"""Names that science gives its objects: "the Bellman-Ford algorithm", "the Denman-Beavers
+iteration", "the Kampe de Feriet function". A name right before what it names is an eponym, which
+identifies nobody in the text that uses it; people and firms (joined surnames) are judged so.
+
+Only the attributive form counts for people: "Maria Gonzalez's method" is a colleague's, and
+science writes it so too ("Faa di Bruno's formula"), so a genitive is no cue.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["eponym_after"]
+
+# what mathematics and computing name after people, in English
+_OBJECTS = (
+    r"algorithms?|theorems?|lemmas?|lemmata|conjectures?|formulae?|formulas|equations?|inequalit(?:y|ies)"
+    r"|iterations?|polynomials?|series|integrals?|transforms?|function|distributions?|criterion|coefficients?"
+    r"|expansions?|quadrature|recurrences?|sieve|approximations?|decompositions?|heuristics?|estimators?"
+    r"|centrality|relaxation|shuffle"
+)
+# further ones after joined surnames only: a firm is no "layout" or "test", a person may well be
+# a "model" or have a "style"
+_FIRM_OBJECTS = (
+    r"graphs?|method|bound|distance|problem|layout|compositing|operators?|model|index|ordering|scheme|flow"
+    r"|search|metric|rule|principle|effect|law|curve|statistic|test|tree|sampling|style|cycle|numbers?"
+)
+
+
+def _after(objects: str) -> re.Pattern[str]:
+    # the object after the name on its line, or in lower case on the next line of a wrapped
+    # comment or docstring; never a label ("Name: Anna Berg\nFunction: QA lead" is a form)
+    return re.compile(
+        r"(?:[ \t]+(?i:" + objects + r")|[ \t]*\r?\n[ \t]*(?:(?:#+|//|\*|>)[ \t]*)?(?:" + objects + r"))\b(?![ \t]*:)"
+    )
+
+
+_AFTER = _after(_OBJECTS)
+_AFTER_BROAD = _after(_OBJECTS + "|" + _FIRM_OBJECTS)
+
+
+def eponym_after(text: str, end: int, *, broad: bool = False) -> bool:
+    """Whether the name ending at ``end`` is followed by what it names ("… iteration");
+    ``broad`` adds the words only a firm's name cannot stand before."""
+    return (_AFTER_BROAD if broad else _AFTER).match(text, end) is not None
