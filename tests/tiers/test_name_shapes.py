@@ -72,6 +72,8 @@ POSITIVES = [
     ("PERSON", "ask Di Stefano or Marco di Stefano", "Marco di Stefano"),
     ("PERSON", "Name: Anna Berg\nFunction: QA lead\n", "Anna Berg"),
     ("PERSON", "Maria Gonzalez's method works", "Maria Gonzalez's"),
+    ("PERSON", "Maria Gonzalez's algorithm works", "Maria Gonzalez's"),
+    ("PERSON", "name: Anna Berg\nfunction: QA lead\n", "Anna Berg"),
     ("PERSON", 'roster = {\n    "Maria Gonzalez": 3,\n    "Hans Berg": 4,\n    "Acme": 1,\n}', "Hans Berg"),
     ("ORGANIZATION", "we met Parsons-Moran yesterday", "Parsons-Moran"),
 ]
@@ -143,6 +145,7 @@ NEGATIVES = [
     ("PERSON", "nth differentiation polynomial for exp (Faa di Bruno's formula)."),
     ("PERSON", "    series enumerated by Horn, as well as the Kampe de Feriet\n    function."),
     ("ORGANIZATION", "            # Denman-Beavers iteration"),
+    ("ORGANIZATION", "    Reversed Fisher-Yates shuffle: swap each element with itself or with a"),
     ("PERSON", "the Kampe de Feriet series and the Denman-Beavers iterations"),
     (
         "PERSON",

@@ -28,10 +28,13 @@ _FIRM_OBJECTS = (
 
 
 def _after(objects: str) -> re.Pattern[str]:
-    # the object after the name on its line, or in lower case on the next line of a wrapped
-    # comment or docstring; never a label ("Name: Anna Berg\nFunction: QA lead" is a form)
+    # the object after the name on its line ("Fisher-Yates shuffle: swap each …"), capitalised
+    # only where it is no label ("Anna Berg Function: QA lead" is a form), or in lower case on
+    # the next line of a wrapped comment or docstring, again no label ("name: Anna Berg\n
+    # function: QA lead" is YAML)
     return re.compile(
-        r"(?:[ \t]+(?i:" + objects + r")|[ \t]*\r?\n[ \t]*(?:(?:#+|//|\*|>)[ \t]*)?(?:" + objects + r"))\b(?![ \t]*:)"
+        r"[ \t]+(?:(?:" + objects + r")\b|(?i:" + objects + r")\b(?![ \t]*:))"
+        r"|[ \t]*\r?\n[ \t]*(?:(?:#+|//|\*|>)[ \t]*)?(?:" + objects + r")\b(?![ \t]*:)"
     )
 
 
@@ -42,4 +45,6 @@ _AFTER_BROAD = _after(_OBJECTS + "|" + _FIRM_OBJECTS)
 def eponym_after(text: str, end: int, *, broad: bool = False) -> bool:
     """Whether the name ending at ``end`` is followed by what it names ("… iteration");
     ``broad`` adds the words only a firm's name cannot stand before."""
+    if not broad and text[max(0, end - 2) : end] in ("'s", "’s"):
+        return False  # "Maria Gonzalez's algorithm": a colleague's
     return (_AFTER_BROAD if broad else _AFTER).match(text, end) is not None
