@@ -76,6 +76,7 @@ POSITIVES = [
     ("PERSON", "name: Anna Berg\nfunction: QA lead\n", "Anna Berg"),
     ("PERSON", 'roster = {\n    "Maria Gonzalez": 3,\n    "Hans Berg": 4,\n    "Acme": 1,\n}', "Hans Berg"),
     ("ORGANIZATION", "we met Parsons-Moran yesterday", "Parsons-Moran"),
+    ("PERSON", '{\n    "E11": 0.22,\n    "Eleanor Nye": 0.29,\n    "E4": 0.22,\n    "E10": 0.28,\n}', "Eleanor Nye"),
 ]
 
 
@@ -356,14 +357,16 @@ def test_person_found_beside_eponyms_and_term_tables(
 @given(
     people=st.lists(st.tuples(st.sampled_from(_GIVEN), st.sampled_from(_CENSUS_SURNAMES)), min_size=3, max_size=6),
     terms=st.lists(st.sampled_from(["Acme", "Total", "Buginese", "Misc"]), max_size=1),
+    codes=st.lists(st.integers(1, 14).map(lambda n: f"E{n}"), max_size=8),
 )
 def test_people_found_as_keys_of_a_table_of_names(
-    bare: Classifier, people: list[tuple[str, str]], terms: list[str]
+    bare: Classifier, people: list[tuple[str, str]], terms: list[str], codes: list[str]
 ) -> None:
     """Every person of a code table keyed by names is found whole, also with a key that is no
-    name among them."""
+    name among them and with codes between them (networkx's bipartite tables)."""
     names = [f"{g} {s}" for g, s in people]
-    keys = names[:1] + terms + names[1:]
+    keys = [k for i, name in enumerate(names) for k in (name, *codes[i :: len(names)])]
+    keys = keys[:1] + terms + keys[1:]
     text = "scores = {\n" + "".join(f'    "{k}": {i},\n' for i, k in enumerate(keys)) + "}\n"
     values = {v for e, v in found(bare, text) if e == "PERSON"}
     assert values >= set(names), (text, values)

@@ -286,7 +286,8 @@ class GivenNamePersonRecognizer(_NameRecognizer):
     def _term_table(self, text: str, start: int, end: int) -> bool:
         """Whether the candidate is inside the quoted key that starts its line (or a value that
         repeats that key: ``"Tai Tham": "Tai Tham",``) and most capitalised keys of the rows
-        around it, up to three above and three below, hold no name: a table of terms, such as
+        around it, up to three above and three below, hold no name (keys of capitalised words
+        only; codes such as "E11" are no terms): a table of terms, such as
         ``"Buginese": range(…)``, ``"Tai Tham": range(…)``, ``"Combining Diacritical Marks
         Extended": …``: two of them at least are no names, and no more are names. A table of
         people (``"Maria Gonzalez": 3,`` among others) is one of names."""
@@ -300,13 +301,16 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             again = text.find(quoted, key.end(), _line_end(text, key.end()))
             if again < 0 or not again < start < end < again + len(quoted):
                 return False
-        keys = [k for k in _neighbour_keys(text, row) if k[:1].isupper()]
+        keys = [k for k in _neighbour_keys(text, row) if _TERM_SHAPE.fullmatch(k)]
         names = sum(self.refine_span(k) is not None for k in keys)
         return len(keys) - names >= 2 and names <= len(keys) - names
 
 
 # a quoted string that starts its line, as a dict's key or a list's item does
 _ROW_KEY = re.compile(r"[ \t]*([\"'])([^\"'\n]{1,80})\1[ \t]*[:,]")
+# the keys a row of terms is judged beside: capitalised words, no codes ("E11" among people in
+# networkx's bipartite tables says nothing about them)
+_TERM_SHAPE = re.compile(r"[A-Z][a-z]{2,}(?:[ -][A-Za-z][A-Za-z]*)*")
 _ROW_LIMIT = 200  # the longest line read as a table's row
 _TABLE_ROWS = 3  # rows read above and below a candidate's
 
