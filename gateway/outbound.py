@@ -9,7 +9,7 @@ is sent (placeholders included), since that is what the upstream will report.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import msgspec
@@ -34,9 +34,10 @@ _encode = msgspec.json.Encoder().encode
 @dataclass(frozen=True, slots=True)
 class Outbound:
     candidate: Candidate
-    body: bytes
+    # The prompt as sent and the values stripped from it: never in a repr (logs, tracebacks)
+    body: bytes = field(repr=False)
     content: Content  # what the upstream receives, after stripping
-    mapping: dict[str, str]  # placeholder -> original; memory only, this request only
+    mapping: dict[str, str] = field(repr=False)  # placeholder -> original; memory only, this request only
     count: PromptCount
 
     @property

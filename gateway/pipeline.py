@@ -128,7 +128,7 @@ def _one_vendor(candidates: list[Candidate]) -> list[Candidate]:
 class Inbound:
     request_id: str
     endpoint: str
-    body: dict[str, Any]
+    body: dict[str, Any] = field(repr=False)  # the prompt: never in a repr (logs, tracebacks)
     model: str
     stream: bool
     created_at: datetime
@@ -142,7 +142,7 @@ class Reply:
     """Either a JSON body or an SSE byte stream; headers for both."""
 
     status: int
-    body: dict[str, Any] | None = None
+    body: dict[str, Any] | None = field(default=None, repr=False)  # the answer, values restored
     stream: AsyncGenerator[bytes, None] | None = None
     headers: dict[str, str] = field(default_factory=dict)
 

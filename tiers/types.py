@@ -39,9 +39,10 @@ class Segment:
     ``("messages", 2, "tool_calls", 0, "function", "arguments")``.
     """
 
-    path: tuple[str | int, ...]
-    # Never in a repr: a repr lands in logs and tracebacks (asyncio writes a finished task's result
-    # into its own repr), and a whole prompt's repr cost 0.1 s per 3 MB.
+    # Neither the path nor the text is ever in a repr: a repr lands in logs and tracebacks (asyncio
+    # writes a finished task's result into its own repr), and a whole prompt's repr cost 0.1 s per
+    # 3 MB. A path is text too: every path below an object's key holds that key.
+    path: tuple[str | int, ...] = field(repr=False)
     text: str = field(repr=False)
     # True for the prompt proper (messages, prompt, input); False for other strings the request
     # carries to the upstream (tool schemas, ``user``, metadata, unknown fields): those are
@@ -53,7 +54,8 @@ class Segment:
     # state: thinking, signatures, encrypted reasoning; read, but never rewritten).
     kind: str = "text"
     # For files: the data-URI header the bytes came with ("" for bare base64), to re-encode them.
-    via: str = ""
+    # Not in a repr: its parameters (a file's name) are the client's text.
+    via: str = field(default="", repr=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +64,7 @@ class Opaque:
     audio, a binary file, token ids without the upstream's tokenizer). The policy treats each one
     as the ``UNREADABLE`` entity."""
 
-    path: tuple[str | int, ...]
+    path: tuple[str | int, ...] = field(repr=False)  # may hold object keys: never in a repr
     what: str  # e.g. "audio", "image content", "token ids without a tokenizer"
 
 
