@@ -73,6 +73,7 @@ POSITIVES = [
     ("PERSON", "Name: Anna Berg\nFunction: QA lead\n", "Anna Berg"),
     ("PERSON", "Maria Gonzalez's method works", "Maria Gonzalez's"),
     ("PERSON", "Maria Gonzalez's algorithm works", "Maria Gonzalez's"),
+    ("PERSON", "    .. [1] Vazirani, Vijay Approximation Algorithms (2001).", "Vazirani, Vijay"),
     ("PERSON", "name: Anna Berg\nfunction: QA lead\n", "Anna Berg"),
     ("PERSON", 'roster = {\n    "Maria Gonzalez": 3,\n    "Hans Berg": 4,\n    "Acme": 1,\n}', "Hans Berg"),
     ("ORGANIZATION", "we met Parsons-Moran yesterday", "Parsons-Moran"),

@@ -163,7 +163,7 @@ class _NameRecognizer(TiersPatternRecognizer):
         value = text[start:end]
         return (
             " ".join(value.lower().split()) in _PLACEHOLDER_NAMES
-            or eponym_after(text, end)
+            or ("," not in value and eponym_after(text, end))  # "Vazirani, Vijay Approximation …" cites
             or in_code_position(text, start, end)
         )
 
