@@ -10,7 +10,7 @@ name list configured.
   coding agent sends it), file by file: the share of files raised to Tier 2 by values that
   identify nobody, and every Tier 3 file. Whether a value identifies somebody was judged by
   reading it (``IDENTIFYING``: author credits, maintainers' addresses, companies in licence
-  headers; ``IDENTIFYING_HELD_OUT``, ``_FIFTH``, ``_SIXTH``, ``_SEVENTH`` for the later groups);
+  headers; ``IDENTIFYING_HELD_OUT``, ``_FIFTH`` … ``_EIGHTH`` for the later groups);
   everything else found counts against us (``NOBODY`` lists what was read and judged so;
   ``--show`` marks the rest "unread"). Eight
   groups: the six packages the issue names (the fixes of this stop were made by looking at them),
@@ -317,6 +317,21 @@ IDENTIFYING_SEVENTH = _judged(
     Tom Stepleton|Vaughan R. Pratt's|Wolfgang Buhring|Xavier Gourdon|Zhu Shijie
     """
 )
+# The eighth group's, read one by one on 2026-12-02 after its first figure was written down
+# (01:54 UTC): authors and maintainers in licence headers and module docstrings
+# (mwparserfromhell's, defusedxml's, pycparser's, msgpack-numpy's, rich-click's, cffi-buildtool's),
+# credits and bug reporters in ruamel.yaml's sources and tests (vendored by srsly; a user's
+# handle too: Quuxplusone), and real baseball players as the YAML specification's sample data
+# (Mark McGwire, Sammy Sosa, Ken Griffey).
+IDENTIFYING_EIGHTH = _judged(
+    """
+    Ben Kurtovic|ben.kurtovic@gmail.com|Christian Heimes|christian@python.org|Eli Bendersky|Yuri Astrakhan
+    YuriAstrakhan@gmail.com|Anthon van der Neut|Lev E. Givon|Benjamin Peterson|Tommy Wang|Bjorn Stabell
+    Devid Fee|Shalon Wood|Andrzej Ostrowski|Frazer McLean|Alex Harvey|Colm O'Connor|Peter Amstutz
+    Quuxplusone|jan.brezina@tul.cz|Stuart Berg|Gianluca Gippetto|Rose Davidson|Cyril Jouve|Ken Griffey
+    Mark McGwire|Mark McGwire's|Sammy Sosa
+    """
+)
 # Read and judged to identify nobody (they count against us): titles, products, eponyms,
 # fragments with a word that is no name, placeholder mailboxes, and the Davis Southern Women
 # data set's names (1941 field work; the study's persons are believed to be pseudonymous, which
@@ -338,11 +353,20 @@ NOBODY = _judged(
     Marks Extended|Mende Kikakui|Pau Cin Hau|Rod Numerals|Rumi Numeral Symbols|Sora Sompeng|Tai Tham|Tai Viet
     Tai Xuan Jing Symbols|Tai Yo|Tone Letters|Yi Radicals|Yi Syllables|4031078400000|49586681013729
     78498 78527|0.98.5.3|6.2.2.3|100, _OptType.bytes|46, _OptType.bytes|156384712
+    Activations|Dask, Ray|Five Six|test_encodeUnicode4BytesUTF8Highest|19:dd:41:93:a1:a3:f5:91
+    4a:8e:9b:d0:ae:ce:66:4c|19:dd:41:93:a1:a3|f5:91:4a:8e:9b:d0
     """
 ) | {"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"}  # h11's token grammar: a "|" inside, so not in the block
 
 
-_IDENTIFYING_ALL = IDENTIFYING | IDENTIFYING_HELD_OUT | IDENTIFYING_FIFTH | IDENTIFYING_SIXTH | IDENTIFYING_SEVENTH
+_IDENTIFYING_ALL = (
+    IDENTIFYING
+    | IDENTIFYING_HELD_OUT
+    | IDENTIFYING_FIFTH
+    | IDENTIFYING_SIXTH
+    | IDENTIFYING_SEVENTH
+    | IDENTIFYING_EIGHTH
+)
 
 # people, companies and mailboxes: in code mostly credits, so a file raised only by them needs
 # reading before it counts either way (a new group's values are not judged until read)
