@@ -56,7 +56,7 @@ from gateway.tokens import TokenCounter, counted_by_upstream
 from gateway.tracing import NULL_TRACER, NullTracer, OtelTracer
 from gateway.upstream import RetryableUpstreamError, UpstreamClient
 from gateway.vendor_state import VendorStateBook
-from tiers.errors import ContentError, TiersError, VendorStateError
+from tiers.errors import ContentError, FileHeaderError, TiersError, VendorStateError
 from tiers.types import Tier, UpstreamKind
 
 __all__ = ["ENDPOINTS", "Pipeline", "Reply"]
@@ -75,6 +75,12 @@ def _translate(exc: TiersError) -> GatewayError:
             "an earlier turn's thinking (or encrypted reasoning) holds an identifier this tier must "
             "strip, and the vendor refuses it edited: leave that turn's thinking out",
             code="vendor_state_holds_identifier",
+        )
+    if isinstance(exc, FileHeaderError):
+        return BadRequest(
+            "an inline file's data-URI header (its name or other parameters) holds an identifier "
+            "this tier must strip, and it is not rewritten: send the file without those parameters",
+            code="file_header_holds_identifier",
         )
     err = GatewayError("the prompt could not be processed safely; nothing was forwarded", code="strip_failed")
     return err

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import quote, unquote_to_bytes
 
-from .errors import ContentError, VendorStateError
+from .errors import ContentError, FileHeaderError, VendorStateError
 from .types import Content, Opaque, Segment
 
 __all__ = ["MAX_DEPTH", "MAX_SEGMENTS", "TokenDecoder", "apply_content", "extract_content"]
@@ -75,6 +75,16 @@ _KEYWORDS = frozenset(
 _DATA_URI = re.compile(r"data:([^,;]*)((?:;[^,;]*)*),", re.IGNORECASE)
 
 
+# A header that is only a media type and the parameters the payload's decoding needs carries
+# nothing of the client's: anything else in it (a file name, made-up parameters, a "type" that is
+# an address) reaches the vendor as written, so it is read as a segment of its own.
+_PLAIN_HEADER = re.compile(
+    r"data:(?:[a-z0-9][a-z0-9!#$&^_.+-]*/[a-z0-9][a-z0-9!#$&^_.+-]*)?(?:;(?:base64|charset=[a-z0-9._:-]+))*,",
+    re.IGNORECASE,
+)
+DATA_URI_HEADER = "data-uri header"  # the last element of a header segment's path
+
+
 def _as_data_uri(value: str) -> str | None:
     """``value`` as a data URI the way a URL parser reads it (scheme in any case, tabs and line
     breaks removed, surrounding spaces and controls trimmed), or None."""
@@ -86,6 +96,16 @@ def _as_data_uri(value: str) -> str | None:
 
 
 _URL_TRIM = "".join(chr(c) for c in range(0x21))  # C0 controls and space
+
+
+_TOP_LEVEL_TYPES = frozenset("application audio example font haptics image message model multipart text video".split())
+
+
+def _top_level(mime: str) -> str:
+    """The registered top-level type of a client's media type, for a reason the audit log keeps:
+    the client's own words (``data:jane.doe@example.com/x,``) never land there."""
+    top = mime.split("/")[0]
+    return top if top in _TOP_LEVEL_TYPES else "binary"
 
 
 def _fail(what: str, path: Path) -> ContentError:
@@ -122,6 +142,8 @@ class _Walk:
         assert m is not None
         mime, params = m.group(1).strip().lower() or "text/plain", m.group(2).lower()
         header, payload = value[: m.end()], value[m.end() :]
+        if not _PLAIN_HEADER.fullmatch(header):
+            self.add(Segment((*path, DATA_URI_HEADER), header[5:-1], prompt, kind="header"))
         if ";base64" in params:
             raw = _b64(payload)
         else:
@@ -150,7 +172,7 @@ class _Walk:
             self.opaque_part(path, "PDF")
             return
         if mime is not None and not _text_like(mime):
-            self.opaque_part(path, f"{mime.split('/')[0] or 'binary'} content")
+            self.opaque_part(path, f"{_top_level(mime)} content")
             return
         name = (charset or "utf-8").lower().replace("_", "-")
         if name not in _CHARSETS:  # a vendor may read the bytes as UTF-8 whatever the label says
@@ -889,6 +911,11 @@ def apply_content(body: Mapping[str, Any], content: Content, original: Content |
     for seg in changed:
         if seg.kind == "key":
             continue
+        if seg.kind == "header":
+            raise FileHeaderError(
+                "an inline file's data-URI header holds an identifier and is not rewritten: "
+                "send the file without its name or other parameters"
+            )
         if not seg.path:
             raise ContentError("segment without a path")
         try:

@@ -7,14 +7,23 @@
     ├── PolicyError       (ValueError) a policy file with an unknown key or bad value  -> 500
     ├── RecognizerError   (ValueError) a recognizer definition that cannot be built   -> 500
     └── StripError        stripping could not be done safely                          -> 500
-        └── VendorStateError  an identifier inside signed vendor state (thinking)        -> 400
+        ├── VendorStateError  an identifier inside signed vendor state (thinking)        -> 400
+        └── FileHeaderError   an identifier in an inline file's data-URI parameters      -> 400
 
 Messages name keys, paths and recognizers; they never contain prompt text.
 """
 
 from __future__ import annotations
 
-__all__ = ["ContentError", "PolicyError", "RecognizerError", "StripError", "TiersError", "VendorStateError"]
+__all__ = [
+    "ContentError",
+    "FileHeaderError",
+    "PolicyError",
+    "RecognizerError",
+    "StripError",
+    "TiersError",
+    "VendorStateError",
+]
 
 
 class TiersError(Exception):
@@ -51,5 +60,13 @@ class VendorStateError(StripError):
     """An identifier that must be stripped sits inside vendor state (a thinking block, its
     signature, encrypted reasoning), which the vendor refuses edited. The client's request, not
     the gateway, has to change (leave that turn's thinking out): a 400, never retried as a 5xx."""
+
+    status_code = 400
+
+
+class FileHeaderError(StripError):
+    """An identifier that must be stripped sits in an inline file's data-URI header (a
+    ``;name=`` or other parameter): the header is read, but rewriting it would change what the
+    client named the file, so the client has to send the file without it. A 400."""
 
     status_code = 400

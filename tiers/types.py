@@ -50,8 +50,10 @@ class Segment:
     prompt: bool = True
     # What the text is in the body: "text" (a string value), "key" (an object key), "number" (a
     # long number, as digits), "tokens" (token ids, decoded), "file" (an inline text file,
-    # decoded), "pdf" (text read out of an inline PDF; cannot be written back) or "state" (vendor
-    # state: thinking, signatures, encrypted reasoning; read, but never rewritten).
+    # decoded), "header" (an inline file's data-URI media type and parameters, when they are
+    # more than the payload's decoding needs; read, never rewritten), "pdf" (text read out of an
+    # inline PDF; cannot be written back) or "state" (vendor state: thinking, signatures,
+    # encrypted reasoning; read, but never rewritten).
     kind: str = "text"
     # For files: the data-URI header the bytes came with ("" for bare base64), to re-encode them.
     # Not in a repr: its parameters (a file's name) are the client's text.

@@ -117,6 +117,16 @@ def _place(body: dict[str, Any], place: str, value: str, rng: random.Random, tok
                 ],
             }
         )
+    elif place == "file_header":  # in a data URI's parameters, the file itself says nothing
+        name = rng.choice(["name", "filename", "x-owner"])
+        body["messages"].append(
+            {
+                "role": "user",
+                "content": [
+                    {"type": "file", "file": {"file_data": f"data:text/plain;{name}={value};base64," + _b64("ok\n")}}
+                ],
+            }
+        )
     elif place == "file_chunks":
         data = _b64(f"header\n{value}\nfooter\n")
         cut = 4 * rng.randrange(1, max(2, len(data) // 4))
@@ -661,6 +671,12 @@ FINDINGS: dict[str, tuple[str, Any, str, int]] = {
         CARD,
         3,
     ),
+    "a card as an inline file's name": (
+        "chat",
+        _part({"type": "file", "file": {"file_data": f"data:text/plain;name={CARD}.txt;base64," + _b64("ok\n")}}),
+        CARD,
+        3,
+    ),
     "a long value after its key": (
         "chat",
         _chat(metadata={"bank account number": "912345678901" + " " * 600}),
@@ -719,3 +735,46 @@ def test_an_unknown_model_name_is_never_stored_as_sent(gateway: GatewayHarness, 
     gateway.settle()
     for f in db.parent.glob(db.name + "*"):  # the database file and its WAL
         assert CARD.encode() not in f.read_bytes() and EMAIL.encode() not in f.read_bytes()
+
+
+def test_an_identifier_in_a_files_header_never_reaches_a_vendor(
+    fakes: FakeUpstreams, sqlite_db: str, tmp_path: Path, classifier: Any, tokenizer_path: Path
+) -> None:
+    """A data URI's parameters (``;name=…``) are sent as written: an identifier there is read.
+    One the shared vendor may get stripped refuses the request (400, the header is not
+    rewritten), a Tier-3 one sends it on-prem; never is it in the shared vendor's ledger, and
+    every request has its audit row."""
+    tok = Tokenizer.from_file(str(tokenizer_path))
+    for name in ("vendor", "local"):
+        fakes[name].count_tokens = counter(tokenizer_path)
+    ups = upstream_config(
+        fakes, vendor={"tokenizer_file": str(tokenizer_path)}, local={"tokenizer_file": str(tokenizer_path)}
+    )
+    with GatewayHarness(sqlite_db, tmp_path, {"upstreams": ups}, classifier=classifier) as gw:
+        http = httpx.Client(base_url=gw.url, headers={"authorization": f"Bearer {gw.create_key()}"}, timeout=30)
+
+        @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+        @given(
+            kind=st.sampled_from(sorted(PLANTS)),
+            seed=st.integers(0, 10**6),
+            others=st.sampled_from(["content", "part"]),
+        )
+        def check(kind: str, seed: int, others: str) -> None:
+            rng = random.Random(seed)
+            value, tier = PLANTS[kind][0](rng), PLANTS[kind][1]
+            body = _body("chat", [("file_header", value), (others, "plain words")], rng, tok)
+            before = len(fakes["vendor"].ledger)
+            (count,) = gw.rows("SELECT count(*) AS n FROM audit_requests")
+            r = http.post("/v1/chat/completions", json=body)
+            seen = "\n".join(vendor_text(b, tok) for b in fakes["vendor"].ledger.bodies()[before:])
+            assert _clean(value) not in seen
+            rows = gw.rows("SELECT tier, upstream, forwarded FROM audit_requests ORDER BY seq DESC LIMIT 1")
+            assert gw.rows("SELECT count(*) AS n FROM audit_requests")[0]["n"] == count["n"] + 1  # its row
+            assert rows[0]["tier"] == tier
+            if tier == 3:
+                assert r.status_code == 200 and rows[0]["upstream"] == "local", r.text
+            else:
+                assert r.status_code == 400 and r.json()["error"]["code"] == "file_header_holds_identifier", r.text
+                assert not rows[0]["forwarded"] and len(fakes["vendor"].ledger) == before
+
+        check()
