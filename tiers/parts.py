@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .normalize import normalize_text
@@ -86,7 +86,7 @@ class Piece:
     hi: int
     win_lo: int
     win_hi: int
-    head: str = ""
+    head: str = field(default="", repr=False)  # a line of the prompt: never in a repr
 
     @property
     def size(self) -> int:

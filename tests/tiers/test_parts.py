@@ -203,3 +203,12 @@ def test_every_share_of_dense_values_costs_about_the_same(clf: Classifier) -> No
 
     first, second = cpu(0), cpu(1)
     assert first < 1.6 * second + 0.02 and second < 1.6 * first + 0.02, (first, second)
+
+
+def test_no_piece_shows_its_head_line_in_a_repr() -> None:
+    """A piece carries a copy of its block's first line (prompt text): never in a repr."""
+    lines = ["name,email,card", *(f"row {n},jane.doe{n}@example-mail.com,x" for n in range(40_000))]
+    content = Content((Segment(("messages", 0, "content"), "\n".join(lines)),))
+    pieces = [p for share in plan(content, 2, max_back=0) for p in share]
+    assert any(p.head for p in pieces)  # heads were copied
+    assert not any("email" in repr(p) or "jane" in repr(p) for p in pieces)
