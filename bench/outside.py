@@ -205,7 +205,9 @@ def _judged(block: str) -> frozenset[str]:
 # publishers and copyright holders (Nominum, Red Hat), and dnspython's doctest address
 # 2001:4b98::1 (a real provider's allocation). A span cut across two real authors' names ("Gao,
 # Richard" of "Yu Gao, Richard Peng") identifies: all it covers are real people's names. One with
-# a word that is no name in it ("Vijay Approximation") does not, and is judged with NOBODY.
+# a word that is no name in it ("Vijay Approximation") does not, and is judged with NOBODY. The
+# last line was read on 2026-12-02: found since the fourth round (capitalised particles, and
+# "Briggs" cut from "Keith M. Briggs Mar 31, 2006"), real people all.
 IDENTIFYING_HELD_OUT = _judged(
     """
     Abraham Berman|Abu-Aisheh, Romain|Academic Press Inc.|Addison Wesley Professional|Addison-Wesley
@@ -269,6 +271,7 @@ IDENTIFYING_HELD_OUT = _judged(
     hello@jpadilla.com|kulkarni.ashish@gmail.com|maxime.petazzoni@bulix.org|maxpat78@yahoo.it|oss@ofek.dev
     pspacek@redhat.com|reingart@gmail.com|switham_github@mac-guyver.com|2001:4b98::1
     Jean-Loup Guillaume|Jean-Yves Ramel|Raveaux, Jean-Yves
+    Guido Von Rossum|Erwan Le Merrer|Briggs
     """
 )
 # The fifth group's names, companies and mailboxes, read one by one on 2026-12-01 (issue 12):
