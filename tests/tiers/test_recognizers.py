@@ -71,6 +71,8 @@ POSITIVES = [
     ("IP_ADDRESS", "the hosts {} and 10.0.0.9", "10.0.0.7"),
     # digits beside decimals, sequences and constants of code (seventh group)
     ("CREDIT_CARD", "record (17, {}, 12, 2027)", "4111111111111111"),
+    ("CREDIT_CARD", "card {} today", "4000.0000 0000 0002"),
+    ("CREDIT_CARD", "card {} today", "4111.1111.1111.1111"),
     ("CREDIT_CARD", "cards = [6011111111111117, 4012888888881881, {}]", "5500000000000004"),
     ("PHONE_NUMBER", "mobile {}. Or 6 78498 78527.3994", "98765 43210"),
     ("US_BANK_NUMBER", "if TYPE_CHECKING:\n    pass\nACCOUNT_NO = {}\n", "156384712"),

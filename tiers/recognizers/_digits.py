@@ -27,14 +27,15 @@ def in_decimal(text: str, start: int, end: int) -> bool:
     """Digits right after a decimal point are a fraction (``0.2662102282047272``, a float's
     repr); a candidate's first or last digit run followed by a point and digits is an integer
     part (``78527.3994291277`` in a table of mathematical values, ``4977554533101009.4``): one
-    point, not groups joined by points (``4111.1111.1111.1111``, ``030.901.820``)."""
+    point, the candidate's last, not groups joined by points or after one (``4111.1111.1111.1111``,
+    ``030.901.820``, ``4000.0000 0000 0002``)."""
     if start >= 2 and text[start - 1] == "." and text[start - 2].isdigit():
         return True
     last = end
     while last > start and text[last - 1].isdigit():
         last -= 1
-    return (text[start : start + 1].isdigit() and _integer_part(text, start)) or (
-        last < end and _integer_part(text, last)
+    return (text[start : start + 1].isdigit() and _integer_part(text, start, end)) or (
+        last < end and _integer_part(text, last, end)
     )
 
 
@@ -49,11 +50,15 @@ def _point_and_digit(text: str, pos: int) -> bool:
     return text[pos : pos + 1] == "." and text[pos + 1 : pos + 2].isdigit()
 
 
-def _integer_part(text: str, pos: int) -> bool:
-    """Whether the digit run at ``pos`` is followed by a decimal point and a fraction that no
-    further point and digits follow."""
+def _integer_part(text: str, pos: int, end: int) -> bool:
+    """Whether the digit run at ``pos`` is followed by a decimal point and a fraction that runs
+    to the candidate's ``end`` or past it, and no further point and digits follow: the
+    candidate's groups go on after a point that is a separator (``4000.0000 0000 0002``)."""
     run = _run_end(text, pos)
-    return _point_and_digit(text, run) and not _point_and_digit(text, _run_end(text, run + 1))
+    if not _point_and_digit(text, run):
+        return False
+    fraction = _run_end(text, run + 1)
+    return fraction >= end and not _point_and_digit(text, fraction)
 
 
 def in_integer_sequence(text: str, start: int, end: int) -> bool:
