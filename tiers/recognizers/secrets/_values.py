@@ -100,6 +100,9 @@ _TEMPLATE = re.compile(
 _PATH = re.compile(r"^/(?:Users|home|root|etc|opt|tmp|usr|var|bin|srv|run|mnt)/[\w .~/-]*$")
 # a printf template of plain text (``"%s_upgrades"``), not a random value that holds ``%r``
 _PRINTF = re.compile(r"^[\w.:/ -]*%[sdr][\w.:/ -]*$")
+# format verbs and nothing else (C's ``%08x``, Go's ``%+v`` / ``%X``): a template, whatever its
+# length (a URL's short password may be one, ``amqp://worker:%+X@…``)
+_VERBS = re.compile(r"^(?:%[-+# 0]*[0-9]*(?:\.[0-9]+)?[a-zA-Z])+$")
 # hexspeak, the hex words of debuggers and examples ("deadbeef", "cafebabe", "8badf00d"), with at
 # most a run of digits after: ``Authorization: Bearer deadbeef12346`` in an API's docstring
 _HEXSPEAK = re.compile(
@@ -179,17 +182,26 @@ def spellings(value: str) -> tuple[str, ...]:
     return (value,) if decoded == value else (value, decoded)
 
 
-def is_placeholder(value: str) -> bool:
-    """A template, mask, reference or example rather than a credential, in either spelling."""
-    return any(_placeholder(v, short=i == 0) for i, v in enumerate(spellings(value)))
+def is_placeholder(value: str, min_len: int = 4) -> bool:
+    """A template, mask, reference or example rather than a credential, in either spelling.
+    ``min_len``: as written, a value shorter than this is none (where a short value is still a
+    credential, as a URL's password, a caller says so)."""
+    return any(_placeholder(v, min_len if i == 0 else 0) for i, v in enumerate(spellings(value)))
 
 
-def _placeholder(value: str, short: bool) -> bool:
+def _placeholder(value: str, min_len: int) -> bool:
     v = value.strip()
     low = v.lower()
     if is_published(v):
         return True
-    if (short and len(v) < 4) or low in _EXACT or _TEMPLATE.search(v) or _PRINTF.match(v) or _PATH.match(v):
+    if (
+        len(v) < min_len
+        or low in _EXACT
+        or _TEMPLATE.search(v)
+        or _PRINTF.match(v)
+        or _VERBS.match(v)
+        or _PATH.match(v)
+    ):
         return True
     if _MASK_RUN.search(v) or len(set(low)) <= 2 or _HEXSPEAK.match(v) or sequential(v):
         return True

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import re
 
+import re2
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
 from ._samples import is_sample_jwt
-from ._values import is_placeholder
+from ._values import entropy, is_placeholder, mixed_classes
 
 __all__ = ["CredentialUrlRecognizer", "JwtRecognizer", "PrivateKeyRecognizer"]
 
@@ -20,11 +21,45 @@ __all__ = ["CredentialUrlRecognizer", "JwtRecognizer", "PrivateKeyRecognizer"]
 _BODY = r"(?:[ \t\r\n]|\\[nr]|[A-Za-z0-9+/=]+|[A-Za-z-]+: ?[^\n\\]*)*"
 _KEY_MATERIAL = re.compile(r"[A-Za-z0-9+/=]{12,}")
 
+# A block between its armour lines, whatever its line breaks became on the way: JSON escapes of
+# any depth (``\\n``, ``\\\\n``, ``\\/``), XML character references (``&#10;``), ``<br>``, a log's
+# folding. The armour says what it is, so the text between is the key. It ends at the first
+# closing ``KEY-----`` (an END line, also one whose leading dashes were lost) and never crosses a
+# run of five dashes (another armour line): a search from each BEGIN stops at the next armour.
+_ARMOURED = (
+    r"-----BEGIN[ A-Z0-9_-]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[^-]|-{1,4}[^-]){16,}?"
+    r"(?:-----END[ A-Z0-9_]{0,40})?KEY(?: BLOCK)?-----"
+)
+_ARMOUR = re.compile(r"^-----BEGIN[ A-Z0-9_-]*PRIVATE KEY(?: BLOCK)?-----|(?:-----END[ A-Z0-9_]*)?KEY(?: BLOCK)?-----$")
+# line breaks as written in strings, markup and URLs, and blanks: none of them is key material
+_BREAKS = re.compile(r"\\+[nrt]|\\+(?=/)|&#(?:1[03]|x[aAdD]);|<br\s*/?>|%0[aAdD]|\s")
+_LONG_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")
+# code that writes a key rather than holds one: a string joined with a name, a template field
+_BUILT = re.compile(r"[\"'`]\s*\+\s*[A-Za-z_(]|[A-Za-z0-9_)\]]\s*\+\s*[\"'`]|\$\{|\{[A-Za-z_][\w.]*\}")
+_PROSE_RUN = re.compile(r"(?:\b[A-Za-z]{2,}\b[ ,.;:]+){3}")
+_PLAIN_BODY = re2.compile(_BODY)
+
+
+def _armoured_key(block: str) -> bool:
+    """Whether the text between a block's armour lines is a key: a plain body (base64 lines,
+    headers) with key material, as ever; else base64 of a key's length, or random text of some
+    length that is neither a template, prose nor code building one."""
+    inner = _ARMOUR.sub("", block)
+    if _PLAIN_BODY.fullmatch(inner) is not None:
+        return _KEY_MATERIAL.search(inner) is not None
+    body = _BREAKS.sub("", inner)
+    if _LONG_MATERIAL.search(body):
+        return True
+    if len(body) < 32 or is_placeholder(body) or _BUILT.search(inner) or _PROSE_RUN.search(inner):
+        return False
+    return mixed_classes(body) >= 2 and entropy(body) >= 3.5
+
 
 class PrivateKeyRecognizer(TiersPatternRecognizer):
     """Private-key blocks, whole (also with JSON-escaped line breaks, as in a GCP service-account
-    file); a truncated block up to the end of its base64. A header without key material after it
-    (a string constant in code) is none."""
+    file, and between their armour lines whatever the line breaks became: ``_ARMOURED``); a
+    truncated block up to the end of its base64. A header without key material after it (a string
+    constant in code), and armour around a template, prose or code that builds a block, are none."""
 
     ENTITY = "SECRET"
     PATTERNS = [
@@ -35,6 +70,7 @@ class PrivateKeyRecognizer(TiersPatternRecognizer):
             + r"(?:-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----)?",
             1.0,
         ),
+        Pattern("armoured_block", _ARMOURED, 1.0),
         Pattern(
             "ssh2_private_key",
             # ([ ] so that this source line is no key block itself)
@@ -53,6 +89,8 @@ class PrivateKeyRecognizer(TiersPatternRecognizer):
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:
+        if pattern_text.startswith("-----BEGIN") and pattern_text.endswith(("KEY-----", "KEY BLOCK-----")):
+            return not _armoured_key(pattern_text)
         body = pattern_text.split("-----", 2)[-1] if pattern_text.startswith("-----") else pattern_text
         return pattern_text.startswith(("-----", "----")) and not _KEY_MATERIAL.search(
             body.split("\n", 1)[-1] if pattern_text.startswith("---- ") else body
