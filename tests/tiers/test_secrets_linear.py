@@ -1,6 +1,7 @@
 """1 MB built to make each secret pattern work hard stays linear, as test_linear_time holds for
 the other families: key blocks without their END line, PuTTY files without a MAC, unclosed
-quotes after credential keys, netrc / pgpass / header prefixes, base64 lines, provider prefixes."""
+quotes after credential keys, netrc / pgpass / header prefixes, base64 lines, provider prefixes,
+credential-file objects that never close."""
 
 from __future__ import annotations
 
@@ -23,6 +24,11 @@ ADVERSARIAL = {
     "xml-open": "<password>",
     "mysql-p": "mysql -p",
     "provider-prefixes": "ghp_ xoxb- sk-ant- AKIA glpat- dop_v1_ hvs. ",
+    # credential-file objects that never close, and armour with no END line
+    "service-account-unclosed": '{"type": "service_account", "private_key": "-----BEGIN PRIVATE KEY-----\\nAAAA", ',
+    "authorized-user-unclosed": '{"client_secret": "abc", "refresh_tokens": 1, ',
+    "armour-unclosed": "-----BEGIN PRIVATE KEY-----\\nAAAA!!!! x ",
+    "ey-names-dotted": "eyeColorDefaultValue.eyebrowStyleName.",
 }
 
 

@@ -44,11 +44,14 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("Slack", "(xoxa|xoxr)-{d:1}-{an:8,}"),
     ("Slack", "(xoxo|xoxs)-{d:1,}-{d:1,}-{d:1,}-{hx:6,}"),
     ("Slack", "xoxc-{d:9,15}-{d:9,15}-{d:9,15}-{h:64}"),
+    # session cookies: URL-encoded, or decoded base64 whose ``/`` a JSON writer escapes (``\/``)
     ("Slack", "xoxd-{cook:100,}"),
     ("Slack", "xoxe.xox(p|b)-{d:1}-{url:100,}"),
     ("Slack", "xoxe-{d:1}-{url:100,}"),
-    # app-level tokens: version, app id, a number, a secret; each part read at any length
-    ("Slack", "xapp-{d:1}-{an:1,}-{d:1,}-{an:1,}"),
+    # app-level tokens: version, app id, a number, a secret; each part read at any length, but
+    # the app id in capitals as Slack issues ids (``A052FGTS2DL``), so that hyphenated names
+    # (``xapp-2-kpimon-1-go``, an image tag) are none
+    ("Slack", "xapp-{d:1}-{u:1,}-{d:1,}-{an:1,}"),
     ("Slack", "https://hooks.slack.com/services/T{u:8,12}/B{u:8,12}/{an:24}"),
     ("Slack", "(https|http)://hooks.slack.com/(services|workflows|triggers)/{b64:43,}"),
     ("Slack", "hooks.slack.com/(services|workflows|triggers)/{b64:43,}"),

@@ -22,21 +22,29 @@ from ._values import is_placeholder
 __all__ = ["ConnectionStringRecognizer"]
 
 # an endpoint pair names where the credential is for; a pair's value runs to the next ``;`` (a
-# quote, a space or a ``<`` ends the string: the XML or code around it)
+# quote, a space or a ``<`` ends the string: the XML or code around it). Blanks may stand around
+# ``=`` and ``;`` (``Endpoint = sb://…; SharedAccessKey = …``, as people write them out of
+# documentation): the SDKs trim them, so the string is still one credential
+_S = "[ \t]*"
 _FIRST = r"(?i:Endpoint|HostName|DefaultEndpointsProtocol|AccountEndpoint|BlobEndpoint|QueueEndpoint)"
 _VALUE = r"[^;\s'\"<]"
-_PAIR = r"[A-Za-z][A-Za-z0-9]*=" + _VALUE + "*"
+_EQ = _S + "=" + _S
+_SEMI = _S + ";" + _S
+_PAIR = r"[A-Za-z][A-Za-z0-9]*" + _EQ + _VALUE + "*"
 _KEY_NAME = r"(?i:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)"
 # without case, as the pattern reads the names (``accesskey=`` too): a case-sensitive check here
 # dropped every string written in lower case
-_KEY_VALUE = re.compile(r"(?:^|;)(?:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)=([^;]*)", re.IGNORECASE)
-_ENDPOINT = _FIRST + "=" + _VALUE + "+"
-_KEY = _KEY_NAME + "=" + _VALUE + "{16,}"
-_MORE = "(?:;" + _PAIR + ")*"
+_KEY_VALUE = re.compile(
+    r"(?:^|;)[ \t]*(?:SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature)[ \t]*=[ \t]*([^;]*)",
+    re.IGNORECASE,
+)
+_ENDPOINT = _FIRST + _EQ + _VALUE + "+"
+_KEY = _KEY_NAME + _EQ + _VALUE + "{16,}"
+_MORE = "(?:" + _SEMI + _PAIR + ")*"
 # the pairs in any order (the SDKs read them so: ``AccountName=…;AccountKey=…;
 # DefaultEndpointsProtocol=…`` and a key before its ``Endpoint=`` are written too), the pairs
 # before the endpoint or key included: they name the account
-_STRING = f"(?:{_PAIR};)*(?:{_ENDPOINT}{_MORE};{_KEY}|{_KEY}{_MORE};{_ENDPOINT}){_MORE};?"
+_STRING = f"(?:{_PAIR}{_SEMI})*(?:{_ENDPOINT}{_MORE}{_SEMI}{_KEY}|{_KEY}{_MORE}{_SEMI}{_ENDPOINT}){_MORE}(?:{_S};)?"
 
 
 class ConnectionStringRecognizer(TiersPatternRecognizer):
@@ -47,4 +55,4 @@ class ConnectionStringRecognizer(TiersPatternRecognizer):
 
     def invalidate_result(self, pattern_text: str) -> bool:
         keys = _KEY_VALUE.findall(pattern_text)
-        return not keys or all(is_placeholder(k) for k in keys)
+        return not keys or all(is_placeholder(k.strip()) for k in keys)

@@ -10,7 +10,7 @@ from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
 from ._samples import is_sample_jwt
-from ._values import entropy, is_placeholder, mixed_classes
+from ._values import entropy, is_placeholder, joined_words, mixed_classes
 
 __all__ = ["CredentialUrlRecognizer", "JwtRecognizer", "PrivateKeyRecognizer"]
 
@@ -100,31 +100,53 @@ class PrivateKeyRecognizer(TiersPatternRecognizer):
 class JwtRecognizer(TiersPatternRecognizer):
     """JSON Web Tokens (header and payload are base64url JSON: ``eyJ``), signed or not, and
     signed ones whose payload is not JSON (RFC 7515 allows any bytes; API keys built as a JWS
-    with a packed payload); the samples of documentation (jwt.io's, ``"name": "John Doe"``) and
+    with a packed payload), and ones whose header and payload open as objects otherwise (``ey``:
+    ``{`` and a blank or a quote), of two character classes and no words joined as names are in
+    code; the samples of documentation (jwt.io's, ``"name": "John Doe"``) and
     unsigned tokens without a personal claim are none (``_samples``)."""
 
     ENTITY = "SECRET"
     PATTERNS = [
         Pattern("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.(?:[A-Za-z0-9_-]{8,})?", 0.9),
         Pattern("jws", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", 0.9),
+        # header and payload that open as objects but not with ``{"``: ``{ "alg": …}`` written
+        # with a blank (``eyAi…``), a dict printed as Python writes it (``{'alg'``: ``eyd…``);
+        # in base64 with ``+`` and ``/`` too (libraries that confuse it with base64url), a ``/``
+        # escaped by a JSON writer (``\/``), padded
+        Pattern(
+            "jwt_loose",
+            r"\bey[A-Za-z0-9_+/\\-]{14,}={0,2}\.ey[A-Za-z0-9_+/\\-]{14,}={0,2}\.(?:[A-Za-z0-9_+/\\-]{8,}={0,2})?",
+            0.9,
+        ),
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:
         segments = pattern_text.split(".")
-        if len(segments) > 1 and not segments[1].startswith("eyJ") and any(is_placeholder(x) for x in segments[1:]):
+        if not pattern_text.startswith("eyJ") and any(mixed_classes(x) < 2 or joined_words(x) for x in segments[:2]):
+            return True  # names after ``ey`` joined by dots (``eyeColorDefault.eyebrowStyleName.``)
+        if (
+            len(segments) > 1
+            and not segments[1].startswith("eyJ")
+            and any(is_placeholder(x) for x in segments[1:] if x)
+        ):
             return True  # a JWS-shaped run with a masked part (``….xxxxxxxx-xxxx``) in documentation
         return is_sample_jwt(pattern_text)
 
 
 class CredentialUrlRecognizer(TiersPatternRecognizer):
     """URLs that carry a password: database DSNs (``redis://:pw@…`` too), brokers, JDBC, HTTP
-    basic auth in the URL. The whole URL is reported."""
+    basic auth in the URL. The whole URL is reported.
+
+    The user part may be a template (``mongodb+srv://<user>:Xk9…@…``: whoever fills in the user
+    still pasted the password), and a password of three characters is one (``root:K9q@db``: a
+    weak password, still the database's); shorter ones, or template words (``u:pw@``,
+    ``user:pwd@``), are documentation's."""
 
     ENTITY = "SECRET"
     PATTERNS = [
         Pattern(
             "url_with_password",
-            r"(?i)\b[a-z][a-z0-9+.:-]{1,30}://[^\s:/@'\"<>]{0,128}:[^\s@/'\"<>]{1,256}@[^\s'\"<>]{1,512}",
+            r"(?i)\b[a-z][a-z0-9+.:-]{1,30}://[^\s:/@'\"]{0,128}:[^\s@/'\"<>]{1,256}@[^\s'\"<>]{1,512}",
             0.9,
         ),
     ]
@@ -136,4 +158,4 @@ class CredentialUrlRecognizer(TiersPatternRecognizer):
             # a grammar's optional parts ("git://[path-to-repo[:]][ref@]path"): RFC 3986 has no
             # brackets in a user part (a host with no name, "postgresql://u:pw@/db", still counts)
             return True
-        return not password or is_placeholder(password) or password.startswith(("{", "%("))
+        return not password or is_placeholder(password, min_len=3) or password.startswith(("{", "%("))
