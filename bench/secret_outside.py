@@ -25,9 +25,10 @@ Families:
   writes, ``sentryF"='…'``, ``asana"||=`…``);
 - left out: rules for the ids that go with a secret (``*-client-id``), not credentials;
 - publishable keys (the rule's description calls its key public or publishable: PostHog project
-  keys, Lob and Flutterwave public keys, Mailgun validation keys), which their providers publish
-  in web pages and which ``tiers`` does not report: a family of their own, informative, outside
-  the token families;
+  keys, Lob and Flutterwave public keys, Mailgun validation keys; or the draw is the client key
+  of a "server or client key" rule: Midtrans client keys, which its payment pages embed), which
+  their providers publish in web pages and which ``tiers`` does not report: a family of their
+  own, informative, outside the token families;
 - known negatives: values drawn from Betterleaks' global ``filter`` regexes (template variables,
   ``${VAR}``, ``{{ x }}``, ``%VAR%``, paths, format verbs), in every syntax of ``SYNTAXES``; and
   names made of the stopwords of its generic-api-key rule (``backend_adapter``,
@@ -237,12 +238,17 @@ def _identifier(rule: Rule) -> bool:
 
 
 _PUBLIC = re.compile(r"(?i)\b(?:public|publishable)(?: [a-z-]+)? (?:key|token)\b")
+_SERVER_OR_CLIENT = re.compile(r"(?i)\bserver or client key\b")
 
 
-def _publishable(rule: Rule) -> bool:
+def _publishable(rule: Rule, secret: str) -> bool:
     """A key its provider means to be public (``phc_`` PostHog project keys, Lob ``*_pub_``):
-    the rule's own description says so ("a public write-only token", "Publishable API Key")."""
-    return bool(_PUBLIC.search(rule.description))
+    the rule's own description says so ("a public write-only token", "Publishable API Key"); or
+    the client key of a rule for a provider's "server or client key" (Midtrans: the client key
+    is the one its Snap.js pages carry in ``data-client-key``), when the drawn value is that one."""
+    if _PUBLIC.search(rule.description):
+        return True
+    return bool(_SERVER_OR_CLIENT.search(rule.description)) and "client" in secret.lower()
 
 
 def _is_token_rule(rule: Rule, text: str, secret: str) -> bool:
@@ -280,7 +286,7 @@ def main() -> None:
                 break
             text, secret = drawn
             label = f"{rule.source}:{rule.rule_id}"
-            if _publishable(rule):
+            if _publishable(rule, secret):
                 kinds[f"{rule.source} publishable"] += 1
                 fams[f"{rule.source} publishable keys (informative), on a line of their own"].add(
                     clf, secret, secret, label
