@@ -185,3 +185,26 @@ def test_tables_of_numbers_are_not_cards(clf: Classifier, numbers: list[int], se
     for value in found:  # a row that *is* issuer-shaped groups passing Luhn is a card, by design
         digits = re.sub(r"\D", "", value)
         assert 13 <= len(digits) <= 19 and luhn_complete(digits[:-1]) == digits
+
+
+# card numbers as a real list holds them: random digits (runs of one digit read as test numbers)
+_BARE_CARD = st.builds(
+    lambda shape, n: luhn_complete((shape[0] + str(n))[: shape[1] - 1]),
+    st.sampled_from(CARD_SHAPES),
+    st.integers(10**17, 10**18 - 1),
+).filter(lambda d: len(set(d)) >= 6 and re.search(r"(\d)\1{3}", d) is None)
+
+
+@_settings
+@given(st.lists(_BARE_CARD, min_size=4, max_size=8, unique=True), st.sampled_from(["[]", "()", "{}"]))
+def test_a_sorted_list_of_cards_is_cards_not_a_sequence(clf: Classifier, drawn: list[str], brackets: str) -> None:
+    """A literal of four or more growing integers spanning magnitudes is a mathematical sequence
+    (the hyperfactorials of a test); card numbers sorted in a list are of one or two lengths and
+    stay cards, every one of them."""
+    numbers = sorted(drawn, key=int)
+    text = f"cards = {brackets[0]}{', '.join(numbers)}{brackets[1]}\n"
+    c = content(text)
+    decision = clf.classify(c)
+    assert decision.tier is Tier.RESTRICTED, text
+    found = {text[f.start : f.end] for f in decision.findings if f.entity_type == "CREDIT_CARD"}
+    assert found == set(numbers)

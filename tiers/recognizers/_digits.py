@@ -63,9 +63,11 @@ def _integer_part(text: str, pos: int, end: int) -> bool:
 
 def in_integer_sequence(text: str, start: int, end: int) -> bool:
     """A bare integer that is a term of a sequence in a code literal: between its brackets four
-    integer terms or more and nothing else, all growing or all falling (``[1, 1, 4, 108, 27648,
-    86400000, 4031078400000]``, the hyperfactorials in a test). A record's numbers (``(17,
-    4111…, 12, 2027)``) are no sequence, nor three numbers."""
+    integer terms or more and nothing else, all growing or all falling, of three lengths or more
+    and the shortest at most half the candidate's (``[1, 1, 4, 108, 27648, 86400000,
+    4031078400000]``, the hyperfactorials in a test). A record's numbers (``(17, 4111…, 12,
+    2027)``) are no sequence, nor three numbers, nor a sorted list of identifiers: card numbers
+    of any mix of kinds are 13 to 19 digits long, so a sorted list of them stays cards."""
     if not text[start:end].isdigit():
         return False
     lo = max(0, start - _LITERAL_LIMIT)
@@ -77,7 +79,9 @@ def in_integer_sequence(text: str, start: int, end: int) -> bool:
         return False
     terms = [int(t) for t in _INTEGER.findall(text, opening + 1, after.end())]
     steps = list(zip(terms, terms[1:], strict=False))
-    return len(terms) >= 4 and (all(a <= b for a, b in steps) or all(a >= b for a, b in steps))
+    monotone = all(a <= b for a, b in steps) or all(a >= b for a, b in steps)
+    lengths = {len(str(abs(t))) for t in terms}
+    return len(terms) >= 4 and monotone and len(lengths) >= 3 and 2 * min(lengths) <= end - start
 
 
 def assigned_name(text: str, start: int, end: int) -> str | None:
