@@ -385,6 +385,10 @@ def test_generated_path_values_are_no_secrets(clf: Classifier, syntax: tuple[str
     assert not any(a < s + len(path) and b > s for a, b in spans), (name, path, spans)
 
 
+# words that make a drawn value read as a placeholder or a mask (``012xxXx0AQ7``, ``SECRETKEY``)
+_PLACEHOLDER_WORDS = r"(?i:secret|key|pass|token|xx|example|sample|dummy|test|change|your)"
+
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     _paths,
@@ -395,7 +399,8 @@ def test_password_that_only_starts_like_a_path_is_still_found(clf: Classifier, p
     """The path rule takes path characters only: a value with another character in it is judged
     as a value (``/etc/x#Q7mZ…`` under a password key is a password)."""
     value = f"{path}{mark}{tail}"
-    assume(len(set(tail)) >= 5 and not re.search(r"(.)\1{3}|[xX*.#?_-]{4}", value))  # a run is a mask
+    # a run is a mask, and credential words in the value make it a placeholder ("SECRETKEY")
+    assume(len(set(tail)) >= 5 and not re.search(r"(.)\1{3}|[xX*.#?_-]{3}|" + _PLACEHOLDER_WORDS, value))
     text = f"DB_PASSWORD={value}\n"
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), value
@@ -473,7 +478,7 @@ def test_generated_alphabet_runs_are_no_secrets(clf: Classifier, syntax: tuple[s
 def test_runs_broken_by_random_characters_are_still_passwords(clf: Classifier, run: str, noise: str) -> None:
     """Three or more breaks are no written-out alphabet: ``abcdef`` with ``q8Zr3X`` inside is a value."""
     value = run[:3] + noise + run[3:7] + "Q7"  # short runs: a long one is an alphabet (``_samples``)
-    assume(len(set(value)) >= 6 and not re.search(r"(.)\1{3}", value))
+    assume(len(set(value)) >= 6 and not re.search(r"(.)\1{3}|[xX*.#?_-]{3}|" + _PLACEHOLDER_WORDS, value))
     text = f"DB_PASSWORD={value}\n"
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), value
