@@ -115,6 +115,10 @@ ADVERSARIAL = {
     "domain-ids": "lot batch no. capa- P/N ",
     "lookalikes": "\u0430\u0585\u200b\u13aa",
     "whitespace": " \t\n\r  ",
+    # the fields of a Google credential file repeated on one line without braces: a search from
+    # each field that runs on to the next brace is quadratic (a pattern once shipped took 20 s/MB)
+    "credential-file-fields": '"private_key": "-----BEGIN PRIVATE KEY-----x" "client_email" ',
+    "credential-file-adc-fields": '"client_secret": "a", "refresh_token": "b" ',
 }
 
 

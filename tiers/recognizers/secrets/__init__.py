@@ -6,8 +6,7 @@
 - ``commands``: command lines, ``.netrc`` / ``.pgpass``, ``Authorization`` headers, Kubernetes
   Secret data;
 - ``keys``: private-key blocks, PuTTY files, JWTs, URLs with a password;
-- ``connection_strings``: Azure-style ``Endpoint=…;…Key=…`` strings, whole;
-- ``credential_files``: Google service-account keys and application default credentials, whole.
+- ``connection_strings``: Azure-style ``Endpoint=…;…Key=…`` strings, whole.
 
 Every pattern is RE2; each reports the whole value.
 """
@@ -25,7 +24,6 @@ from .commands import (
     KubernetesSecretDataRecognizer,
 )
 from .connection_strings import ConnectionStringRecognizer
-from .credential_files import GoogleCredentialFileRecognizer
 from .keys import CredentialUrlRecognizer, JwtRecognizer, PrivateKeyRecognizer
 from .providers import ProviderTokenRecognizer, provider_formats
 
@@ -37,7 +35,6 @@ __all__ = [
     "ConnectionStringRecognizer",
     "CredentialUrlRecognizer",
     "DotfileRecognizer",
-    "GoogleCredentialFileRecognizer",
     "JwtRecognizer",
     "KubernetesSecretDataRecognizer",
     "MarkupRecognizer",
@@ -56,7 +53,6 @@ def secret_recognizers() -> list[EntityRecognizer]:
         JwtRecognizer(),
         CredentialUrlRecognizer(),
         ConnectionStringRecognizer(),
-        GoogleCredentialFileRecognizer(),
         AssignmentRecognizer(),
         MarkupRecognizer(),
         CommandLineRecognizer(),
