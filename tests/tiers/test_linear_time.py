@@ -102,7 +102,9 @@ ADVERSARIAL = {
     "firms-on-one-line": "bei der KUKA " + "und so weiter " * 15,
     # the numbers of code and mathematics (seventh group): each candidate reads a bounded window
     # around it (a literal's brackets, its line, its sentence, the rows of its table)
-    "sequence-literals": "[1, 2, 3, 4031078400000]\n",
+    # a sequence whose terms span magnitudes (its last a Luhn-valid 13 digits, no card): a
+    # monotone list of card-length numbers would be cards (tiers/recognizers/_digits.py)
+    "sequence-literals": "[1, 4, 108, 27648, 4031078400000]\n",
     "decimal-table-rows": "6 78498 78527.3994291277\n",
     "constants-near-context": "if TYPE_CHECKING:\n_HAUSNUMERO = 156384712\n",
     "option-tuples": "SOCKS_PASSWORD = 100, _OptType.bytes\n",
