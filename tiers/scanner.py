@@ -434,18 +434,19 @@ class _CharIndex:
 
     def __init__(self, data: bytes) -> None:
         arr = np.frombuffer(data, dtype=np.uint8)
-        found = [
-            np.flatnonzero((arr[i : i + _CHUNK] & 0xC0) == 0x80) + i
-            for i in range(0, len(data), _CHUNK)
-            if not data[i : i + _CHUNK].isascii()
-        ]
-        count = sum(len(f) for f in found)
         self._continuations: list[int] | None = None
         self._starts: np.ndarray | None = None
-        if count * 16 < len(data):
-            self._continuations = np.concatenate(found).tolist() if found else []
-        else:
-            self._starts = np.concatenate(([0], np.cumsum((arr & 0xC0) != 0x80)))
+        found: list[np.ndarray] = []
+        count = 0
+        for i in range(0, len(data), _CHUNK):
+            if data[i : i + _CHUNK].isascii():
+                continue
+            found.append(np.flatnonzero((arr[i : i + _CHUNK] & 0xC0) == 0x80) + i)
+            count += len(found[-1])
+            if count * 16 >= len(data):  # many: the running count, without reading the rest first
+                self._starts = np.concatenate(([0], np.cumsum((arr & 0xC0) != 0x80)))
+                return
+        self._continuations = np.concatenate(found).tolist() if found else []
 
     def __call__(self, offset: int) -> int:
         if self._continuations is not None:
