@@ -121,6 +121,9 @@ ADVERSARIAL = {
     # each field that runs on to the next brace is quadratic (a pattern once shipped took 20 s/MB)
     "credential-file-fields": '"private_key": "-----BEGIN PRIVATE KEY-----x" "client_email" ',
     "credential-file-adc-fields": '"client_secret": "a", "refresh_token": "b" ',
+    # escaped pairs whose value never closes, and ones that close at every step
+    "escaped-pair-open": '\\"password\\": \\"a\\\\',
+    "escaped-pair-closed": '\\"token\\":\\"x\\" ',
 }
 
 

@@ -6,18 +6,22 @@ again: their pattern was quadratic on one line of repeated fields, see tests/tie
 from __future__ import annotations
 
 import base64
+import json
 import random
+from collections.abc import Callable
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier
+from tiers.recognizers.secrets._values import is_placeholder, looks_random
 
 from .test_secrets import covered, secret_spans, stripped_text
 
 _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 _URL = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-"
 _name = st.from_regex(r"[a-z][a-z0-9-]{4,20}", fullmatch=True)
+_id = st.from_regex(r"[a-z][a-z0-9-]{4,20}[a-z0-9]", fullmatch=True)
 # random bytes as a key generator makes them (hypothesis's own randoms shrink to zeros: a mask)
 _rnd = st.integers(0, 2**32).map(random.Random)
 
@@ -78,3 +82,102 @@ def test_armour_around_no_key_is_no_secret(clf: Classifier, inner: str, nl: str,
     """Armour around a template, prose or code that builds a block is documentation or code."""
     text = carrier.format(k=f"-----BEGIN PRIVATE KEY-----{nl}{inner}{nl}-----END PRIVATE KEY-----")
     assert not secret_spans(clf, text), text
+
+
+# Google credential files as tools write them. Their secrets are found by the recognizers of their
+# parts (the key block, the assigned secret and token, the account's mailbox): the properties hold
+# what must never reach a vendor, in every carrier a file is pasted in.
+def _pem(rnd: random.Random, size: int) -> tuple[str, str]:
+    """(a PEM private-key block with real line breaks, its base64 body)."""
+    body = base64.b64encode(rnd.randbytes(size)).decode()
+    lines = "\n".join(body[i : i + 64] for i in range(0, len(body), 64))
+    return f"-----BEGIN PRIVATE KEY-----\n{lines}\n-----END PRIVATE KEY-----\n", body
+
+
+@st.composite
+def service_accounts(draw: st.DrawFn) -> tuple[dict[str, str], str]:
+    """(a service-account key file's fields, in gcloud's order or shuffled, and its key's base64)."""
+    rnd = draw(_rnd)
+    # (a project or account id ends in a letter or digit, as a mailbox's domain label does)
+    project, account = draw(_id), draw(_id)
+    pem, body = _pem(rnd, draw(st.integers(600, 1200)))
+    email = f"{account}@{project}.iam.gserviceaccount.com"
+    fields = {
+        "type": "service_account",
+        "project_id": project,
+        "private_key_id": rnd.randbytes(20).hex(),
+        "private_key": pem,
+        "client_email": email,
+        "client_id": str(rnd.randrange(10**20, 10**21)),
+        "auth_uri": "https://accounts.google.com/o/oauth2/auth",
+        "token_uri": "https://oauth2.googleapis.com/token",
+        "auth_provider_x509_cert_url": "https://www.googleapis.com/oauth2/v1/certs",
+        "client_x509_cert_url": f"https://www.googleapis.com/robot/v1/metadata/x509/{email.replace('@', '%40')}",
+    }
+    keys = list(fields)
+    if draw(st.booleans()):
+        rnd.shuffle(keys)
+    return {k: fields[k] for k in keys}, body
+
+
+@st.composite
+def authorized_users(draw: st.DrawFn) -> tuple[str, str, str]:
+    """(application default credentials as JSON, the client secret, the refresh token)."""
+    rnd = draw(_rnd)
+    secret = draw(st.sampled_from(["GOCSPX-", ""])) + "".join(rnd.choice(_URL) for _ in range(28))
+    refresh = "1//0" + "".join(rnd.choice(_URL) for _ in range(rnd.randint(60, 100)))
+    assume(not is_placeholder(secret) and looks_random(secret))
+    fields = {
+        "account": "",
+        "client_id": f"{rnd.randrange(10**11, 10**12)}-{draw(_name)}.apps.googleusercontent.com",
+        "client_secret": secret,
+        "quota_project_id": draw(_name),
+        "refresh_token": refresh,
+        "type": "authorized_user",
+        "universe_domain": "googleapis.com",
+    }
+    keys = list(fields)
+    rnd.shuffle(keys)
+    return json.dumps({k: fields[k] for k in keys}, indent=draw(st.sampled_from([None, 2]))), secret, refresh
+
+
+def _escaped(text: str) -> str:
+    return json.dumps(text)[1:-1]
+
+
+# where a credential file's text is pasted: as it is, escaped into a string once or twice, in code
+_FILE_CARRIERS = [
+    lambda t: f"here is the key file:\n{t}\nthanks",
+    lambda t: f'GOOGLE_CREDENTIALS="{_escaped(t)}"\n',
+    lambda t: json.dumps({"env": {"GCP_KEY": t}}),
+    lambda t: f'"config": "{_escaped(_escaped(t))}"',
+    lambda t: f"creds = json.loads('{_escaped(t)}')\n",
+]
+
+
+@_SETTINGS
+@given(service_accounts(), st.sampled_from(["compact", "spaced", "pretty"]), st.sampled_from(_FILE_CARRIERS))
+def test_service_account_key_never_reaches_a_vendor(
+    clf: Classifier, case: tuple[dict[str, str], str], style: str, carrier: Callable[[str], str]
+) -> None:
+    """Neither the key's material nor the account's mailbox is left in what a vendor receives."""
+    fields, body = case
+    if style == "pretty":
+        obj = json.dumps(fields, indent=2)
+    else:
+        obj = json.dumps(fields, separators=(",", ":") if style == "compact" else (", ", ": "))
+    out = stripped_text(clf, carrier(obj))
+    assert all(body[i : i + 16] not in out for i in range(0, len(body) - 16, 16)), out
+    assert fields["client_email"] not in out and fields["client_email"].replace("@", "%40") not in out, out
+
+
+@_SETTINGS
+@given(authorized_users(), st.sampled_from(_FILE_CARRIERS))
+def test_application_default_credentials_never_reach_a_vendor(
+    clf: Classifier, case: tuple[str, str, str], carrier: Callable[[str], str]
+) -> None:
+    """Neither the client secret nor any part of the refresh token is left for a vendor."""
+    adc, secret, refresh = case
+    out = stripped_text(clf, carrier(adc))
+    assert secret not in out and secret[-12:] not in out, out
+    assert all(refresh[i : i + 12] not in out for i in range(4, len(refresh) - 12, 12)), out

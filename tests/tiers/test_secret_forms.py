@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier
-from tiers.recognizers.secrets._values import is_placeholder
+from tiers.recognizers._vocabulary import is_common
+from tiers.recognizers.secrets._values import is_placeholder, looks_random
 
 from .secret_corpus import CARRIERS
 from .test_secret_shapes import connection_strings
@@ -42,7 +43,8 @@ def test_url_password_is_found_with_a_template_user_or_three_characters(
 ) -> None:
     """Whoever fills in ``<user>`` has pasted the password already; three characters are a weak
     password, still the database's."""
-    assume(len(set(password)) >= 3 and not is_placeholder(password, min_len=3))
+    # (a common word of three letters is documentation's: ``alice:you@``)
+    assume(len(set(password)) >= 3 and not is_placeholder(password, min_len=3) and not is_common(password))
     url = f"{scheme}://{user}:{password}@cluster0.{user.strip('<>')}.example.net/app?retryWrites=true"
     text = carrier[1].format(t=url)
     s = text.index(url)
@@ -186,3 +188,31 @@ def test_names_after_ey_joined_by_dots_are_no_jwt(
     text = carrier.format(t=name)
     s = text.index(name)
     assert not any(a < s + len(name) and b > s for a, b in secret_spans(clf, text)), text
+
+
+def _escape(text: str, depth: int) -> str:
+    for _ in range(depth):
+        text = json.dumps(text)[1:-1]
+    return text
+
+
+@_SETTINGS
+@given(
+    _rnd,
+    st.sampled_from(["client_secret", "password", "api_key", "DB_PASSWORD", "accessToken", "private-token"]),
+    st.integers(1, 3),
+    st.sampled_from(['CONFIG="{t}"\n', '{{"env": "{t}"}}', "log: payload={t}", "x = '{t}'"]),
+    st.booleans(),
+)
+def test_escaped_assignments_are_found_whole(
+    clf: Classifier, rnd: random.Random, key: str, depth: int, carrier: str, neighbours: bool
+) -> None:
+    """JSON escaped into a string once to three times (a dotenv value, JSON of JSON, a log line):
+    a credential assigned there is stripped whole, next to other fields or alone."""
+    value = "".join(rnd.choice(_URL) for _ in range(rnd.randint(16, 40)))
+    assume(looks_random(value) and not is_placeholder(value))
+    fields = {"region": "eu-west-1", key: value, "retries": "3"} if neighbours else {key: value}
+    text = carrier.format(t=_escape(json.dumps(fields), depth))
+    s = text.index(value)
+    assert covered(secret_spans(clf, text), s, s + len(value)), text
+    assert value not in stripped_text(clf, text)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tiers import Classifier
 from tiers.recognizers.secrets._samples import compound_of, is_sample_jwt
-from tiers.recognizers.secrets._values import is_placeholder
+from tiers.recognizers.secrets._values import is_placeholder, looks_random
 
 from .conftest import content
 
@@ -183,7 +183,15 @@ _TOKEN_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     token=st.text(_TOKEN_CHARS, min_size=16, max_size=40).filter(
-        lambda t: any(c.isdigit() for c in t) and any(c.isupper() for c in t) and any(c.islower() for c in t)
+        lambda t: (
+            any(c.isdigit() for c in t)
+            and any(c.isupper() for c in t)
+            and any(c.islower() for c in t)
+            # a mask (``00000000000000Aa``: ten zeros) or a run of one character with two others
+            # in it (``0000000A0000000b``: hypothesis shrinks towards them) is no machine-made value
+            and not is_placeholder(t)
+            and looks_random(t)
+        )
     ),
     key=st.sampled_from(["private_key", "api_token", "CLIENT_SECRET", "AttributeOID.CHALLENGE_PASSWORD"]),
     carrier=st.sampled_from(['{k} = "{v}"', "{k}: {v}", "{k}={v}", "    {k}: x25519.{v},"]),
@@ -204,6 +212,8 @@ def test_random_values_stay_secrets_beside_code_rules(clf: Classifier, token: st
             any(c.isdigit() for c in t)
             and any(c.isupper() for c in t)
             and any(c.islower() for c in t)
+            and not is_placeholder(t)  # a mask (``00000000000000Aa``) is no machine-made value,
+            and looks_random(t)  # nor a run with two other characters in it (``0000000A0000000b``)
             # one bracket expression from end to end is a character set by shape, whatever is in it
             and not (t.startswith("[") and t.endswith("]"))
         )

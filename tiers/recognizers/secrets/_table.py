@@ -42,7 +42,7 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("Slack", "(xoxb|xoxp|xoxa|xoxr|xoxs|xoxo|xoxe)-{d:8,14}-{url:10,}"),
     ("Slack", "(xoxa|xoxr)-{an:8,}"),
     ("Slack", "(xoxa|xoxr)-{d:1}-{an:8,}"),
-    ("Slack", "(xoxo|xoxs)-{d:1,}-{d:1,}-{d:1,}-{hx:6,}"),
+    ("Slack", "(xoxo|xoxs)-{d:1,}-{d:1,}-{d:1,}-{hx:1,}"),
     ("Slack", "xoxc-{d:9,15}-{d:9,15}-{d:9,15}-{h:64}"),
     # session cookies: URL-encoded, or decoded base64 whose ``/`` a JSON writer escapes (``\/``)
     ("Slack", "xoxd-{cook:100,}"),
@@ -228,7 +228,7 @@ FORMATS: tuple[tuple[str, str], ...] = (
     # --- observability
     ("Grafana", "glc_{b64p:32,}"),
     ("Grafana", "glsa_{an:32}_{hx:8}"),
-    ("Grafana", "eyJrIjoi{b64p:42,}"),
+    ("Grafana", "eyJrIjoi{b64p:40,}"),
     ("New Relic", "NRAK-{an:27}"),
     ("New Relic", "NRJS-{h:19}"),
     ("New Relic", "NRII-{url:32}"),

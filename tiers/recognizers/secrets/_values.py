@@ -103,6 +103,9 @@ _PRINTF = re.compile(r"^[\w.:/ -]*%[sdr][\w.:/ -]*$")
 # format verbs and nothing else (C's ``%08x``, Go's ``%+v`` / ``%X``): a template, whatever its
 # length (a URL's short password may be one, ``amqp://worker:%+X@…``)
 _VERBS = re.compile(r"^(?:%[-+# 0]*[0-9]*(?:\.[0-9]+)?[a-zA-Z])+$")
+# ... unless every verb is also a percent-escape and they spell printable text: ``%2F%3D%2B%5E``
+# is a URL-encoded password (``/=+^``), ``%08x`` (a backspace, then ``x``) stays a verb
+_ESCAPES_ONLY = re.compile(r"^(?:%[0-9A-Fa-f]{2})+$")
 # hexspeak, the hex words of debuggers and examples ("deadbeef", "cafebabe", "8badf00d"), with at
 # most a run of digits after: ``Authorization: Bearer deadbeef12346`` in an API's docstring
 _HEXSPEAK = re.compile(
@@ -199,7 +202,7 @@ def _placeholder(value: str, min_len: int) -> bool:
         or low in _EXACT
         or _TEMPLATE.search(v)
         or _PRINTF.match(v)
-        or _VERBS.match(v)
+        or (_VERBS.match(v) and not _escaped_text(v))
         or _PATH.match(v)
     ):
         return True
@@ -214,6 +217,17 @@ def _placeholder(value: str, min_len: int) -> bool:
         and all(w in _PLACEHOLDER_WORDS or compound_of(w, _PLACEHOLDER_WORDS) for w in words)
         and (not any(c.isdigit() for c in v) or len("".join(words)) >= len(v) - 2)
     )
+
+
+def _escaped_text(value: str) -> bool:
+    """Percent-escapes only, whose bytes decode as printable UTF-8 text."""
+    if not _ESCAPES_ONLY.match(value):
+        return False
+    try:
+        text = bytes.fromhex(value.replace("%", "")).decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return text.isprintable()
 
 
 def looks_random(value: str, min_len: int = 12) -> bool:

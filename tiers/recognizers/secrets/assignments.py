@@ -141,6 +141,23 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
     return looks_random(value)
 
 
+# a key and the opening of its value, both quoted with the same escape (``\\"``, ``\\\\\\"``)
+_ESCAPED_PAIR = re.compile(r"(?P<esc>\\+[\"'])(?P<key>[A-Za-z0-9_.-]+)(?P=esc)[ \t]*(?:=|:)[ \t]*(?P=esc)")
+
+
+def _refine_escaped(text: str) -> tuple[int, int] | None:
+    """The value of an escaped pair, up to the escape that closes it; judged as a quoted one."""
+    m = _ESCAPED_PAIR.match(text)
+    if m is None:
+        return None
+    strength = key_strength(m.group("key"))
+    end = text.find(m.group("esc"), m.end())
+    if strength is Strength.NONE or m.group("key")[0].isdigit() or end <= m.end():
+        return None
+    value = text[m.end() : end]
+    return (m.end(), end) if accept_value(value, strength, True, key=m.group("key")) else None
+
+
 class AssignmentRecognizer(TiersPatternRecognizer):
     """``KEY = value`` in config files, shells and source code; the whole value is reported."""
 
@@ -163,12 +180,21 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         ),
         # ``put("password", "…")``, ``("password", "…")``: a pair in a call or tuple
         Pattern("pair", r"\([ \t]*(?P<value>[\"']" + _KEY + r"[\"'][ \t]*,[ \t]*" + _QUOTED + ")", 0.8),
+        # JSON or code escaped into a string, to any depth: ``"{\\"client_secret\\": \\"…\\"}"`` in a
+        # dotenv line, JSON of JSON, a log; the key's and the value's quotes escaped alike
+        Pattern(
+            "escaped",
+            _LEAD + r"(?P<value>\\+[\"']" + _KEY + r"\\+[\"'][ \t]*(?:=|:)[ \t]*\\+[\"'][^\"'\n]*\\[\"'])",
+            0.8,
+        ),
         # ``;``-separated connection strings (ADO.NET, ODBC): the value runs to the next ``;``
         Pattern("connection_string", r";[ \t]*(?P<value>" + _KEY + r"[ \t]*=[ \t]*[^;\n\"'{}]{4,})(?:;|$)", 0.8),
         Pattern("connection_string_first", r"^[ \t]*(?P<value>" + _KEY + r"[ \t]*=[ \t]*[^;\n\"'{}]{4,});", 0.8),
     ]
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
+        if text[:1] == "\\":
+            return _refine_escaped(text)
         m = _PARSE.match(text)
         if m is None:
             return None

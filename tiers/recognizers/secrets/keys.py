@@ -3,12 +3,16 @@ PuTTY key files, JWTs, URLs that carry a password."""
 
 from __future__ import annotations
 
+import base64
+import binascii
+import codecs
 import re
 
 import re2
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
+from .._vocabulary import is_common
 from ._samples import is_sample_jwt
 from ._values import entropy, is_placeholder, joined_words, mixed_classes
 
@@ -37,6 +41,13 @@ _LONG_MATERIAL = re.compile(r"[A-Za-z0-9+/]{40,}")
 # code that writes a key rather than holds one: a string joined with a name, a template field
 _BUILT = re.compile(r"[\"'`]\s*\+\s*[A-Za-z_(]|[A-Za-z0-9_)\]]\s*\+\s*[\"'`]|\$\{|\{[A-Za-z_][\w.]*\}")
 _PROSE_RUN = re.compile(r"(?:\b[A-Za-z]{2,}\b[ ,.;:]+){3}")
+# code between two armour strings (a parser's ``line.equals("-----BEGIN …") { inKey = true; }``):
+# brackets, braces or a statement's ``;`` with a keyword of code; no key encoding holds either
+_CODE_PUNCT = re.compile(r"[(){};]")
+_CODE_WORD = re.compile(
+    r"\b(?:if|else|elif|for|while|return|break|continue|true|false|null|nil|None|True|False|this|self"
+    r"|new|throw|raise|def|function|var|let|const|in|not|and|or)\b"
+)
 _PLAIN_BODY = re2.compile(_BODY)
 
 
@@ -50,7 +61,13 @@ def _armoured_key(block: str) -> bool:
     body = _BREAKS.sub("", inner)
     if _LONG_MATERIAL.search(body):
         return True
-    if len(body) < 32 or is_placeholder(body) or _BUILT.search(inner) or _PROSE_RUN.search(inner):
+    if (
+        len(body) < 32
+        or is_placeholder(body)
+        or _BUILT.search(inner)
+        or _PROSE_RUN.search(inner)
+        or (_CODE_PUNCT.search(inner) is not None and _CODE_WORD.search(inner) is not None)
+    ):
         return False
     return mixed_classes(body) >= 2 and entropy(body) >= 3.5
 
@@ -115,15 +132,31 @@ class JwtRecognizer(TiersPatternRecognizer):
         # escaped by a JSON writer (``\/``), padded
         Pattern(
             "jwt_loose",
-            r"\bey[A-Za-z0-9_+/\\-]{14,}={0,2}\.ey[A-Za-z0-9_+/\\-]{14,}={0,2}\.(?:[A-Za-z0-9_+/\\-]{8,}={0,2})?",
+            r"\bey(?:[A-Za-z0-9_+/-]|\\/){14,}={0,2}\.ey(?:[A-Za-z0-9_+/-]|\\/){14,}={0,2}"
+            r"\.(?:(?:[A-Za-z0-9_+/-]|\\/){8,}={0,2})?",
             0.9,
         ),
     ]
 
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        """A token that shows it is base64url (a ``-`` or ``_``) ends before the first ``/``,
+        which base64url has not: the path of the URL it sits in (``/v1/<jwt>/items``)."""
+        cut = _SLASH.search(text)
+        if cut is not None and ("-" in text[: cut.start()] or "_" in text[: cut.start()]):
+            return (0, cut.start())
+        return (0, len(text))
+
     def invalidate_result(self, pattern_text: str) -> bool:
         segments = pattern_text.split(".")
-        if not pattern_text.startswith("eyJ") and any(mixed_classes(x) < 2 or joined_words(x) for x in segments[:2]):
-            return True  # names after ``ey`` joined by dots (``eyeColorDefault.eyebrowStyleName.``)
+        if not pattern_text.startswith("eyJ"):
+            # the loose form: a header and payload that read as an object's text may be of two
+            # character classes; ones that do not read so (a draw of the rule, a mangled copy)
+            # only of all three, as random base64 is: ``eyelid-surgery-2019.eyebrow-lift-2020``
+            # is a file name. Names joined as code joins them are none either way
+            # (``eyeColorDefault.eyebrowStyleName.``).
+            floor = 2 if all(_text_object(x) for x in segments[:2]) else 3
+            if any(mixed_classes(x) < floor or joined_words(x) for x in segments[:2]):
+                return True
         if (
             len(segments) > 1
             and not segments[1].startswith("eyJ")
@@ -133,14 +166,31 @@ class JwtRecognizer(TiersPatternRecognizer):
         return is_sample_jwt(pattern_text)
 
 
+_SLASH = re.compile(r"\\?/")
+_BASE64URL = str.maketrans("-_", "+/")
+
+
+def _text_object(segment: str) -> bool:
+    """Whether a token's segment is base64 (url-safe or not) of text opening an object: what a
+    JWT's header and payload are. Names that start with ``ey`` decode to bytes no text has."""
+    raw = segment.replace("\\/", "/").rstrip("=").translate(_BASE64URL)
+    raw = raw[: len(raw) // 4 * 4]
+    try:
+        # a segment cut off mid-character still decodes: the decoder keeps an unfinished tail
+        text = codecs.getincrementaldecoder("utf-8")().decode(base64.b64decode(raw, validate=True))
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    return text.startswith("{") and all(c.isprintable() or c in "\t\r\n" for c in text)
+
+
 class CredentialUrlRecognizer(TiersPatternRecognizer):
     """URLs that carry a password: database DSNs (``redis://:pw@…`` too), brokers, JDBC, HTTP
     basic auth in the URL. The whole URL is reported.
 
     The user part may be a template (``mongodb+srv://<user>:Xk9…@…``: whoever fills in the user
     still pasted the password), and a password of three characters is one (``root:K9q@db``: a
-    weak password, still the database's); shorter ones, or template words (``u:pw@``,
-    ``user:pwd@``), are documentation's."""
+    weak password, still the database's); shorter ones, a common word of three letters, or
+    template words (``u:pw@``, ``user:pwd@``, ``alice:you@``), are documentation's."""
 
     ENTITY = "SECRET"
     PATTERNS = [
@@ -158,4 +208,6 @@ class CredentialUrlRecognizer(TiersPatternRecognizer):
             # a grammar's optional parts ("git://[path-to-repo[:]][ref@]path"): RFC 3986 has no
             # brackets in a user part (a host with no name, "postgresql://u:pw@/db", still counts)
             return True
+        if len(password) == 3 and password.isalpha() and is_common(password):
+            return True  # a word of the language (``alice:you@``), not ``K9q`` or ``abd``
         return not password or is_placeholder(password, min_len=3) or password.startswith(("{", "%("))
