@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import urllib.parse
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -216,3 +217,126 @@ def test_escaped_assignments_are_found_whole(
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), text
     assert value not in stripped_text(clf, text)
+
+
+# -- the last stop's review: what a finding must not miss, and where it must end ---------------
+
+
+@_SETTINGS
+@given(
+    st.text(
+        alphabet="abcdefghijkmnpqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789!#$&()*+,/:;=?@[]^{}|~",
+        min_size=3,
+        max_size=16,
+    ),
+    st.sampled_from(["amqp", "postgresql", "redis", "mongodb"]),
+    st.sampled_from(CARRIERS),
+)
+def test_percent_encoded_url_password_is_found(
+    clf: Classifier, password: str, scheme: str, carrier: tuple[str, str]
+) -> None:
+    """A password written with every character escaped (``%2F%3D%2B%5E``, as URL builders
+    write it) is a value, not format verbs: the URL is found whole."""
+    assume(len(set(password)) >= 3 and not is_placeholder(password, min_len=3))
+    url = f"{scheme}://svc:{urllib.parse.quote(password, safe='')}@broker.internal:5672/app"
+    text = carrier[1].format(t=url)
+    s = text.index(url)
+    assert covered(secret_spans(clf, text), s, s + len(url)), text
+
+
+_WORD = st.from_regex(r"[a-z]{3,9}", fullmatch=True)
+
+
+@_SETTINGS
+@given(
+    st.lists(_WORD, min_size=1, max_size=3),
+    st.lists(_WORD, min_size=1, max_size=3),
+    st.integers(1900, 2099),
+    st.sampled_from(["-", "_"]),
+    st.sampled_from(["pdf", "png", "docx", ""]),
+    st.sampled_from(["see {t} for details", "files/{t}", "x = '{t}'", "{t}"]),
+)
+def test_file_names_after_ey_are_no_jwt(
+    clf: Classifier, first: list[str], second: list[str], year: int, sep: str, ext: str, carrier: str
+) -> None:
+    """``eyelid-surgery-2019.eyebrow-lift-2020.pdf``: words and a year after ``ey``, in one case,
+    decode to no object's text: a file name."""
+    name = "eye" + sep.join([*first, str(year)]) + ".eye" + sep.join([*second, str(year + 1)]) + "." + ext
+    text = carrier.format(t=name)
+    s = text.index(name)
+    assert not any(a < s + len(name) and b > s for a, b in secret_spans(clf, text)), text
+
+
+@_SETTINGS
+@given(
+    _rnd,
+    st.sampled_from(
+        [
+            ("https://api.example.net/v1/sessions/{t}/items/list", "/items"),
+            ("GET / HTTP/1.1\\r\\nAuthorization: Bearer {t}\\r\\nHost: api.example.net", "\\r\\nHost"),
+            ('{{"log": "token={t}\\nNext request"}}', "\\nNext"),
+        ]
+    ),
+)
+def test_base64url_jwt_ends_where_it_ends(clf: Classifier, rnd: random.Random, case: tuple[str, str]) -> None:
+    """A JWT in base64url (it shows a ``-`` or ``_``) is found whole and ends before the URL path,
+    the written line break or the word after it; what follows reaches the vendor."""
+    claims = {"sub": str(rnd.randrange(10**8)), "exp": rnd.randrange(10**9, 2 * 10**9)}
+    token = ".".join(
+        [_b64url(b'{"alg":"HS256","typ":"JWT"}'), _b64url(json.dumps(claims).encode()), _b64url(rnd.randbytes(32))]
+    )
+    assume("-" in token or "_" in token)
+    carrier, after = case
+    text = carrier.format(t=token)
+    s = text.index(token)
+    spans = secret_spans(clf, text)
+    assert covered(spans, s, s + len(token)), text
+    assert after in stripped_text(clf, text), text
+
+
+@_SETTINGS
+@given(_rnd, st.integers(120, 200))
+def test_slack_cookie_ends_before_a_written_line_break(clf: Classifier, rnd: random.Random, size: int) -> None:
+    token = "xoxd-" + urllib.parse.quote(base64.b64encode(rnd.randbytes(size * 3 // 4)).decode(), safe="")
+    text = f'{{"headers": "Cookie: d={token}\\nNext: value"}}'
+    s = text.index(token)
+    assert covered(secret_spans(clf, text), s, s + len(token)), text
+    assert "\\nNext: value" in stripped_text(clf, text)
+
+
+@_SETTINGS
+@given(connection_strings(), st.sampled_from(["; retries = 5", "; timeout=30", ";\tpool_size = 10"]))
+def test_connection_string_ends_before_other_settings(clf: Classifier, case: tuple[str, str], tail: str) -> None:
+    """The string is found whole; a setting after it that no SDK reads in one stays readable."""
+    conn, key = case
+    text = f"{conn.rstrip(';')}{tail}"
+    assert covered(secret_spans(clf, text), 0, len(conn.rstrip(";"))), text
+    out = stripped_text(clf, text)
+    assert key not in out and tail.lstrip(";").strip() in out, out
+
+
+_PARSERS = [
+    'if (line.equals("{b}")) {{ {v} = true; }} else if (line.equals("{e}")) {{ {v} = false; }}',
+    'if line == "{b}":\n    {v} = True\nelif line == "{e}":\n    {v} = False',
+    'const {v} = pem.indexOf("{b}") >= 0 && pem.indexOf("{e}") > 0;',
+    'for (const l of lines) {{ if (l === "{b}") {{ continue; }} if (l === "{e}") break; {v}.push(l); }}',
+]
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(_PARSERS),
+    st.from_regex(r"[a-z][A-Za-z]{2,10}", fullmatch=True),
+    st.sampled_from(["", "RSA ", "EC ", "OPENSSH "]),
+)
+def test_parser_code_between_armour_strings_is_no_key(clf: Classifier, code: str, var: str, kind: str) -> None:
+    text = code.format(b=f"-----BEGIN {kind}PRIVATE KEY-----", e=f"-----END {kind}PRIVATE KEY-----", v=var)
+    assert not secret_spans(clf, text), text
+
+
+@_SETTINGS
+@given(st.sampled_from(["you", "the", "and", "can", "one"]), st.sampled_from(["alice", "bob", "user"]))
+def test_common_word_as_url_password_is_documentation(clf: Classifier, word: str, user: str) -> None:
+    assume(is_common(word))
+    text = f"open https://{user}:{word}@example.com/ now"
+    assert not secret_spans(clf, text), text

@@ -8,6 +8,8 @@ __all__ = ["cells"]
 
 def cells(line: str, sep: str) -> list[str]:
     """The cells of a table line; a separator inside double quotes is part of its cell."""
+    if '"' not in line:
+        return line.split(sep)  # the common line, at C speed (a date cell's check runs per row)
     out = [""]
     quoted = False
     for c in line:

@@ -10,7 +10,6 @@ Text is seen normalised: "né" is "ne", "März" is "Marz".
 
 from __future__ import annotations
 
-import calendar
 import re
 from datetime import date
 
@@ -41,6 +40,8 @@ _LINK = r"(?:[ ]*[:=][ ]*|[ ]+(?i:on|am|le|the|en|in|:)[ ]+|[ ]+)"
 
 
 _CELL_SEP = ",;\t|"
+_NUMERIC = re.compile(r"([0-9]+)[./-]([0-9]+)[./-]([0-9]+)")
+_DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _BIRTH_HEADER = re.compile(r"(?i)^\W*(?:" + _BIRTH.removeprefix("(?i:").removesuffix(")") + r")\W*(?:\w+\W*)?$")
 
 
@@ -97,19 +98,21 @@ class DateOfBirthRecognizer(TiersPatternRecognizer):
 
     def validate_result(self, pattern_text: str) -> bool:
         # numeric forms must be a real day of a real month (either order: 14.03. or 3/14/)
-        if pattern_text[:1].isdigit() and not any(c.isalpha() for c in pattern_text):
-            parts = [int(p) for p in pattern_text.replace("/", "-").replace(".", "-").split("-")]
-            if len(parts) != 3:
-                return False
-            if parts[0] > 31:  # ISO
-                y, m, d = parts
-            else:
-                d, m, y = parts
-                if m > 12:
-                    d, m = m, d
-            if y < 100:
-                y += 1900
-            if not 1 <= m <= 12 or not 1 <= d <= calendar.monthrange(y, m)[1]:
-                return False
-            return 1880 <= y <= date.max.year
-        return True
+        m = _NUMERIC.fullmatch(pattern_text)
+        if m is None:
+            return True  # a month's name: the pattern read it
+        first, second, third = int(m.group(1)), int(m.group(2)), int(m.group(3))
+        if first > 31:  # ISO
+            y, mo, d = first, second, third
+        else:
+            d, mo, y = first, second, third
+            if mo > 12:
+                d, mo = mo, d
+        if y < 100:
+            y += 1900
+        if not 1 <= mo <= 12:
+            return False
+        leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+        if not 1 <= d <= (29 if mo == 2 and leap else _DAYS[mo - 1]):
+            return False
+        return 1880 <= y <= date.max.year

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+import urllib.parse
 from collections import Counter
 
 from ...normalize import normalize_text
@@ -103,9 +104,10 @@ _PRINTF = re.compile(r"^[\w.:/ -]*%[sdr][\w.:/ -]*$")
 # format verbs and nothing else (C's ``%08x``, Go's ``%+v`` / ``%X``): a template, whatever its
 # length (a URL's short password may be one, ``amqp://worker:%+X@…``)
 _VERBS = re.compile(r"^(?:%[-+# 0]*[0-9]*(?:\.[0-9]+)?[a-zA-Z])+$")
-# ... unless every verb is also a percent-escape and they spell printable text: ``%2F%3D%2B%5E``
-# is a URL-encoded password (``/=+^``), ``%08x`` (a backspace, then ``x``) stays a verb
-_ESCAPES_ONLY = re.compile(r"^(?:%[0-9A-Fa-f]{2})+$")
+# ... unless every ``%`` starts a percent-escape and the value decodes to printable text:
+# ``%2F%3D%2B%5E`` and ``%40A%40B`` are URL-encoded passwords (``/=+^``, ``@A@B``), ``%08x`` (a
+# backspace, then ``x``) and ``%+v`` stay verbs
+_ESCAPES_ONLY = re.compile(r"^(?:%[0-9A-Fa-f]{2}|[^%])+$")
 # hexspeak, the hex words of debuggers and examples ("deadbeef", "cafebabe", "8badf00d"), with at
 # most a run of digits after: ``Authorization: Bearer deadbeef12346`` in an API's docstring
 _HEXSPEAK = re.compile(
@@ -220,14 +222,13 @@ def _placeholder(value: str, min_len: int) -> bool:
 
 
 def _escaped_text(value: str) -> bool:
-    """Percent-escapes only, whose bytes decode as printable UTF-8 text."""
+    """Percent-escapes and plain characters only, decoding to printable UTF-8 text."""
     if not _ESCAPES_ONLY.match(value):
         return False
     try:
-        text = bytes.fromhex(value.replace("%", "")).decode("utf-8")
+        return urllib.parse.unquote(value, errors="strict").isprintable()
     except UnicodeDecodeError:
         return False
-    return text.isprintable()
 
 
 def looks_random(value: str, min_len: int = 12) -> bool:

@@ -39,6 +39,7 @@ _UNQUOTED_STOP = r"\s\"'`(){}\[\]<>,;&|"
 _PARSE = re.compile(
     r"(?P<kq>[\"'\[]?)(?P<key>[A-Za-z0-9_.-]+)[\"'\]]?(?P<pre>[ \t]*)(?P<sep>:=|=>|\+=|\?=|=|:|,)[ \t]*"
 )
+_WRITTEN_BREAK = re.compile(r"(?<!\\)\\[nrt]")
 _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
 _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
 _DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
@@ -216,7 +217,9 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             return (s, e) if accept_value(value, strength, True, key=m.group("key")) else None
         if m.group("sep") == "," or (m.group("sep") == ":" and m.group("pre")):
             return None  # ``pass :ref:`` in prose; ``key : value`` is no config syntax
-        value = rest.split("\n", 1)[0]
+        # to the line's end, or to a line break written as an escape inside the string the
+        # assignment is quoted in (``{"log": "token=…\nNext"}``); ``\\n`` is a backslash and an n
+        value = _WRITTEN_BREAK.split(rest.split("\n", 1)[0], 1)[0]
         if value.endswith(("(", "[")):
             return None  # a call or an index: code
         value = _INLINE_COMMENT.sub("", value).rstrip()
