@@ -41,17 +41,13 @@ CLASSES: dict[str, str] = {
     "dote": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-=",
     "az": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.~-",
     "fly": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-=,/+",
-    "cook": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/+=%",
+    "cook": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-/+=%\\",
     "pct": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789%",
     "hy": "0123456789abcdef-",
     "ld": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-",
     "b64u": "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+/_=-",
     "sp": " \t",
 }
-
-# two-character members of a class: a JSON writer's ``\/`` inside a cookie. A backslash alone is
-# none, so a token ends before a written ``\n`` (``xoxd-…\nNext`` once ran on into the next word)
-_ESCAPED: dict[str, str] = {"cook": r"\\/"}
 
 _PART = re.compile(r"\{([a-zA-Z0-9]+):(\d+)(?:(,)(\d*))?\}")
 
@@ -103,10 +99,7 @@ def parse_shape(fmt: str) -> Shape:
         hi: int | None = lo if m.group(3) is None else (int(m.group(4)) if m.group(4) else None)
         parts.append(("cls", (cls, lo, hi)))
         count = f"{{{lo}}}" if hi == lo else f"{{{lo},{'' if hi is None else hi}}}"
-        atom = _charclass(CLASSES[cls])
-        if cls in _ESCAPED:
-            atom = f"(?:{atom}|{_ESCAPED[cls]})"
-        body.append(atom + count)
+        body.append(_charclass(CLASSES[cls]) + count)
         last_chars, bounded = CLASSES[cls], hi is not None
         pos = m.end()
     if pos < len(fmt):
