@@ -41,8 +41,8 @@ _WORD = re.compile(r"[a-z0-9]+")
 _CONTEXT_BOOST = 0.35  # presidio's LemmaContextAwareEnhancer defaults
 _CONTEXT_MIN = 0.4
 _WINDOW = 96  # characters around a loose match searched by the original pattern
-_WEAK_MARGIN = 64
-_SET_SIZE = 32  # patterns per RE2 set (see Scanner.__init__)  # characters beyond the context window scanned for a weak pattern's candidates
+_WEAK_MARGIN = 64  # characters beyond the context window scanned for a weak pattern's candidates
+_SET_SIZE = 32  # patterns per RE2 set (see Scanner.__init__)
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.max_mem = 64 << 20
 _RE2_OPTIONS.log_errors = False
@@ -231,6 +231,19 @@ class Scanner:
             sentinel = one.Add(r"\z")
             one.Compile()
             self._sets.append((one, (*(place[id(c)] for c in members), spare), sentinel))
+        # Patterns that count only where the text holds some word anywhere (a recognizer's
+        # ``REQUIRES``: pattern name -> RE2 regex, e.g. a date in a table cell needs a birth word
+        # in a header or cell): one set pass over all such words, and a pattern whose word is
+        # absent does not run.
+        self._required: list[tuple[int, int]] = []  # (place in ``_patterns``, member of the set)
+        self._requires: tuple[Any, int] | None = None  # (re2 Set, sentinel)
+        needs = [(i, src) for i, c in enumerate(self._patterns) if (src := getattr(c.rec, "REQUIRES", {}).get(c.name))]
+        if needs:
+            one = re2.Set.SearchSet(_RE2_OPTIONS)
+            self._required = [(place, one.Add(src)) for place, src in needs]
+            sentinel = one.Add(r"\z")
+            one.Compile()
+            self._requires = (one, sentinel)
 
     def _add_pattern_recognizer(self, rec: PatternRecognizer) -> None:
         entity = rec.supported_entities[0]
@@ -295,7 +308,18 @@ class Scanner:
             else:  # the pass gave up: every member runs
                 for p in places_of:
                     run[p] = 1
+        if self._requires is not None:
+            one, sentinel = self._requires
+            present = set(one.Match(subject) or ())
+            if sentinel in present:  # (without it the pass gave up: every pattern runs)
+                for place, member in self._required:
+                    if member not in present:
+                        run[place] = 0
         best: dict[tuple[str, str, int, int], Hit] = {}
+        # A recognizer's verdict on a span, whichever of its patterns found it: several patterns
+        # of one recognizer often find the same candidate (presidio's SSN patterns, weak and
+        # strong), and its checks look only at the text, so each span is judged once.
+        verdicts: dict[tuple[int, int, int], _Verdict] = {}
         places: dict[int, tuple[list[int], list[tuple[int, int]]]] | None = None
         for comp in compress(self._patterns, run):
             ctx_places: list[int] | None = None
@@ -313,7 +337,7 @@ class Scanner:
             for n, (s, e) in enumerate(spans):
                 if n & 1023 == 1023:
                     checkpoint()
-                hit = self._accept(comp, text, s, e, ctx_places)
+                hit = self._accept(comp, text, s, e, ctx_places, verdicts)
                 if hit is not None:
                     k = (hit.entity, hit.recognizer, s, e)
                     if k not in best or best[k].score < hit.score:
@@ -372,8 +396,15 @@ class Scanner:
                     continue
                 yield s, e
 
-    def _accept(self, comp: _Compiled, text: str, s: int, e: int, ctx_places: list[int] | None) -> Hit | None:
-        rec = comp.rec
+    def _accept(
+        self,
+        comp: _Compiled,
+        text: str,
+        s: int,
+        e: int,
+        ctx_places: list[int] | None,
+        verdicts: dict[tuple[int, int, int], _Verdict],
+    ) -> Hit | None:
         score = comp.score
         if ctx_places is not None:
             w = self.context_window
@@ -383,25 +414,41 @@ class Scanner:
             score = max(score + _CONTEXT_BOOST, _CONTEXT_MIN)
             if score < self.min_score:
                 return None
-        refine = getattr(rec, "refine_span", None)
-        if refine is not None:
-            # The recognizer narrows a greedy candidate itself (validating as it goes).
-            span = refine(text[s:e])
-            if span is None:
-                return None
-            s, e = s + span[0], s + span[1]
-            if rec.invalidate_result(text[s:e]) or _rejected_at(rec, text, s, e):
-                return None
-            return Hit(comp.entity, s, e, rec.name, 1.0)
-        value = text[s:e]
-        verdict = rec.validate_result(value)
-        if verdict is False:
+        key = (id(comp.rec), s, e)
+        verdict = verdicts.get(key, _UNJUDGED)
+        if verdict is _UNJUDGED:
+            verdict = verdicts[key] = _judge(comp.rec, text, s, e)
+        if verdict is None:
             return None
-        if verdict:
-            score = 1.0
-        if rec.invalidate_result(value) or _rejected_at(rec, text, s, e):
+        vs, ve, validated = verdict
+        return Hit(comp.entity, vs, ve, comp.rec.name, 1.0 if validated else score)
+
+
+# (start, end, validated) of an accepted span, None for a refused one
+_Verdict = tuple[int, int, bool] | None
+_UNJUDGED: _Verdict = (-1, -1, False)
+
+
+def _judge(rec: PatternRecognizer, text: str, s: int, e: int) -> _Verdict:
+    """A recognizer's checks of a candidate span: its own narrowing (``refine_span``), presidio's
+    ``validate_result`` / ``invalidate_result`` and the look around it (``reject_at``)."""
+    refine = getattr(rec, "refine_span", None)
+    if refine is not None:
+        # The recognizer narrows a greedy candidate itself (validating as it goes).
+        span = refine(text[s:e])
+        if span is None:
             return None
-        return Hit(comp.entity, s, e, rec.name, score)
+        s, e = s + span[0], s + span[1]
+        if rec.invalidate_result(text[s:e]) or _rejected_at(rec, text, s, e):
+            return None
+        return s, e, True
+    value = text[s:e]
+    verdict = rec.validate_result(value)
+    if verdict is False:
+        return None
+    if rec.invalidate_result(value) or _rejected_at(rec, text, s, e):
+        return None
+    return s, e, bool(verdict)
 
 
 def _rejected_at(rec: PatternRecognizer, text: str, s: int, e: int) -> bool:

@@ -39,6 +39,7 @@ _BIRTH = (
 _LINK = r"(?:[ ]*[:=][ ]*|[ ]+(?i:on|am|le|the|en|in|:)[ ]+|[ ]+)"
 
 
+REQUIRED_WORD = r"(?i)born|birth|d\.?o\.?b|geb|naissance|\bnee?\b"
 _CELL_SEP = ",;\t|"
 _NUMERIC = re.compile(r"([0-9]+)[./-]([0-9]+)[./-]([0-9]+)")
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
@@ -54,12 +55,17 @@ class DateOfBirthRecognizer(TiersPatternRecognizer):
         # a cell of a CSV / TSV / Markdown table: "name;born;city\nAnna Berg;14.03.1962;Ulm"
         Pattern("date_of_birth_cell", r"(?:^|[,;\t|])[ ]*(?P<value>" + _DATE + r")[ ]*(?:$|[,;\t|])", 0.7),
     ]
+    # a cell counts only under a birth header or after a birth cell, so a text without a birth
+    # word anywhere has none (each date of a CSV of dates was checked for one): a superset of
+    # ``_BIRTH``'s words, which the scanner looks for once per text
+    REQUIRES = {"date_of_birth_cell": REQUIRED_WORD}
 
     def __init__(self) -> None:
         super().__init__()
-        # (text id, text length, block start, searched up to, header cells) of the last table:
-        # rows of one table share it, so a long CSV is not searched back once per date
-        self._table: tuple[int, int, int, int, tuple[str, ...]] | None = None
+        # (text, block start, searched up to, which header cells are birth words) of the last
+        # table: rows of one table share it, so a long CSV is not searched back once per date.
+        # The text itself is kept, not its id: a freed text's id is reused by the next one.
+        self._table: tuple[str, int, int, tuple[bool, ...]] | None = None
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """A date in a cell counts under a birth header or right after a birth cell; one after a
@@ -77,24 +83,26 @@ class DateOfBirthRecognizer(TiersPatternRecognizer):
         cells = _cells(prefix, sep)
         if len(cells) >= 2 and _BIRTH_HEADER.match(cells[-2].strip()):
             return False  # "DOB;14.03.1962"
-        header = self._header(text, line_start, sep)
+        births = self._header(text, line_start, sep)
         column = len(cells) - 1
-        return not (column < len(header) and _BIRTH_HEADER.match(header[column].strip()))
+        return not (column < len(births) and births[column])
 
-    def _header(self, text: str, line_start: int, sep: str) -> tuple[str, ...]:
+    def _header(self, text: str, line_start: int, sep: str) -> tuple[bool, ...]:
+        """For each cell of the header of the table holding ``line_start``: a birth word?"""
         cached = self._table
-        if cached is not None and cached[0] == id(text) and cached[1] == len(text) and cached[2] <= line_start:
-            blank = text.find("\n\n", cached[3], line_start)
+        if cached is not None and cached[0] is text and cached[1] <= line_start:
+            blank = text.find("\n\n", cached[2], line_start)
             if blank < 0:
-                self._table = (*cached[:3], line_start, cached[4])
-                return cached[4]
+                self._table = (text, cached[1], line_start, cached[3])
+                return cached[3]
         block = text.rfind("\n\n", 0, line_start)
         block = 0 if block < 0 else block + 2
         stop = text.find("\n", block)
         first = text[block : stop if 0 <= stop < line_start else line_start]
         header = tuple(_cells(first, sep)) if sep in first else ()
-        self._table = (id(text), len(text), block, line_start, header)
-        return header
+        births = tuple(_BIRTH_HEADER.match(cell.strip()) is not None for cell in header)
+        self._table = (text, block, line_start, births)
+        return births
 
     def validate_result(self, pattern_text: str) -> bool:
         # numeric forms must be a real day of a real month (either order: 14.03. or 3/14/)
