@@ -7,13 +7,13 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier, TiersConfig
 from tiers.recognizers._given_names import given_names
 from tiers.recognizers._vocabulary import is_common
-from tiers.recognizers.people import word_given_names
+from tiers.recognizers.people import title_noun, word_given_names
 
 from .conftest import content
 from .documents import documents
@@ -219,3 +219,59 @@ def test_generated_names_in_layout_carriers(
     for f in d.findings:
         covered[f.start : f.end] = b"\x01" * (f.end - f.start)
     assert all(covered[start : start + len(name)]), (text, [(f.entity_type, text[f.start : f.end]) for f in d.findings])
+
+
+# English words that no common census surname spells, as titles and terms put them after a word
+# that is a given name too ("Sage Handbook", "Wolfram Web Resource", "Ray Actors")
+_TITLE_NOUNS = sorted(
+    w.capitalize()
+    for w in (
+        "handbook resource distance graph programs lattices agents actors tasks chord predictor owl "
+        "centenary manual guide framework library compiler algorithm theorem lemma server network"
+    ).split()
+)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    first=st.sampled_from(sorted(n for n in given_names(3) if not is_common(n))),
+    noun=st.sampled_from(_TITLE_NOUNS),
+    carrier=st.sampled_from(["See the {} for details.", "# {}\n", "From MathWorld--A {}.", "{} (2nd ed.), 1998"]),
+)
+def test_given_name_before_a_title_noun_is_no_person(bare: Classifier, first: str, noun: str, carrier: str) -> None:
+    """A given name before the noun of a title names nobody: nothing of the noun is stripped."""
+    assert title_noun(noun), noun
+    g = "-".join(part.capitalize() for part in first.split("-"))
+    text = carrier.format(f"{g} {noun}")
+    at = carrier.index("{}") + len(g) + 1
+    d = bare.classify(content(text))
+    assert not any(f.entity_type == "PERSON" and f.start < at + len(noun) and f.end > at for f in d.findings), text
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    first=st.sampled_from(sorted(n for n in given_names(3) if not is_common(n))),
+    surname=st.sampled_from(
+        sorted(s.capitalize() for s in ("smith baker hill young price wood berg fox king rose".split()))
+    ),
+    # (not the nouns science names after people, "Baker Algorithm": an eponym, by design no one)
+    noun=st.sampled_from(["Handbook", "Manual", "Guide", "Library", "Server", "Network", "Resource", "Tasks"]),
+)
+def test_a_name_before_a_title_noun_is_still_found(bare: Classifier, first: str, surname: str, noun: str) -> None:
+    """A census surname that is a word too keeps the person ("Jack Hill"), and a title's noun
+    after a whole name only ends it: whatever name is found without the noun ("Maria Baker was
+    updated") is found with it ("Maria Baker Handbook was updated"), and the noun is not."""
+    g = "-".join(part.capitalize() for part in first.split("-"))
+    name = f"{g} {surname}"
+    plain = f"The review by the team: {name} was updated."
+    at = plain.index(name)
+
+    def people(text: str) -> list[tuple[int, int]]:
+        return [(f.start, f.end) for f in bare.classify(content(text)).findings if f.entity_type == "PERSON"]
+
+    # (a given name that is also a place, "Lorraine", is one only where a title or field says so)
+    assume(any(s <= at and at + len(name) <= e for s, e in people(plain)))
+    text = f"The review by the team: {name} {noun} was updated."
+    found = people(text)
+    assert any(s <= at and at + len(name) <= e for s, e in found), (text, found)
+    assert not any(s < at + len(name) + 1 + len(noun) and e > at + len(name) + 1 for s, e in found), (text, found)

@@ -32,6 +32,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position
+from ._english_words import is_english_word
 from ._eponyms import eponym_after
 from ._given_names import given_names
 from ._surnames import is_plain_surname, is_surname
@@ -93,11 +94,13 @@ _WORDS = re.compile(r"[A-Za-zß]+(?:['’-][A-Za-zß]+)*\.?")
 _PARTICLES = frozenset("von van de du des der den da di dos del della le la zu ten ter af al el bin ibn".split())
 
 
-def _until_common(text: str) -> int:
+def _until_common(text: str, nouns: bool = False) -> int:
     """Where the name in ``text`` ends: before its first ordinary word ("Maria Gonzalez Review"
     -> "Maria Gonzalez"); 0 when it starts with one. A lower-case particle before a capitalised
     word is part of the name ("Anna von Berg"), and so is a capitalised one before a word of a
-    name ("Lou-Ann Le Borgne", "Marco Di Stefano", "Eva Van Dyke")."""
+    name ("Lou-Ann Le Borgne", "Marco Di Stefano", "Eva Van Dyke"). ``nouns``: after the first
+    word, an English word that is no census surname ends it too ("Sage Handbook" -> "Sage",
+    "Alan Turing Centenary" -> "Alan Turing"; "Anthony Baker" stays whole)."""
     keep = 0
     words = list(_WORDS.finditer(text))
     for i, m in enumerate(words):
@@ -107,10 +110,21 @@ def _until_common(text: str) -> int:
             continue
         if keep and w.lower() in _PARTICLES and after[:1].isupper() and not is_common(after):
             continue
-        if is_common(w):
+        if is_common(w) or (nouns and keep and title_noun(w)):
             break
         keep = m.end()
     return keep
+
+
+def title_noun(word: str) -> bool:
+    """A capitalised English word that no common census surname spells: the noun of a title or
+    a term ("Handbook", "Resource", "Actors"; "Distance" and "Agent" are surnames beyond the
+    20,000th, as rare as the words are common), which no given name before it makes a person."""
+    w = word.rstrip(".")
+    return w[:1].isupper() and not w.isupper() and not is_surname(w, _NOUN_SURNAME_RANK) and is_english_word(w)
+
+
+_NOUN_SURNAME_RANK = 20_000
 
 
 # the names documentation and forms use for nobody in particular ("John Doe", "Max Mustermann")
@@ -189,6 +203,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         self._any_given = given_names(min_frequency)
         # capitalised runs recur (headings, the same people); a lookup is ≈ 10x a check
         self.refine_span = lru_cache(maxsize=16384)(self._refine)
+        is_english_word("")  # read the dictionary while the classifier is built, not on a request
 
     def _is_given(self, word: str) -> bool:
         w = word.lower()
@@ -213,6 +228,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 and self._is_given(words[1])
                 and not any(map(is_common, words))
                 and not words[0].lower().endswith(_DERIVED)
+                and not title_noun(words[0])  # "Conference, George": a title's noun, then a name
             ):
                 return 0, len(text)
             return None
@@ -232,7 +248,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             elif word[:1].isupper() and self._is_given(word) and word.lower() not in _PLACE_FIRST:
                 # a particle starts no name, though some are given names too ("Di", "Van"):
                 # "Faa di Bruno's formula" has none
-                keep = m.start() + _until_common(text[m.start() :])
+                keep = m.start() + _until_common(text[m.start() :], nouns=True)
                 name = _WORDS.findall(text[m.start() : keep])
                 after = _WORDS.match(text, m.end() + 1) if len(name) == 1 else None
                 if after is not None and after.group().lower() in SURNAME_WORDS:

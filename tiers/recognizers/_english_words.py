@@ -1,0 +1,41 @@
+"""English words, to tell the noun of a title from a surname after a given name ("Sage Handbook",
+"Wolfram Web Resource", "Ray Actors" name no one; "Maria Gonzalez" does).
+
+Source: the ``web2`` list, the entries of Webster's Second New International Dictionary (1934,
+public domain; Unix's ``/usr/share/dict/web2``), as shipped in the ``english-words`` package on
+PyPI (2.0.2, MIT licence, by Matt Wiens) and read through that package's own function at start-up;
+nothing of it is copied into this repository, nothing is downloaded. Only its lower-case entries
+count: the list writes proper nouns capitalised ("Aaron"), so a word there is an ordinary one.
+The package's other list (``gcide``, GPL) is not read. Many surnames are words too ("Baker",
+"Hill", "Smith"): callers ask the census gazetteer first (:mod:`._surnames`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+__all__ = ["is_english_word"]
+
+
+@lru_cache(maxsize=1)
+def _words() -> set[str]:
+    """The list as the package gives it, in its own case: a lower-case key finds only the
+    lower-case entries, so no filtered copy is made (never written to)."""
+    from english_words import get_english_words_set
+
+    words: set[str] = get_english_words_set(["web2"])
+    return words
+
+
+def is_english_word(word: str) -> bool:
+    """Whether ``word`` (any case) is an ordinary English word, or the plural of one (the
+    dictionary lists singulars: "lattices", "agents", "libraries")."""
+    w = word.lower()
+    words = _words()
+    if w in words:
+        return True
+    if w.endswith("ies") and w[:-3] + "y" in words:
+        return True
+    if w.endswith("es") and w[:-2] in words:
+        return True
+    return w.endswith("s") and w[:-1] in words
