@@ -206,8 +206,10 @@ def _judged(block: str) -> frozenset[str]:
 # 2001:4b98::1 (a real provider's allocation). A span cut across two real authors' names ("Gao,
 # Richard" of "Yu Gao, Richard Peng") identifies: all it covers are real people's names. One with
 # a word that is no name in it ("Vijay Approximation") does not, and is judged with NOBODY. The
-# last line was read on 2026-12-02: found since the fourth round (capitalised particles, and
-# "Briggs" cut from "Keith M. Briggs Mar 31, 2006"), real people all.
+# last line but one was read on 2026-12-02: found since the fourth round (capitalised particles, and
+# "Briggs" cut from "Keith M. Briggs Mar 31, 2006"), real people all. The last line, on 2026-12-05:
+# names a title's noun now ends ("Addison Wesley" of "… Professional", "Alan Turing" of "Alan
+# Turing Centenary"): the publishers and the person judged before.
 IDENTIFYING_HELD_OUT = _judged(
     """
     Abraham Berman|Abu-Aisheh, Romain|Academic Press Inc.|Addison Wesley Professional|Addison-Wesley
@@ -272,6 +274,7 @@ IDENTIFYING_HELD_OUT = _judged(
     pspacek@redhat.com|reingart@gmail.com|switham_github@mac-guyver.com|2001:4b98::1
     Jean-Loup Guillaume|Jean-Yves Ramel|Raveaux, Jean-Yves
     Guido Von Rossum|Erwan Le Merrer|Briggs
+    Addison Wesley|Alan Turing|Morgan Kaufmann
     """
 )
 # The fifth group's names, companies and mailboxes, read one by one on 2026-12-01 (issue 12):
@@ -358,6 +361,7 @@ NOBODY = _judged(
     78498 78527|0.98.5.3|6.2.2.3|100, _OptType.bytes|46, _OptType.bytes|156384712
     Activations|Dask, Ray|Five Six|test_encodeUnicode4BytesUTF8Highest|19:dd:41:93:a1:a3:f5:91
     4a:8e:9b:d0:ae:ce:66:4c|19:dd:41:93:a1:a3|f5:91:4a:8e:9b:d0
+    Deep South|Diamond Multi
     """
 ) | {"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"}  # h11's token grammar: a "|" inside, so not in the block
 

@@ -119,9 +119,17 @@ def _until_common(text: str, nouns: bool = False) -> int:
 def title_noun(word: str) -> bool:
     """A capitalised English word that no common census surname spells: the noun of a title or
     a term ("Handbook", "Resource", "Actors"; "Distance" and "Agent" are surnames beyond the
-    20,000th, as rare as the words are common), which no given name before it makes a person."""
+    20,000th, as rare as the words are common) and no given name, which no given name before it
+    makes a person."""
     w = word.rstrip(".")
-    return w[:1].isupper() and not w.isupper() and not is_surname(w, _NOUN_SURNAME_RANK) and is_english_word(w)
+    return (
+        w[:1].isupper()
+        and not w.isupper()
+        and not is_surname(w, _NOUN_SURNAME_RANK)
+        # a middle name that is a word too stays in the name ("Kadir Can Ozden", "Mary Rose Hill")
+        and w.lower() not in given_names(1)
+        and is_english_word(w)
+    )
 
 
 _NOUN_SURNAME_RANK = 20_000
