@@ -111,6 +111,9 @@ PLACEHOLDERS: list[str] = [
 # code and config that mention credentials without holding one
 CLEAN_CODE: list[str] = [
     "token = get_token()",
+    # a highlighter's styles keyed by token types (pygments)
+    '        Token.Name.Builtin.MusicCommand: "bold #08547A",',
+    "    Token.Comment: 'italic bg:#f8f8f8 #888',",
     "password = request.form['password']",
     "def check_password(password: str) -> bool:",
     "    token: Optional[str] = None",

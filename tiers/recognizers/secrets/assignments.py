@@ -60,6 +60,10 @@ _PROSE = re.compile(
     r"|on|as|it|not|will|can|must|should|your|you)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
 )
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
+# style words and colours only: pygments' ``"bold #08547A"``, ``"italic bg:#f8f8f8 #000"``
+_STYLE = re.compile(
+    r"^(?:(?:no)?(?:bold|italic|underline|inherit)|(?:bg|border):|#[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?\b|[ ])+$"
+)
 _CODE_SHAPE = re.compile(
     r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\s|^lambda\b"
     r"|\s(?:=|==|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
@@ -125,6 +129,8 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # ``"package.module.name"``
     if len(_REGEX_SHAPE.findall(value)) >= 2 or _CHARACTER_CLASS.match(value):
         return False  # a pattern describing tokens, not one
+    if "#" in value and _STYLE.match(value):
+        return False  # a style of a highlighter or a stylesheet (``Token.Keyword: "bold #038B8B"``)
     if strength is not Strength.STRONG and _LOWER_NAME.match(value):
         return False  # ``"csrf_token"``: a name
     if not quoted and strength is not Strength.STRONG and any(c.isspace() for c in value):
