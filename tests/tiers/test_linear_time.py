@@ -121,6 +121,13 @@ ADVERSARIAL = {
     # each field that runs on to the next brace is quadratic (a pattern once shipped took 20 s/MB)
     "credential-file-fields": '"private_key": "-----BEGIN PRIVATE KEY-----x" "client_email" ',
     "credential-file-adc-fields": '"client_secret": "a", "refresh_token": "b" ',
+    # the same without a single blank (the words around a run of fields reach over all of it),
+    # escaped, and runs between fields without their partner field
+    "credential-file-no-blanks": 'auth_provider_x509_cert_urlA"private_key":"-----BEGIN PRIVATE KEY-----B',
+    "credential-file-escaped": '\\"private_key\\": \\"-----BEGIN PRIVATE KEY-----x\\" \\"client_email\\" ',
+    "credential-file-gap-run": "auth_provider_x509_cert_url x ",
+    "credential-file-between": '"client_secret": "a", "x": "y", ',
+    "credential-file-key-between": '"private_key": "-----BEGIN PRIVATE KEY-----x", "a": "b", ',
     # escaped pairs whose value never closes, and ones that close at every step
     "escaped-pair-open": '\\"password\\": \\"a\\\\',
     "escaped-pair-closed": '\\"token\\":\\"x\\" ',

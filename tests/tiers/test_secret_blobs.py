@@ -1,7 +1,9 @@
-"""Property tests for key blocks found by their structure rather than as valid PEM (the third
-outside round): key blocks whose line breaks became escapes or markup; templates, prose and code
-between the armour are none. (Google credential files found whole by their fields were taken out
-again: their pattern was quadratic on one line of repeated fields, see tests/tiers/test_linear_time.py.)"""
+"""Property tests for key blocks and credential files found by their structure rather than as
+valid PEM or JSON: key blocks whose line breaks became escapes or markup (templates, prose and code
+between the armour are none); Google service-account keys and application default credentials in
+every carrier, as fragments without braces, and as templates. (A first credential-file pattern
+was quadratic on one line of repeated fields and taken out; its shapes are in
+tests/tiers/test_linear_time.py, beside the linear pattern's.)"""
 
 from __future__ import annotations
 
@@ -181,3 +183,111 @@ def test_application_default_credentials_never_reach_a_vendor(
     out = stripped_text(clf, carrier(adc))
     assert secret not in out and secret[-12:] not in out, out
     assert all(refresh[i : i + 12] not in out for i in range(4, len(refresh) - 12, 12)), out
+
+
+def _key_value_span(text: str) -> tuple[int, int]:
+    """The private key's value in ``text``: from its armour to the END line's last dash."""
+    s = text.index("-----BEGIN PRIVATE KEY-----")
+    return s, text.index("PRIVATE KEY-----", text.index("END", s)) + len("PRIVATE KEY-----")
+
+
+@_SETTINGS
+@given(service_accounts(), st.sampled_from(["compact", "spaced", "pretty"]), st.sampled_from(_FILE_CARRIERS))
+def test_service_account_key_field_is_found_with_its_account(
+    clf: Classifier, case: tuple[dict[str, str], str], style: str, carrier: Callable[[str], str]
+) -> None:
+    """The key's value is covered, and a finding reaches from it over the fields between to the
+    nearest of the account's fields (its id, mailbox or certificate URLs), in any order."""
+    fields, _ = case
+    if style == "pretty":
+        obj = json.dumps(fields, indent=2)
+    else:
+        obj = json.dumps(fields, separators=(",", ":") if style == "compact" else (", ", ": "))
+    text = carrier(obj)
+    spans = secret_spans(clf, text)
+    s, e = _key_value_span(text)
+    assert covered(spans, s, e), text
+    accounts = ("private_key_id", "client_email", "auth_provider_x509_cert_url", "client_x509_cert_url")
+    key_at = text.index("private_key\\" if "private_key\\" in text else 'private_key"')
+    nearest = min((abs(text.index(a) - key_at), text.index(a)) for a in accounts if a in text)[1]
+    lo, hi = min(nearest, key_at), max(nearest, key_at)
+    assert covered(spans, lo, hi), text
+
+
+_JUNK = st.from_regex(r"[A-Za-z0-9]{0,8}", fullmatch=True)
+
+
+@_SETTINGS
+@given(
+    _JUNK,
+    st.sampled_from(["auth_provider_x509_cert_url", "client_email", "private_key_id", "service_account"]),
+    _JUNK,
+    st.sampled_from(["", "RSA "]),
+    _rnd,
+    st.booleans(),
+    st.sampled_from(["{t}", "x\n{t}\ny", '{{"value": "{t}"}}']),
+)
+def test_credential_file_fragments_are_found_whole(
+    clf: Classifier,
+    before: str,
+    account: str,
+    gap: str,
+    kind: str,
+    rnd: random.Random,
+    key_first: bool,
+    carrier: str,
+) -> None:
+    """Fragments of a key file, an account field's name and the key field with junk between and
+    around them (as scanners' rules describe them, the braces lost), are one finding."""
+    body = base64.b64encode(rnd.randbytes(rnd.randint(6, 40))).decode().rstrip("=")
+    key = f'"private_key": "-----BEGIN {kind}PRIVATE KEY-----{body}'
+    frag = f"{before}{key}{gap}{account}" if key_first else f"{before}{account}{gap}{key}"
+    assume(not is_placeholder(body, min_len=1))
+    text = carrier.format(t=frag)
+    s = text.index(frag)
+    assert covered(secret_spans(clf, text), s, s + len(frag)), text
+
+
+@_SETTINGS
+@given(_JUNK, _rnd, _rnd, _JUNK, st.booleans())
+def test_authorized_user_fragments_are_found_whole(
+    clf: Classifier, before: str, r1: random.Random, r2: random.Random, after: str, secret_first: bool
+) -> None:
+    secret = "".join(r1.choice(_URL) for _ in range(r1.randint(3, 30)))
+    refresh = "1//0" + "".join(r2.choice(_URL) for _ in range(r2.randint(3, 60)))
+    assume(not is_placeholder(secret, min_len=3))
+    first, second = (f'"client_secret": "{secret}"', f'"refresh_token":"{refresh}"')
+    frag = f"{before}{first}, {second}{after}" if secret_first else f"{before}{second}x{first}{after}"
+    text = f"creds: {frag}\n"
+    s = text.index(frag)
+    assert covered(secret_spans(clf, text), s, s + len(frag)), text
+
+
+_TEMPLATE_KEYS = ["PRIVATE_KEY", "...", "<your-private-key>", "YOUR_PRIVATE_KEY_HERE", "${PRIVATE_KEY}", "xxxxxxxx"]
+
+
+@_SETTINGS
+@given(service_accounts(), st.sampled_from(_TEMPLATE_KEYS), st.sampled_from(_FILE_CARRIERS))
+def test_service_account_template_is_no_secret(
+    clf: Classifier, case: tuple[dict[str, str], str], template: str, carrier: Callable[[str], str]
+) -> None:
+    """Documentation's key file, with a template where the key goes, holds no secret."""
+    fields, _ = case
+    fields = {**fields, "private_key": f"-----BEGIN PRIVATE KEY-----\n{template}\n-----END PRIVATE KEY-----\n"}
+    fields.pop("private_key_id", None)  # a hex id alone is no secret either way; keep the check on the key
+    text = carrier(json.dumps(fields))
+    assert not secret_spans(clf, text), text
+
+
+@_SETTINGS
+@given(
+    authorized_users(),
+    st.sampled_from(["<your-client-secret>", "YOUR_CLIENT_SECRET", "${CLIENT_SECRET}", "xxxxxxxx"]),
+    st.sampled_from(["<your-refresh-token>", "REFRESH_TOKEN", "${REFRESH_TOKEN}", "..."]),
+)
+def test_application_default_credentials_template_is_no_secret(
+    clf: Classifier, case: tuple[str, str, str], secret_template: str, refresh_template: str
+) -> None:
+    adc, secret, refresh = case
+    text = adc.replace(secret, secret_template).replace(refresh, refresh_template)
+    assert not secret_spans(clf, text), text

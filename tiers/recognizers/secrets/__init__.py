@@ -6,7 +6,8 @@
 - ``commands``: command lines, ``.netrc`` / ``.pgpass``, ``Authorization`` headers, Kubernetes
   Secret data;
 - ``keys``: private-key blocks, PuTTY files, JWTs, URLs with a password;
-- ``connection_strings``: Azure-style ``Endpoint=…;…Key=…`` strings, whole.
+- ``connection_strings``: Azure-style ``Endpoint=…;…Key=…`` strings, whole;
+- ``credential_files``: Google service-account keys and application default credentials.
 
 Every pattern is RE2; each reports the whole value.
 """
@@ -24,6 +25,7 @@ from .commands import (
     KubernetesSecretDataRecognizer,
 )
 from .connection_strings import ConnectionStringRecognizer
+from .credential_files import GoogleCredentialFileRecognizer
 from .keys import CredentialUrlRecognizer, JwtRecognizer, PrivateKeyRecognizer
 from .providers import ProviderTokenRecognizer, provider_formats
 
@@ -35,6 +37,7 @@ __all__ = [
     "ConnectionStringRecognizer",
     "CredentialUrlRecognizer",
     "DotfileRecognizer",
+    "GoogleCredentialFileRecognizer",
     "JwtRecognizer",
     "KubernetesSecretDataRecognizer",
     "MarkupRecognizer",
@@ -53,6 +56,7 @@ def secret_recognizers() -> list[EntityRecognizer]:
         JwtRecognizer(),
         CredentialUrlRecognizer(),
         ConnectionStringRecognizer(),
+        GoogleCredentialFileRecognizer(),
         AssignmentRecognizer(),
         MarkupRecognizer(),
         CommandLineRecognizer(),
