@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from tiers import Classifier, TiersConfig
 from tiers.recognizers._given_names import given_names
-from tiers.recognizers._vocabulary import is_common
+from tiers.recognizers._vocabulary import SURNAME_WORDS, is_common
 from tiers.recognizers.people import title_noun, word_given_names
 
 from .conftest import content
@@ -275,3 +275,30 @@ def test_a_name_before_a_title_noun_is_still_found(bare: Classifier, first: str,
     found = people(text)
     assert any(s <= at and at + len(name) <= e for s, e in found), (text, found)
     assert not any(s < at + len(name) + 1 + len(noun) and e > at + len(name) + 1 for s, e in found), (text, found)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    first=st.sampled_from(sorted(n for n in given_names(3) if not is_common(n))),
+    middle=st.sampled_from(
+        [m for m in ("Rose", "Grace", "Hope", "Joy", "Faith", "Lee", "Ann", "Jo") if m.lower() in given_names(1)]
+    ),
+    surname=st.sampled_from(sorted(w.capitalize() for w in SURNAME_WORDS)),
+)
+def test_a_middle_name_before_a_surname_that_is_a_word_keeps_the_surname(
+    bare: Classifier, first: str, middle: str, surname: str
+) -> None:
+    """Whoever is found as "Mary Hill" is found whole as "Mary Rose Hill": the surname that is an
+    ordinary word too is not left for the vendor after a middle name."""
+    g = "-".join(part.capitalize() for part in first.split("-"))
+
+    def covered_by_person(text: str, name: str) -> bool:
+        at = text.index(name)
+        return any(
+            f.entity_type == "PERSON" and f.start <= at and at + len(name) <= f.end
+            for f in bare.classify(content(text)).findings
+        )
+
+    assume(covered_by_person(f"The report was written by {g} {surname} last week.", f"{g} {surname}"))
+    name = f"{g} {middle} {surname}"
+    assert covered_by_person(f"The report was written by {name} last week.", name), name

@@ -258,10 +258,13 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 # "Faa di Bruno's formula" has none
                 keep = m.start() + _until_common(text[m.start() :], nouns=True)
                 name = _WORDS.findall(text[m.start() : keep])
-                after = _WORDS.match(text, m.end() + 1) if len(name) == 1 else None
-                if after is not None and after.group().lower() in SURNAME_WORDS:
-                    # "Anthony Hill", "Ruth Baker": a surname that is an ordinary word too
-                    keep, name = after.end(), [word, after.group()]
+                # after a given name, or a given and a middle name ("Mary Rose"): a surname that is
+                # an ordinary word too ("Anthony Hill", "Mary Rose Hill"; the name ended before it)
+                while len(name) == 1 or (len(name) == 2 and name[1].lower() in self._any_given):
+                    after = _WORDS.match(text, keep + 1)
+                    if after is None or after.group().lower() not in SURNAME_WORDS:
+                        break
+                    keep, name = after.end(), [*name, after.group()]
                 if len(name) >= 2 and self._surname_holds(word, name[-1], name[1:-1]):
                     return m.start(), keep
             previous = word
