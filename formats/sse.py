@@ -62,12 +62,14 @@ class SSEDecoder:
         self._retry: int | None = None
 
     def feed(self, chunk: bytes) -> list[Event]:
+        if not chunk:
+            return []  # (before the CR check: an empty chunk between a CR and its LF changes nothing)
         if self._after_cr:
             self._after_cr = False
             if chunk[:1] == b"\n":  # the LF of a CRLF cut between two chunks
                 chunk = chunk[1:]
-        if not chunk:
-            return []
+                if not chunk:
+                    return []
         if b"\r" in chunk:
             self._after_cr = chunk[-1:] == b"\r"
             chunk = chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")

@@ -104,3 +104,10 @@ def test_a_line_longer_than_allowed_is_refused_before_it_ends() -> None:
         decoder.feed(b"345")
     with pytest.raises(SSELineTooLong):
         SSEDecoder(max_line=8).feed(b"data: 123456789\n")
+
+
+def test_an_empty_chunk_between_a_cr_and_its_lf_changes_nothing() -> None:
+    # found by the property above: a client's empty read between the two bytes of a CRLF once
+    # made the LF a second line end, an empty line that dispatched the event half written
+    chunks = [b"data: a\r", b"", b"\ndata: b\r\n\r\n"]
+    assert iter_events(chunks) == [Event(data="a\nb", event=None, id=None, retry=None)]
