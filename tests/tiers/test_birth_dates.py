@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier
-from tiers.recognizers.birth_dates import _BIRTH, REQUIRED_WORD, DateOfBirthRecognizer
+from tiers.recognizers.birth_dates import _BIRTH, _BIRTH_HEADER, REQUIRED_WORD, DateOfBirthRecognizer
 
 from .conftest import content
 
@@ -53,14 +53,22 @@ def test_month_names_are_left_to_the_pattern() -> None:
     assert _CHECK.validate_result("14 March 1962") and _CHECK.validate_result("March 14, 1962")
 
 
-@given(st.from_regex(_BIRTH, fullmatch=True))
-def test_every_birth_word_holds_the_word_the_cell_pattern_requires(word: str) -> None:
+@settings(max_examples=300)
+@given(st.one_of(st.from_regex(_BIRTH, fullmatch=True), st.from_regex(_BIRTH_HEADER, fullmatch=True)))
+def test_every_birth_header_holds_the_word_the_cell_pattern_requires(header: str) -> None:
     """The scanner runs the cell pattern only on text where ``REQUIRED_WORD`` occurs: every
-    spelling of a birth word (as the normaliser leaves it) holds it."""
-    assert re.search(REQUIRED_WORD, word), word
+    spelling of a birth word, and every header cell the check accepts ("ne_le", "Date of birth:"),
+    holds it."""
+    assert re.search(REQUIRED_WORD, header), header
 
 
-_HEADERS = ["born", "DOB", "Geburtsdatum", "geb.", "date de naissance", "Date of birth", "birthdate", "ne le"]
+@given(st.sampled_from(["Next", "Nested", "network", "Needs", "Nettokosten"]), st.sampled_from([";", ","]))
+def test_words_that_start_with_ne_are_no_birth_header(word: str, sep: str) -> None:
+    """ "ne" (French "né", normalised) is a birth word alone, not the start of another word."""
+    assert not _BIRTH_HEADER.match(word)
+
+
+_HEADERS = ["born", "DOB", "Geburtsdatum", "geb.", "date de naissance", "Date of birth", "birthdate", "ne le", "ne_le"]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -205,7 +205,6 @@ NEAR_MISSES = [
     ("IP_ADDRESS", "# ISO 32000-2:2020, 9.7.5.2, Note 1 and Table 116."),
     ("IP_ADDRESS", 'Taken from PDF 1.7 specs, "7.4.4.2 Details of LZW Encoding".'),
     ("IP_ADDRESS", '# a digit." (PDF reference 7.3.4.2, p 16) and Annex 2.1.3.4, § 3.1.4.1'),
-    ("IP_ADDRESS", "(r'#\\|', Comment.Multiline, '#push'),  # (cf. Hyperspec 2.4.8.19)"),
     ("IP_ADDRESS", 'foo==1.0.0.0 compares equal, Specifier("== 1.2.3.0") and pkg>=2.0.1.7'),
     ("IP_ADDRESS", "https://doi.org/10.1002/1097-0037(200010)36:3<156::AID-NET2>3.0.CO;2-L"),
     # object identifiers and versions assigned as values (cryptography, urllib3)

@@ -274,13 +274,12 @@ def test_file_names_after_ey_are_no_jwt(
         [
             ("https://api.example.net/v1/sessions/{t}/items/list", "/items"),
             ("GET / HTTP/1.1\\r\\nAuthorization: Bearer {t}\\r\\nHost: api.example.net", "\\r\\nHost"),
-            ('{{"log": "token={t}\\nNext request"}}', "\\nNext"),
         ]
     ),
 )
 def test_base64url_jwt_ends_where_it_ends(clf: Classifier, rnd: random.Random, case: tuple[str, str]) -> None:
-    """A JWT in base64url (it shows a ``-`` or ``_``) is found whole and ends before the URL path,
-    the written line break or the word after it; what follows reaches the vendor."""
+    """A JWT in base64url (it shows a ``-`` or ``_``) is found whole and ends before the URL path
+    or the written line break after it; what follows reaches the vendor."""
     claims = {"sub": str(rnd.randrange(10**8)), "exp": rnd.randrange(10**9, 2 * 10**9)}
     token = ".".join(
         [_b64url(b'{"alg":"HS256","typ":"JWT"}'), _b64url(json.dumps(claims).encode()), _b64url(rnd.randbytes(32))]
@@ -327,6 +326,14 @@ def test_parser_code_between_armour_strings_is_no_key(clf: Classifier, code: str
 @_SETTINGS
 @given(st.sampled_from(["you", "the", "and", "can", "one"]), st.sampled_from(["alice", "bob", "user"]))
 def test_common_word_as_url_password_is_documentation(clf: Classifier, word: str, user: str) -> None:
+    """A word as a password at a documentation host is an example; at any other host it is a
+    weak password, still the database's."""
     assume(is_common(word))
     text = f"open https://{user}:{word}@example.com/ now"
     assert not secret_spans(clf, text), text
+    if is_placeholder(word, min_len=3):
+        return  # ("the": a template word wherever it stands)
+    url = f"postgres://{user}:{word}@db.internal:5432/app"
+    text = f"DATABASE_URL={url}"
+    s = text.index(url)
+    assert covered(secret_spans(clf, text), s, s + len(url)), text

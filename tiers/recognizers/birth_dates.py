@@ -39,11 +39,14 @@ _BIRTH = (
 _LINK = r"(?:[ ]*[:=][ ]*|[ ]+(?i:on|am|le|the|en|in|:)[ ]+|[ ]+)"
 
 
-REQUIRED_WORD = r"(?i)born|birth|d\.?o\.?b|geb|naissance|\bnee?\b"
+REQUIRED_WORD = r"(?i)born|birth|d\.?o\.?b|geb|naissance|\bnee?(?:[^a-z]|$)"
 _CELL_SEP = ",;\t|"
 _NUMERIC = re.compile(r"([0-9]+)[./-]([0-9]+)[./-]([0-9]+)")
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-_BIRTH_HEADER = re.compile(r"(?i)^\W*(?:" + _BIRTH.removeprefix("(?i:").removesuffix(")") + r")\W*(?:\w+\W*)?$")
+# a birth word, whole (not "Next", "Nested": "ne" before letters), and at most one word after it
+_BIRTH_HEADER = re.compile(
+    r"(?i)^\W*(?:" + _BIRTH.removeprefix("(?i:").removesuffix(")") + r")(?![a-z])\W*(?:\w+\W*)?$"
+)
 
 
 class DateOfBirthRecognizer(TiersPatternRecognizer):

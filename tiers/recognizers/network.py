@@ -119,14 +119,13 @@ _DOTTED_MORE = re.compile(r"\.[0-9]")
 _DOTTED_LESS = re.compile(r"[0-9]\.$")
 # What numbers a part of a document or a release when it stands right before a dotted quad: the
 # section words (also "reference", "annex", "figure" …, without a colon: "Note: 10.0.0.5 is the
-# host" names an address; not "table" or "step": "routing table 10.0.0.0/24"; a spec by its
-# name, "Hyperspec 2.4.8.19"), a standard's
+# host" names an address; not "table" or "step": "routing table 10.0.0.0/24"), a standard's
 # citation ("ISO 32000-2:2020, ", "RFC 9110 ") and the comparison operators of version specifiers ("==1.0.0.0", ">= 1.2.3.4"; not a bare ">": "a -> 10.0.0.2").
 _NUMBERING = (
     re.compile(r"(?i:\b(?:section|sect\.|sec\.|version|ver\.|release|chapter|clause|v)|§)[ #:-]*\Z"),
     re.compile(
         r"(?i:\b(?:reference|ref\.|annex|appendix|paragraph|para\.|article|art\.|figure|fig\.|specs?"
-        r"|specification|[a-z]+specs?)|§§)[ #,\"'(-]*\Z"
+        r"|specification)|§§)[ #,\"'(-]*\Z"
     ),
     re.compile(
         r"\b(?:ISO|IEC|RFC|ECMA|IEEE|ANSI|ITU-T|ETSI|DIN|JIS|BS|EN|NIST SP)[ /]?[0-9][0-9.-]*(?::[0-9]{4})?,? \Z"

@@ -99,8 +99,8 @@ def _until_common(text: str, nouns: bool = False) -> int:
     -> "Maria Gonzalez"); 0 when it starts with one. A lower-case particle before a capitalised
     word is part of the name ("Anna von Berg"), and so is a capitalised one before a word of a
     name ("Lou-Ann Le Borgne", "Marco Di Stefano", "Eva Van Dyke"). ``nouns``: after the first
-    word, an English word that is no census surname ends it too ("Sage Handbook" -> "Sage",
-    "Alan Turing Centenary" -> "Alan Turing"; "Anthony Baker" stays whole)."""
+    word, a title's noun (:func:`title_noun`) ends it too ("Sage Handbook" -> "Sage"; "Anthony
+    Baker" stays whole)."""
     keep = 0
     words = list(_WORDS.finditer(text))
     for i, m in enumerate(words):
@@ -117,22 +117,18 @@ def _until_common(text: str, nouns: bool = False) -> int:
 
 
 def title_noun(word: str) -> bool:
-    """A capitalised English word that no common census surname spells: the noun of a title or
-    a term ("Handbook", "Resource", "Actors"; "Distance" and "Agent" are surnames beyond the
-    20,000th, as rare as the words are common) and no given name, which no given name before it
-    makes a person."""
+    """A capitalised English word that no census surname spells and no given name: the noun of a
+    title or a term ("Handbook", "Resource", "Actors"). Rare surnames are words of the dictionary
+    too ("Penfold", "Retter"): the census keeps them names."""
     w = word.rstrip(".")
     return (
         w[:1].isupper()
         and not w.isupper()
-        and not is_surname(w, _NOUN_SURNAME_RANK)
+        and not is_surname(w)
         # a middle name that is a word too stays in the name ("Kadir Can Ozden", "Mary Rose Hill")
         and w.lower() not in given_names(1)
         and is_english_word(w)
     )
-
-
-_NOUN_SURNAME_RANK = 20_000
 
 
 # the names documentation and forms use for nobody in particular ("John Doe", "Max Mustermann")
@@ -236,7 +232,8 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 and self._is_given(words[1])
                 and not any(map(is_common, words))
                 and not words[0].lower().endswith(_DERIVED)
-                and not title_noun(words[0])  # "Conference, George": a title's noun, then a name
+                # "Conference, George": a title's noun, then a given name that is a word too
+                and not (title_noun(words[0]) and is_english_word(words[1]))
             ):
                 return 0, len(text)
             return None
@@ -256,7 +253,9 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             elif word[:1].isupper() and self._is_given(word) and word.lower() not in _PLACE_FIRST:
                 # a particle starts no name, though some are given names too ("Di", "Van"):
                 # "Faa di Bruno's formula" has none
-                keep = m.start() + _until_common(text[m.start() :], nouns=True)
+                # a title's noun ends a name only after a given name that is a word too ("Sage
+                # Handbook", "Free Lattices", "Ray Actors"): "Marie Curie", "Georg Ohm" stay names
+                keep = m.start() + _until_common(text[m.start() :], nouns=is_english_word(word))
                 name = _WORDS.findall(text[m.start() : keep])
                 # after a given name, or a given and a middle name ("Mary Rose"): a surname that is
                 # an ordinary word too ("Anthony Hill", "Mary Rose Hill"; the name ended before it)

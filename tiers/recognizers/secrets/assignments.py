@@ -39,7 +39,6 @@ _UNQUOTED_STOP = r"\s\"'`(){}\[\]<>,;&|"
 _PARSE = re.compile(
     r"(?P<kq>[\"'\[]?)(?P<key>[A-Za-z0-9_.-]+)[\"'\]]?(?P<pre>[ \t]*)(?P<sep>:=|=>|\+=|\?=|=|:|,)[ \t]*"
 )
-_WRITTEN_BREAK = re.compile(r"(?<!\\)\\[nrt]")
 _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
 _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
 _DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
@@ -188,10 +187,13 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         # ``put("password", "…")``, ``("password", "…")``: a pair in a call or tuple
         Pattern("pair", r"\([ \t]*(?P<value>[\"']" + _KEY + r"[\"'][ \t]*,[ \t]*" + _QUOTED + ")", 0.8),
         # JSON or code escaped into a string, to any depth: ``"{\\"client_secret\\": \\"…\\"}"`` in a
-        # dotenv line, JSON of JSON, a log; the key's and the value's quotes escaped alike
+        # dotenv line, JSON of JSON, a log (also after a line break written as ``\\n``); the key's
+        # and the value's quotes escaped alike
         Pattern(
             "escaped",
-            _LEAD + r"(?P<value>\\+[\"']" + _KEY + r"\\+[\"'][ \t]*(?:=|:)[ \t]*\\+[\"'][^\"'\n]*\\[\"'])",
+            r"(?:^|[^A-Za-z0-9_$.-]|\\[nrt])(?P<value>\\+[\"']"
+            + _KEY
+            + r"\\+[\"'][ \t]*(?:=|:)[ \t]*\\+[\"'][^\"'\n]*\\[\"'])",
             0.8,
         ),
         # ``;``-separated connection strings (ADO.NET, ODBC): the value runs to the next ``;``
@@ -223,9 +225,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             return (s, e) if accept_value(value, strength, True, key=m.group("key")) else None
         if m.group("sep") == "," or (m.group("sep") == ":" and m.group("pre")):
             return None  # ``pass :ref:`` in prose; ``key : value`` is no config syntax
-        # to the line's end, or to a line break written as an escape inside the string the
-        # assignment is quoted in (``{"log": "token=…\nNext"}``); ``\\n`` is a backslash and an n
-        value = _WRITTEN_BREAK.split(rest.split("\n", 1)[0], 1)[0]
+        value = rest.split("\n", 1)[0]
         if value.endswith(("(", "[")):
             return None  # a call or an index: code
         value = _INLINE_COMMENT.sub("", value).rstrip()

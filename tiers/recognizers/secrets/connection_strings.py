@@ -41,15 +41,17 @@ _KEY_VALUE = re.compile(
 _ENDPOINT = _FIRST + _EQ + _VALUE + "+"
 _KEY = _KEY_NAME + _EQ + _VALUE + "{16,}"
 _MORE = "(?:" + _SEMI + _PAIR + ")*"
-# after the endpoint and the key, only the names the SDKs define go on: a string closed by its
-# last pair is followed by code or configuration (``…;SharedAccessKey=…; retries = 5``)
+# after the endpoint and the key, the names the SDKs define go on, and pairs written as theirs
+# are (``UseDevelopmentEmulator=false``): a string closed by its last pair is followed by code or
+# configuration (``…;SharedAccessKey=…; retries = 5``)
 _TRAILING_NAME = (
     r"(?i:EntityPath|EndpointSuffix|Version|TransportType|AccountName|SharedAccessKeyName|DeviceId|ModuleId"
     r"|GatewayHostName|BlobEndpoint|QueueEndpoint|TableEndpoint|FileEndpoint|DefaultEndpointsProtocol"
     r"|Endpoint|HostName|AccountEndpoint|SharedAccessKey|AccountKey|AccessKey|SharedAccessSignature"
     r"|Authentication|ClientId|Port|Database|ApplicationName|Hub|OperationTimeout)"
 )
-_TRAILING = "(?:" + _SEMI + _TRAILING_NAME + _EQ + _VALUE + "*)*"
+# ... or any name written as the SDKs write theirs, capitalised and right before its ``=``
+_TRAILING = "(?:" + _SEMI + "(?:" + _TRAILING_NAME + _EQ + "|[A-Z][A-Za-z0-9]*=)" + _VALUE + "*)*"
 # the pairs in any order (the SDKs read them so: ``AccountName=…;AccountKey=…;
 # DefaultEndpointsProtocol=…`` and a key before its ``Endpoint=`` are written too), the pairs
 # before the endpoint or key included: they name the account

@@ -168,6 +168,10 @@ class JwtRecognizer(TiersPatternRecognizer):
         return is_sample_jwt(pattern_text)
 
 
+# RFC 2606 / 6761's hosts: example.com, .org, .net and the reserved top-level domains
+_DOCUMENTATION_HOST = re.compile(
+    r"(?i)(?:[^/:?#@]*\.)?(?:example\.(?:com|org|net)|[^/:?#@]*\.(?:test|example|invalid|localhost)|localhost)(?:[:/?#]|$)"
+)
 _NOT_BASE64URL = re.compile(r"[/\\]")
 _BASE64URL = str.maketrans("-_", "+/")
 
@@ -191,8 +195,9 @@ class CredentialUrlRecognizer(TiersPatternRecognizer):
 
     The user part may be a template (``mongodb+srv://<user>:Xk9…@…``: whoever fills in the user
     still pasted the password), and a password of three characters is one (``root:K9q@db``: a
-    weak password, still the database's); shorter ones, a common word of three letters, or
-    template words (``u:pw@``, ``user:pwd@``, ``alice:you@``), are documentation's."""
+    weak password, still the database's); shorter ones, template words (``u:pw@``,
+    ``user:pwd@``), or a common word of three letters at a documentation host
+    (``alice:you@example.com``) are documentation's."""
 
     ENTITY = "SECRET"
     PATTERNS = [
@@ -210,6 +215,11 @@ class CredentialUrlRecognizer(TiersPatternRecognizer):
             # a grammar's optional parts ("git://[path-to-repo[:]][ref@]path"): RFC 3986 has no
             # brackets in a user part (a host with no name, "postgresql://u:pw@/db", still counts)
             return True
-        if len(password) == 3 and password.isalpha() and is_common(password):
-            return True  # a word of the language (``alice:you@``), not ``K9q`` or ``abd``
+        if (
+            len(password) == 3
+            and password.isalpha()
+            and is_common(password)
+            and _DOCUMENTATION_HOST.match(pattern_text.rsplit("@", 1)[1])
+        ):
+            return True  # a word at a documentation host (``alice:you@example.com``); ``admin:sun@db`` is one
         return not password or is_placeholder(password, min_len=3) or password.startswith(("{", "%("))
