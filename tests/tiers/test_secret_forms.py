@@ -204,16 +204,17 @@ def _escape(text: str, depth: int) -> str:
     st.integers(1, 3),
     st.sampled_from(['CONFIG="{t}"\n', '{{"env": "{t}"}}', "log: payload={t}", "x = '{t}'"]),
     st.booleans(),
+    st.sampled_from([None, 0, 2]),  # one line, or pretty-printed: a written line break before a key
 )
 def test_escaped_assignments_are_found_whole(
-    clf: Classifier, rnd: random.Random, key: str, depth: int, carrier: str, neighbours: bool
+    clf: Classifier, rnd: random.Random, key: str, depth: int, carrier: str, neighbours: bool, indent: int | None
 ) -> None:
     """JSON escaped into a string once to three times (a dotenv value, JSON of JSON, a log line):
     a credential assigned there is stripped whole, next to other fields or alone."""
     value = "".join(rnd.choice(_URL) for _ in range(rnd.randint(16, 40)))
     assume(looks_random(value) and not is_placeholder(value))
     fields = {"region": "eu-west-1", key: value, "retries": "3"} if neighbours else {key: value}
-    text = carrier.format(t=_escape(json.dumps(fields), depth))
+    text = carrier.format(t=_escape(json.dumps(fields, indent=indent), depth))
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), text
     assert value not in stripped_text(clf, text)
