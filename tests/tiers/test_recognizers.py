@@ -107,6 +107,9 @@ POSITIVES = [
     ("EMAIL_ADDRESS", 'b"aes256-gcm@openssh.com" was set up by {}', "jean-luc@acme-corp.fr"),
     ("EMAIL_ADDRESS", "write to {}", "mary-ann2@gmail.com"),
     ("EMAIL_ADDRESS", "the RSA team: {}", "rsa-team@acme-corp.com"),
+    # a short word of algorithm names alone makes no algorithm name ("v" of "-cert-v01")
+    ("EMAIL_ADDRESS", "write to {}", "john-v2@corp-mail.com"),
+    ("EMAIL_ADDRESS", "the key's account: {}", "a000-v@proj-1.iam.gserviceaccount.com"),
     ("EMAIL_ADDRESS", "mailto:{}", "password@acme-corp.com"),
     ("ES_NIF", "el NIF {} del cliente", "05000019A"),
     ("ES_NIF", "NIF: {} (pedido 2024-0117)", "12345678Z"),

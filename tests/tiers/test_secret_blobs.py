@@ -196,8 +196,8 @@ def _key_value_span(text: str) -> tuple[int, int]:
 def test_service_account_key_field_is_found_with_its_account(
     clf: Classifier, case: tuple[dict[str, str], str], style: str, carrier: Callable[[str], str]
 ) -> None:
-    """The key's value is covered, and a finding reaches from it over the fields between to the
-    nearest of the account's fields (its id, mailbox or certificate URLs), in any order."""
+    """The key's value is covered, and a finding reaches from it over the fields between to one
+    of the account's fields (its type, id, mailbox or certificate URLs), in any order."""
     fields, _ = case
     if style == "pretty":
         obj = json.dumps(fields, indent=2)
@@ -207,11 +207,19 @@ def test_service_account_key_field_is_found_with_its_account(
     spans = secret_spans(clf, text)
     s, e = _key_value_span(text)
     assert covered(spans, s, e), text
-    accounts = ("private_key_id", "client_email", "auth_provider_x509_cert_url", "client_x509_cert_url")
+    accounts = (
+        "service_account",
+        "private_key_id",
+        "client_email",
+        "auth_provider_x509_cert_url",
+        "client_x509_cert_url",
+    )
     key_at = text.index("private_key\\" if "private_key\\" in text else 'private_key"')
-    nearest = min((abs(text.index(a) - key_at), text.index(a)) for a in accounts if a in text)[1]
-    lo, hi = min(nearest, key_at), max(nearest, key_at)
-    assert covered(spans, lo, hi), text
+    # the finding pairs the key with an account field before or after it (whichever the search
+    # meets first), over the fields between
+    assert any(
+        covered(spans, min(at, key_at), max(at + len(a), key_at)) for a in accounts if (at := text.find(a)) >= 0
+    ), text
 
 
 _JUNK = st.from_regex(r"[A-Za-z0-9]{0,8}", fullmatch=True)

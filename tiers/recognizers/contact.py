@@ -92,14 +92,17 @@ _TOKEN_DIGITS = re.compile(r"[0-9]+$")
 
 
 def _algorithm_name(local: str) -> bool:
-    """A local part of two or more lower-case words joined by "-", one an algorithm's word, and a
-    number in it (a person's "jean-luc" or "rsa-team" has none)."""
+    """A local part of two or more lower-case words joined by "-", one an algorithm's word of three
+    letters at least, and a number in it (a person's "jean-luc" or "rsa-team" has none)."""
     tokens = local.split("-")
     if len([t for t in tokens if t]) < 2 or not all(t.isascii() and (t.isalnum() or not t) for t in tokens):
         return False
     if local != local.lower() or not any(c.isdigit() for c in local):
         return False
-    return any(_TOKEN_DIGITS.sub("", t) in _ALGORITHM_WORDS for t in tokens if t)
+    words = [_TOKEN_DIGITS.sub("", t) for t in tokens if t]
+    # one word of three letters at least: "v", "x", "sk", "ed" alone are a person's ("john-v2",
+    # "a000-v" of a service account)
+    return any(w in _ALGORITHM_WORDS and len(w) >= 3 for w in words)
 
 
 _RESERVED_TLDS = frozenset({"test", "example", "invalid", "localhost"})  # RFC 2606, RFC 6761

@@ -428,6 +428,13 @@ class TitledPersonRecognizer(_NameRecognizer):
         pair = _WORDS.findall(text)
         if len(pair) == 2 and keep == len(pair[0]) and self._word_surname(pair[0], pair[1]):
             return 0, len(text.rstrip())
+        if (
+            len(pair) == 3
+            and text[:keep].split() == pair[:2]
+            and pair[1].lower() in self._any_given
+            and self._word_surname(pair[0], pair[2])
+        ):
+            return 0, len(text.rstrip())  # a middle name between: "Angel Rose Day"
         return 0, keep
 
     def _word_surname(self, given: str, surname: str) -> bool:
