@@ -68,7 +68,7 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True  # "``@contextlib.contextmanager" in reST, "%@gmail.com" in a LIKE pattern
         if domain.rsplit(".", 1)[-1] in _RESERVED_TLDS or domain in _PLACEHOLDER_DOMAINS:
             return True
-        documentation = domain in _DOCUMENTATION_DOMAINS or domain.endswith(_DOCUMENTATION_SUFFIXES)
+        documentation = documentation_domain(domain)
         if documentation and len(local) <= 2 and local.isalpha():
             return True  # initials at a documentation domain ("dp@x-force.example.com"): no name, no mailbox
         return (documentation and local.lower() in _PLACEHOLDER_MAILBOXES) or _algorithm_name(local)
@@ -103,6 +103,13 @@ def _algorithm_name(local: str) -> bool:
     # one word of three letters at least: "v", "x", "sk", "ed" alone are a person's ("john-v2",
     # "a000-v" of a service account)
     return any(w in _ALGORITHM_WORDS and len(w) >= 3 for w in words)
+
+
+def documentation_domain(domain: str) -> bool:
+    """RFC 2606's and 6761's names: example.com, .org and .net with their subdomains, and the
+    reserved top-level domains (``.test``, ``.example``, ``.invalid``, ``localhost``)."""
+    d = domain.lower().rstrip(".")
+    return d in _DOCUMENTATION_DOMAINS or d.endswith(_DOCUMENTATION_SUFFIXES) or d.rsplit(".", 1)[-1] in _RESERVED_TLDS
 
 
 _RESERVED_TLDS = frozenset({"test", "example", "invalid", "localhost"})  # RFC 2606, RFC 6761

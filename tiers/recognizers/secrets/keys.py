@@ -13,6 +13,7 @@ from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
 from .._vocabulary import is_common
+from ..contact import documentation_domain
 from ._samples import is_sample_jwt
 from ._values import entropy, is_placeholder, joined_words, mixed_classes
 
@@ -168,10 +169,7 @@ class JwtRecognizer(TiersPatternRecognizer):
         return is_sample_jwt(pattern_text)
 
 
-# RFC 2606 / 6761's hosts: example.com, .org, .net and the reserved top-level domains
-_DOCUMENTATION_HOST = re.compile(
-    r"(?i)(?:[^/:?#@]*\.)?(?:example\.(?:com|org|net)|[^/:?#@]*\.(?:test|example|invalid|localhost)|localhost)(?:[:/?#]|$)"
-)
+_HOST_END = re.compile(r"[:/?#]")  # a URL's host ends at its port, path, query or fragment
 _NOT_BASE64URL = re.compile(r"[/\\]")
 _BASE64URL = str.maketrans("-_", "+/")
 
@@ -219,7 +217,7 @@ class CredentialUrlRecognizer(TiersPatternRecognizer):
             len(password) == 3
             and password.isalpha()
             and is_common(password)
-            and _DOCUMENTATION_HOST.match(pattern_text.rsplit("@", 1)[1])
+            and documentation_domain(_HOST_END.split(pattern_text.rsplit("@", 1)[1], maxsplit=1)[0])
         ):
             return True  # a word at a documentation host (``alice:you@example.com``); ``admin:sun@db`` is one
         return not password or is_placeholder(password, min_len=3) or password.startswith(("{", "%("))
