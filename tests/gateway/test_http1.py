@@ -1,0 +1,526 @@
+"""The lean request-path client (``gateway/http1.py``) against real sockets on 127.0.0.1: a
+scripted server writes answers byte for byte, cut into arbitrary pieces, so that framing,
+keep-alive, timeouts, the pool's limit and TLS are checked on the wire, not on a mock."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import socket
+import ssl
+import zlib
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import httptools
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gateway import http1
+from tests.support.tls import make_tls
+
+Handler = Callable[[asyncio.StreamReader, asyncio.StreamWriter, int], Awaitable[None]]
+
+
+async def _read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes] | None:
+    """One request's head and body (by its content-length), or None at the end of the stream."""
+    try:
+        head = await reader.readuntil(b"\r\n\r\n")
+    except (asyncio.IncompleteReadError, ConnectionError):
+        return None
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    return head, await reader.readexactly(length)
+
+
+class Server:
+    """A loopback server running ``handler`` per connection; counts connections."""
+
+    def __init__(self, handler: Handler, tls: ssl.SSLContext | None = None) -> None:
+        self.handler = handler
+        self.tls = tls
+        self.connections = 0
+        self.port = 0
+        self._server: asyncio.Server | None = None
+
+    async def __aenter__(self) -> Server:
+        async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.connections += 1
+            try:
+                await self.handler(reader, writer, self.connections)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                pass
+            finally:
+                writer.close()
+
+        self._server = await asyncio.start_server(serve, "127.0.0.1", 0, ssl=self.tls)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._server is not None
+        self._server.close()
+
+    def target(self, path: str = "/v1/chat/completions", scheme: str = "http") -> http1.Target:
+        return http1.Target.of(f"{scheme}://127.0.0.1:{self.port}{path}")
+
+
+async def _post(pool: http1.Pool, target: http1.Target, body: bytes = b"{}",
+                headers: dict[str, str] | None = None) -> tuple[int, bytes]:  # fmt: skip
+    head = http1.request_head(target, headers or {"content-type": "application/json"}, len(body))
+    response = await pool.post(target, head, body)
+    try:
+        return response.status, await response.read()
+    finally:
+        response.release()
+
+
+def _run(coro: Awaitable[Any]) -> Any:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+# ---- framing: what the client reads is the body the server framed, however it is cut ---------
+
+def _framed(body: bytes, framing: str, chunk_sizes: list[int]) -> bytes:
+    if framing == "length":
+        return b"HTTP/1.1 200 OK\r\ncontent-length: %d\r\n\r\n" % len(body) + body
+    if framing == "gzip":
+        packed = gzip.compress(body)
+        return b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: %d\r\n\r\n" % len(packed) + packed
+    if framing == "deflate":
+        packed = zlib.compress(body)
+        return b"HTTP/1.1 200 OK\r\ncontent-encoding: deflate\r\ncontent-length: %d\r\n\r\n" % len(packed) + packed
+    out = [b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n"]
+    rest, sizes = body, iter(chunk_sizes or [7])
+    while rest:
+        n = max(1, next(sizes, 7))
+        out.append(b"%x\r\n" % len(rest[:n]) + rest[:n] + b"\r\n")
+        rest = rest[n:]
+    out.append(b"0\r\n\r\n")
+    return b"".join(out)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    bodies=st.lists(st.binary(max_size=3000), min_size=1, max_size=4),
+    framing=st.sampled_from(["length", "chunked", "gzip", "deflate"]),
+    chunk_sizes=st.lists(st.integers(1, 400), max_size=8),
+    cuts=st.lists(st.integers(1, 500), min_size=1, max_size=10),
+)
+def test_every_answer_is_read_whole_whatever_the_framing_and_the_pieces_it_arrives_in(
+    bodies: list[bytes], framing: str, chunk_sizes: list[int], cuts: list[int]
+) -> None:
+    """A property: several answers on one keep-alive connection, each written in arbitrary
+    pieces, come back byte for byte, and the connection is reused for all of them."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        for body in bodies:
+            if await _read_request(reader) is None:
+                return
+            wire = _framed(body, framing, chunk_sizes)
+            pieces = iter(cuts * (len(wire) // max(1, min(cuts)) + 1))
+            while wire:
+                n = next(pieces)
+                writer.write(wire[:n])
+                await writer.drain()
+                await asyncio.sleep(0)
+                wire = wire[n:]
+
+    async def main() -> None:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=5)
+            try:
+                for body in bodies:
+                    assert await _post(pool, server.target()) == (200, body)
+            finally:
+                await pool.close()
+            assert server.connections == 1
+
+    _run(main())
+
+
+def test_a_body_that_ends_with_the_connection_is_read_whole_and_the_connection_not_reused() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{\"a\": ")
+        await writer.drain()
+        writer.write(b"1}")
+        await writer.drain()
+
+    async def main() -> None:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=5)
+            try:
+                assert await _post(pool, server.target()) == (200, b'{"a": 1}')
+                assert await _post(pool, server.target()) == (200, b'{"a": 1}')
+            finally:
+                await pool.close()
+            assert server.connections == 2
+
+    _run(main())
+
+
+def test_an_interim_answer_is_skipped() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok")
+
+    async def main() -> tuple[int, bytes]:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=5)
+            try:
+                return await _post(pool, server.target())
+            finally:
+                await pool.close()
+
+    assert _run(main()) == (201, b"ok")
+
+
+# ---- the request as sent ----------------------------------------------------------------
+
+@settings(max_examples=200, deadline=None)
+@given(
+    headers=st.dictionaries(
+        st.from_regex(r"[a-z][a-z0-9-]{0,20}", fullmatch=True).filter(lambda n: n not in ("host", "content-length")),
+        st.text(st.characters(codec="latin-1", exclude_categories=["Cc"]), max_size=40).map(str.strip),
+        max_size=6,
+    ),
+    body=st.binary(max_size=200),
+    bad=st.sampled_from(["\r", "\n", "\0", "\x7f", "\x1b", "\r\nx-injected: 1"]),
+    where=st.sampled_from(["name", "value"]),
+)
+def test_the_request_head_carries_every_header_and_refuses_a_framing_character(
+    headers: dict[str, str], body: bytes, bad: str, where: str
+) -> None:
+    """A property: a server's parser reads back exactly the headers, host and length given; a
+    control character (CR, LF, NUL, DEL, ESC …) anywhere in a name or value is refused before
+    anything is sent."""
+    target = http1.Target.of("https://api.example.net:8443/v1/chat/completions?x=1")
+    seen: dict[str, Any] = {"headers": []}
+
+    class Sink:
+        def on_url(self, url: bytes) -> None:
+            seen["url"] = url
+
+        def on_header(self, name: bytes, value: bytes) -> None:
+            seen["headers"].append((name.decode("latin-1").lower(), value.decode("latin-1")))
+
+        def on_body(self, data: bytes) -> None:
+            seen["body"] = seen.get("body", b"") + data
+
+    parser = httptools.HttpRequestParser(Sink())
+    parser.feed_data(http1.request_head(target, headers, len(body)) + body)
+    assert parser.get_method() == b"POST"
+    assert seen["url"] == b"/v1/chat/completions?x=1"
+    assert seen["headers"] == [("host", "api.example.net:8443"), ("content-length", str(len(body))),
+                               *[(k, v) for k, v in headers.items()]]  # fmt: skip
+    assert seen.get("body", b"") == body
+    poisoned = dict(headers)
+    if where == "name":
+        poisoned["x-a" + bad] = "v"
+    else:
+        poisoned["x-a"] = "v" + bad
+    with pytest.raises(ValueError):
+        http1.request_head(target, poisoned, 0)
+
+
+@pytest.mark.parametrize(("url", "host", "target"), [
+    ("http://127.0.0.1:8000/v1/x", "127.0.0.1:8000", "/v1/x"),
+    ("https://api.example.com/v1", "api.example.com", "/v1"),
+    ("http://api.example.com:80", "api.example.com", "/"),
+    ("https://[::1]:9443/a?b=c", "[::1]:9443", "/a?b=c"),
+])  # fmt: skip
+def test_host_header_and_request_target(url: str, host: str, target: str) -> None:
+    t = http1.Target.of(url)
+    assert (t.host_header, t.request_target) == (host, target)
+
+
+def test_a_url_that_is_not_http_is_refused() -> None:
+    with pytest.raises(ValueError):
+        http1.Target.of("ftp://example.com/x")
+
+
+# ---- connections: reuse, leftovers, failures ------------------------------------------------
+
+def test_an_answer_not_read_to_its_end_closes_its_connection() -> None:
+    """The unread rest of one answer must never be read as the start of the next one (here the
+    rest is crafted to look like an answer of its own)."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        while await _read_request(reader) is not None:
+            if n == 1:  # the first piece now, the rest after the client has left
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 20\r\n\r\nAAAAAAAAAA")
+                await writer.drain()
+                await asyncio.sleep(0.3)
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nevil")
+            else:
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nsecond")
+            await writer.drain()
+
+    async def main() -> tuple[bytes, int]:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=5)
+            try:
+                target = server.target()
+                response = await pool.post(target, http1.request_head(target, {}, 2), b"{}")
+                async for _ in response.iter_chunks():
+                    break  # the client went away after the first piece
+                response.release()
+                status, body = await _post(pool, target)
+            finally:
+                await pool.close()
+            return body, server.connections
+
+    assert _run(main()) == (b"second", 2)
+
+
+def test_an_idle_connection_the_server_closed_is_not_used_again() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+        await writer.drain()  # then the handler returns: the server closes the kept-alive connection
+
+    async def main() -> list[tuple[int, bytes]]:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=5)
+            try:
+                first = await _post(pool, server.target())
+                await asyncio.sleep(0.05)  # the FIN arrives while the connection is idle
+                return [first, await _post(pool, server.target())]
+            finally:
+                await pool.close()
+
+    assert _run(main()) == [(200, b"ok"), (200, b"ok")]
+
+
+def test_bytes_on_an_idle_connection_retire_it() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        while await _read_request(reader) is not None:
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok" + (b"HTTP/1.1 200 OK\r\n" if n == 1 else b""))
+            await writer.drain()
+
+    async def main() -> tuple[list[tuple[int, bytes]], int]:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=5)
+            try:
+                answers = [await _post(pool, server.target())]
+                await asyncio.sleep(0.05)
+                answers.append(await _post(pool, server.target()))
+            finally:
+                await pool.close()
+            return answers, server.connections
+
+    assert _run(main()) == ([(200, b"ok"), (200, b"ok")], 2)
+
+
+def test_a_refused_connection_is_connect_failed() -> None:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    async def main() -> None:
+        pool = http1.Pool()
+        try:
+            with pytest.raises(http1.ConnectFailed):
+                await _post(pool, http1.Target.of(f"http://127.0.0.1:{port}/v1"))
+        finally:
+            await pool.close()
+
+    _run(main())
+
+
+@pytest.mark.parametrize("cut", [b"HTTP/1.1 200 OK\r\ncontent-le", b"HTTP/1.1 200 OK\r\ncontent-length: 9\r\n\r\n{\"a\"",
+                                 b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n4\r\n{\"a\"\r\n"])  # fmt: skip
+def test_a_connection_cut_mid_answer_is_a_transport_error(cut: bytes) -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        await _read_request(reader)
+        writer.write(cut)
+        await writer.drain()
+        writer.transport.abort()
+
+    async def main() -> None:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=5)
+            try:
+                with pytest.raises(http1.TransportError):
+                    await _post(pool, server.target())
+            finally:
+                await pool.close()
+
+    _run(main())
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\ncontent-encoding: br\r\ncontent-length: 2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\ncontent-encoding: gzip\r\ncontent-length: 2\r\n\r\nok",
+    b"HTTP/1.1 200 OK\r\n" + b"x-pad: " + b"p" * (http1.MAX_HEAD_BYTES + 10) + b"\r\n\r\n",
+    b"SSH-2.0-OpenSSH_9.6\r\n",
+])  # fmt: skip
+def test_an_answer_that_cannot_be_read_is_a_transport_error(answer: bytes) -> None:
+    """Unsupported or corrupt compression, an endless head, not HTTP at all."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        await _read_request(reader)
+        writer.write(answer)
+        await writer.drain()
+        await asyncio.sleep(1)
+
+    async def main() -> None:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=5)
+            try:
+                with pytest.raises(http1.TransportError):
+                    await _post(pool, server.target())
+            finally:
+                await pool.close()
+
+    _run(main())
+
+
+# ---- time ------------------------------------------------------------------------------------
+
+def test_a_stalled_answer_times_out_but_a_slow_steady_one_does_not() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+        for _ in range(6):  # 0.6 s in all, never 0.3 s without a byte
+            writer.write(b"1\r\nx\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.1)
+        if n == 2:
+            await asyncio.sleep(1.0)
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
+
+    async def main() -> None:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=0.3)
+            try:
+                assert await _post(pool, server.target()) == (200, b"xxxxxx")
+                pool2 = http1.Pool(read_s=0.3)
+                try:
+                    with pytest.raises(http1.ReadTimeout):
+                        await _post(pool2, server.target())
+                finally:
+                    await pool2.close()
+            finally:
+                await pool.close()
+
+    _run(main())
+
+
+def test_a_consumer_slower_than_the_read_timeout_is_not_a_timeout() -> None:
+    """Bytes already here are not a stall: the timeout counts only while a reader waits."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nabc")
+        await writer.drain()
+        await asyncio.sleep(0.05)
+        writer.write(b"def")
+        await writer.drain()
+
+    async def main() -> bytes:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=0.2)
+            try:
+                target = server.target()
+                response = await pool.post(target, http1.request_head(target, {}, 2), b"{}")
+                await asyncio.sleep(0.5)  # the consumer is busy elsewhere
+                return await response.read()
+            finally:
+                await pool.close()
+
+    assert _run(main()) == b"abcdef"
+
+
+def test_the_pool_limit_queues_and_then_gives_up_as_connect_failed() -> None:
+    release = asyncio.Event
+
+    async def main() -> None:
+        gate = release()
+
+        async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+            while await _read_request(reader) is not None:
+                await gate.wait()
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                await writer.drain()
+
+        async with Server(handler) as server:
+            pool = http1.Pool(limit=1, pool_s=0.2, read_s=5)
+            try:
+                first = asyncio.create_task(_post(pool, server.target()))
+                await asyncio.sleep(0.05)
+                with pytest.raises(http1.ConnectFailed) as failed:
+                    await _post(pool, server.target())
+                assert failed.value.reason == "PoolTimeout"
+                second = asyncio.create_task(_post(pool, server.target()))  # waits for the slot
+                await asyncio.sleep(0.05)
+                gate.set()
+                assert await first == (200, b"ok")
+                assert await second == (200, b"ok")
+            finally:
+                await pool.close()
+            assert server.connections == 1
+
+    _run(main())
+
+
+# ---- TLS ---------------------------------------------------------------------------------------
+
+def test_tls_to_a_trusted_server_and_refusal_of_an_untrusted_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The default context verifies the server (here against a CA made in the test, trusted
+    through SSL_CERT_FILE as an operator would); an unknown CA means nothing is sent."""
+    tls = make_tls(tmp_path / "tls")
+    bodies: list[bytes] = []
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        while (request := await _read_request(reader)) is not None:
+            bodies.append(request[1])
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            await writer.drain()
+
+    async def main(trusted: bool) -> Any:
+        async with Server(handler, tls=tls.server_context()) as server:
+            pool = http1.Pool(read_s=5)
+            try:
+                return await _post(pool, server.target(scheme="https"), body=b"secret-prompt")
+            except http1.ConnectFailed as exc:
+                return exc
+            finally:
+                await pool.close()
+
+    monkeypatch.setenv("SSL_CERT_FILE", str(tls.ca_file))
+    assert _run(main(True)) == (200, b"ok")
+    monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "nothing.pem"))
+    refused = _run(main(False))
+    assert isinstance(refused, http1.ConnectFailed)
+    assert bodies == [b"secret-prompt"]
+
+
+def test_the_head_has_a_deadline_of_its_own_that_trickled_bytes_do_not_move() -> None:
+    """An upstream that keeps sending interim answers never stalls a read for ``read_s``, yet
+    the wait for the real head ends at ``head_s``."""
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        await _read_request(reader)
+        for _ in range(40):
+            writer.write(b"HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\n")
+            await writer.drain()
+            await asyncio.sleep(0.05)
+
+    async def main() -> float:
+        async with Server(handler) as server:
+            pool = http1.Pool(read_s=1.0)
+            loop = asyncio.get_running_loop()
+            started = loop.time()
+            try:
+                target = server.target()
+                with pytest.raises(http1.ReadTimeout):
+                    await pool.post(target, http1.request_head(target, {}, 2), b"{}", head_s=0.4)
+                return loop.time() - started
+            finally:
+                await pool.close()
+
+    assert 0.35 <= _run(main()) < 1.0
