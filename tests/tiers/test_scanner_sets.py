@@ -11,14 +11,18 @@ identifiers of many recognizers, their context words and plain prose.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import pytest
+import re2
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiers import TiersConfig
 from tiers.normalize import normalize_text
 from tiers.recognizers import build_registry
+from tiers.recognizers.firms import CompanyCellRecognizer
+from tiers.recognizers.people_fields import PersonCellRecognizer
 from tiers.scanner import Scanner
 
 # Values that shipped patterns of different recognizers match (some only near a context word).
@@ -57,8 +61,9 @@ def scanners(config: TiersConfig) -> tuple[Scanner, Scanner]:
         build_registry(config).recognizers, min_score=config.min_score, context_window=config.context_window
     )
     every = copy.copy(scanner)
-    # No set passes and every pattern turned on: what the scan did before any prefilter.
+    # No set passes, no REQUIRES gate and every pattern turned on: what the scan did before any prefilter.
     every._sets = []
+    every._requires = None
     every._base_mask = bytearray(b"\x01") * len(scanner._base_mask)
     return scanner, every
 
@@ -76,6 +81,53 @@ def _nothing() -> None:
 def test_set_passes_keep_every_finding(scanners: tuple[Scanner, Scanner], text: str) -> None:
     scanner, every = scanners
     assert _scan(scanner, text) == _scan(every, text)
+
+
+# Tables: headers of the columns the cell patterns judge (people, firms, dates of birth), others,
+# and cells that read as names, firms and dates, in CSV, semicolon and tab layouts, with prose
+# around them; the gates (``REQUIRES``) must never turn off a pattern that would have found one.
+_HEADERS = ["Name", "name", " Full Name ", '"Contact person"', "Mitarbeiter", "nom prenom", "Firma", "Company",
+            '"Supplier name"', "raison sociale", "Kunde", "DOB", "Geburtsdatum", "id", "city", "amount", "Notes",
+            "ne le", "Named", "Companyname", "Name:", "-Name-"]  # fmt: skip
+_CELLS = ["Anna Lehmann", "Philippine Samson", "Lehmann GmbH", "Acme Corp", "1962-03-14", "14.03.1962", "42",
+          "Berlin", '"Lebon, Marchal"', "Build Tools", "Jean-Luc Picard", "Total"]  # fmt: skip
+
+
+@st.composite
+def _tables(draw: st.DrawFn) -> str:
+    sep = draw(st.sampled_from([",", ";", "\t", "; "]))
+    width = draw(st.integers(2, 4))
+    rows = [sep.join(draw(st.lists(st.sampled_from(_HEADERS), min_size=width, max_size=width)))]
+    for _ in range(draw(st.integers(1, 4))):
+        rows.append(sep.join(draw(st.lists(st.sampled_from(_CELLS), min_size=width, max_size=width))))
+    before = draw(st.lists(st.sampled_from(_WORDS), max_size=8))
+    end = draw(st.sampled_from(["\n", "\r\n"]))
+    return " ".join(before) + draw(st.sampled_from(["\n", "\n\n", ""])) + end.join(rows) + end + "Thanks, Anna"
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(text=_tables())
+def test_required_words_keep_every_finding_in_tables(scanners: tuple[Scanner, Scanner], text: str) -> None:
+    scanner, every = scanners
+    assert _scan(scanner, text) == _scan(every, text)
+
+
+_GATED = [(rec.HEADER, re2.compile(rec.REQUIRES["company_cell"])) for rec in (CompanyCellRecognizer, PersonCellRecognizer)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(which=st.sampled_from(_GATED), data=st.data(), sep=st.sampled_from([",", ";", "\t"]),
+       left=st.lists(st.sampled_from(["id", "x", '"a"', ""]), max_size=2),
+       right=st.lists(st.sampled_from(["id", "x", '"a"', ""]), max_size=2), end=st.sampled_from(["", "\n", "\r\n"]))  # fmt: skip
+def test_every_header_cell_the_check_accepts_opens_the_gate(which: Any, data: st.DataObject, sep: str,
+                                                            left: list[str], right: list[str], end: str) -> None:  # fmt: skip
+    """A property over the header check's own language: any cell it accepts, anywhere in a
+    header line, is found by the RE2 gate that lets the cell patterns run."""
+    header, gate = which
+    cell = data.draw(st.from_regex(header, fullmatch=True).filter(lambda c: not any(ch in c for ch in ",;\t\r\n")))
+    line = sep.join([*left, cell, *right]) + end
+    assert header.match(cell.strip())
+    assert gate.search(line), line
 
 
 def test_the_sets_hold_most_patterns_and_their_members_find_things(scanners: tuple[Scanner, Scanner]) -> None:

@@ -138,11 +138,28 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
 _SEP = ",;\t"
 # the longest line judged as a table row (characters); a cell of a longer line is no table's
 _ROW_LIMIT = 8192
-_HEADER_WORD = re.compile(
-    r"(?i)^\W*(?:company|company name|companies|employer|customer|customer name|supplier|supplier name|vendor|"
+_COMPANY_HEADERS = (
+    r"company|company name|companies|employer|customer|customer name|supplier|supplier name|vendor|"
     r"organi[sz]ation|firm|firma|firmenname|unternehmen|arbeitgeber|kunde|lieferant|hersteller|"
-    r"societe|entreprise|employeur|client|fournisseur|raison sociale)\W*$"
+    r"societe|entreprise|employeur|client|fournisseur|raison sociale"
 )
+
+
+def header_cell(words: str) -> re.Pattern[str]:
+    """A header cell that is one of ``words`` (an alternation), with nothing but non-word characters around it."""
+    return re.compile(rf"(?i)^\W*(?:{words})\W*$")
+
+
+def header_cell_gate(words: str) -> str:
+    """An RE2 regex that finds, anywhere in a text, a cell :func:`header_cell` accepts: from a line's start
+    or a separator to the next separator or line end. A cell pattern runs only where it matches
+    (the scanner's ``REQUIRES``): without such a header there is no column to be in, and chats
+    are full of ", Capitalised" that the cell patterns would otherwise judge one by one. A
+    superset by construction: RE2's ``\\W`` is ASCII's, broader than Python's Unicode one."""
+    return rf"(?i)(?:^|[,;\t\n])\W*(?:{words})\W*(?:[,;\t\r\n]|$)"
+
+
+_HEADER_WORD = header_cell(_COMPANY_HEADERS)
 
 
 def _name_words(value: str) -> bool:
@@ -156,6 +173,7 @@ class CompanyCellRecognizer(TiersPatternRecognizer):
     ENTITY = "ORGANIZATION"
     # the header that says what the column holds (a subclass judges another column: people)
     HEADER: re.Pattern[str] = _HEADER_WORD
+    REQUIRES = dict.fromkeys(("company_first_cell", "company_cell"), header_cell_gate(_COMPANY_HEADERS))
     PATTERNS = [
         # the first cell of a line, with a separator after it; a later one after its separator
         # ("," without a space: prose puts one there, "Hello, World", CSV does not)

@@ -32,7 +32,7 @@ from ._code import in_code_position
 from ._given_names import given_names
 from ._surnames import is_surname
 from ._vocabulary import NOT_SURNAMES, is_common
-from .firms import CompanyCellRecognizer
+from .firms import CompanyCellRecognizer, header_cell, header_cell_gate
 from .people import _CAP, _PARTICLE, _PLACEHOLDER_NAMES, _UPPER, _NameRecognizer, word_given_names
 
 __all__ = ["GreetingPersonRecognizer", "NameFieldPersonRecognizer", "PersonCellRecognizer", "field_recognizers"]
@@ -123,11 +123,12 @@ class NameFieldPersonRecognizer(_NameRecognizer):
         return super().reject_at(text, start, end)
 
 
-_PERSON_HEADER = re.compile(
-    r"(?i)^\W*(?:name|full name|employee|employee name|customer name|contact|contact name|contact person|"
+_PERSON_HEADERS = (
+    r"name|full name|employee|employee name|customer name|contact|contact name|contact person|"
     r"person|nom|nom complet|prenom nom|nom prenom|salarie|employe|interlocuteur|vor- und nachname|"
-    r"mitarbeiter|mitarbeiterin|ansprechpartner|ansprechpartnerin|kontakt|kontaktperson)\W*$"
+    r"mitarbeiter|mitarbeiterin|ansprechpartner|ansprechpartnerin|kontakt|kontaktperson"
 )
+_PERSON_HEADER = header_cell(_PERSON_HEADERS)
 
 
 class PersonCellRecognizer(CompanyCellRecognizer):
@@ -135,6 +136,7 @@ class PersonCellRecognizer(CompanyCellRecognizer):
 
     ENTITY = "PERSON"
     HEADER = _PERSON_HEADER
+    REQUIRES = dict.fromkeys(("company_first_cell", "company_cell"), header_cell_gate(_PERSON_HEADERS))
 
     def __init__(self) -> None:
         super().__init__()
