@@ -231,6 +231,14 @@ class Scanner:
             sentinel = one.Add(r"\z")
             one.Compile()
             self._sets.append((one, (*(place[id(c)] for c in members), spare), sentinel))
+        # Weak patterns by recognizer, as bits over the byte table (bit k: byte k, little-endian).
+        self._weak_bits_of: dict[int, int] = {}
+        for i, c in enumerate(self._patterns):
+            if c.score < min_score:
+                self._weak_bits_of[id(c.rec)] = self._weak_bits_of.get(id(c.rec), 0) | (1 << (8 * i))
+        self._weak_bits = 0
+        for bits in self._weak_bits_of.values():
+            self._weak_bits |= bits
         # Patterns that count only where the text holds some word anywhere (a recognizer's
         # ``REQUIRES``: pattern name -> RE2 regex, e.g. a date in a table cell needs a birth word
         # in a header or cell): one set pass over all such words, and a pattern whose word is
@@ -315,12 +323,23 @@ class Scanner:
                 for place, member in self._required:
                     if member not in present:
                         run[place] = 0
+        places: dict[int, tuple[list[int], list[tuple[int, int]]]] | None = None
+        if self._weak_bits:
+            # Weak patterns count only near their recognizer's context words: those of every
+            # recognizer whose words are absent go off at once (one AND over the byte table)
+            # instead of one Python step each (a 1 KB chat names few such words).
+            places = self._context_places(subject, to_char)
+            off = self._weak_bits
+            for key, (positions, _) in places.items():
+                if positions:
+                    off &= ~self._weak_bits_of.get(key, 0)
+            if off:
+                run = bytearray((int.from_bytes(run, "little") & ~off).to_bytes(len(run), "little"))
         best: dict[tuple[str, str, int, int], Hit] = {}
         # A recognizer's verdict on a span, whichever of its patterns found it: several patterns
         # of one recognizer often find the same candidate (presidio's SSN patterns, weak and
         # strong), and its checks look only at the text, so each span is judged once.
         verdicts: dict[tuple[int, int, int], _Verdict] = {}
-        places: dict[int, tuple[list[int], list[tuple[int, int]]]] | None = None
         for comp in compress(self._patterns, run):
             ctx_places: list[int] | None = None
             windows: list[tuple[int, int]] | None = None

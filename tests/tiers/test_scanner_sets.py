@@ -47,8 +47,18 @@ _VALUES = [
     "https://user:s3cr3t-Pa55@db.internal.example:5432/app",
     "X123456789",
     "1985-04-12",
+    # found only by weak patterns, which count near their context words (below)
+    "912803456",
+    "65929970489",
+    "234123412346",
+    "2123 45670 1",
+    "RSSMRA85T10A562S",
+    "44051401359",
+    "19811218-9876",
+    "732 829 320",
 ]
-_CONTEXT = ["card", "iban", "account", "passport", "ssn", "phone", "licence", "tax id", "born", "key"]
+_CONTEXT = ["card", "iban", "account", "passport", "ssn", "phone", "licence", "tax id", "born", "key", "Steuer-ID",
+            "aadhaar", "medicare", "codice fiscale", "PESEL", "personnummer", "SIREN", "driver license"]  # fmt: skip
 _WORDS = "the plan for next quarter needs review before we ship it to every region and team".split()
 
 _pieces = st.one_of(st.sampled_from(_VALUES), st.sampled_from(_CONTEXT), st.sampled_from(_WORDS))
@@ -61,9 +71,11 @@ def scanners(config: TiersConfig) -> tuple[Scanner, Scanner]:
         build_registry(config).recognizers, min_score=config.min_score, context_window=config.context_window
     )
     every = copy.copy(scanner)
-    # No set passes, no REQUIRES gate and every pattern turned on: what the scan did before any prefilter.
+    # No set passes, no REQUIRES gate, no weak patterns off by their context words, and every
+    # pattern turned on: what the scan did before any prefilter.
     every._sets = []
     every._requires = None
+    every._weak_bits = 0  # and no weak pattern turned off before its own context check
     every._base_mask = bytearray(b"\x01") * len(scanner._base_mask)
     return scanner, every
 
