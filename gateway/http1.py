@@ -49,12 +49,19 @@ class ReadTimeout(TimeoutError):
     """No byte arrived for ``read_s`` while a reader waited for one."""
 
 
-# Bounds on what an upstream can make us hold: the answer's head, and body bytes read ahead of a
-# consumer that is slower than the upstream (reading pauses past the high mark).
+# Bounds on what an upstream can make us hold: the answer's head (and any run of bytes the parser
+# takes in without a callback: a header or trailer that never ends), body bytes read ahead of a
+# consumer that is slower than the upstream (reading pauses past the high mark), and what one read
+# of a compressed body may inflate to.
 MAX_HEAD_BYTES = 64 * 1024
 _HIGH_WATER = 256 * 1024
 _LOW_WATER = 64 * 1024
+_INFLATE_STEP = 256 * 1024
 _UNSAFE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")  # control characters but TAB: CR, LF, NUL among them
+_TOKEN = re.compile(r"[!#$%&'*+\-.^_`|~0-9A-Za-z]+")
+# Headers that frame the request or the connection: the client writes its own, a caller's never.
+_FRAMING = frozenset({"host", "content-length", "transfer-encoding", "connection", "keep-alive", "upgrade", "te",
+                      "trailer", "proxy-connection", "expect"})  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,19 +90,26 @@ class Target:
 
 
 def request_head(target: Target, headers: dict[str, str], length: int) -> bytes:
-    """The request line and headers of a POST of ``length`` bytes. A header that would break
-    the framing, or that no server may accept (a control character other than TAB in a name or
-    value: CR, LF and NUL among them), is refused, never sent."""
+    """The request line and headers of a POST of ``length`` bytes. Refused, never sent: a
+    name that is not an HTTP token, a value with a control character other than TAB (CR, LF and
+    NUL among them), and a header that frames the request or the connection (``content-length``,
+    ``transfer-encoding``, ``host`` …: only this client writes those)."""
     lines = [f"POST {target.request_target} HTTP/1.1", f"host: {target.host_header}", f"content-length: {length}"]
     for name, value in headers.items():
-        if _UNSAFE.search(name) or _UNSAFE.search(value):
-            raise ValueError("a header name or value holds a control character")
+        if not _TOKEN.fullmatch(name) or _UNSAFE.search(value):
+            raise ValueError("a header name is not a token, or its value holds a control character")
+        if name.lower() in _FRAMING:
+            raise ValueError("a caller may not set a header that frames the request")
         lines.append(f"{name}: {value}")
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
 class _Connection(asyncio.Protocol):
-    """One connection; at most one request on it at a time (no pipelining)."""
+    """One connection; at most one request on it at a time (no pipelining).
+
+    A connection is reused only when its last answer ended cleanly on its own framing and
+    nothing else arrived: bytes past the answer, in the same read or later, retire it (they are
+    never read as part of an answer, nor as the next one)."""
 
     def __init__(self, pool: Pool, key: tuple[str, str, int]) -> None:
         self._pool = pool
@@ -104,7 +118,7 @@ class _Connection(asyncio.Protocol):
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.busy = False
-        self.idle_since = 0.0
+        self.generation = 0  # one per request sent: a Response answers only for its own
         self._expiry: asyncio.TimerHandle | None = None
         self._reset()
 
@@ -113,6 +127,8 @@ class _Connection(asyncio.Protocol):
         self.status = 0
         self.headers: list[tuple[bytes, bytes]] = []
         self._head_bytes = 0
+        self._stalled = 0  # bytes fed since the parser last called back
+        self._progress = False
         self._head: asyncio.Future[None] | None = None
         self._chunks: deque[bytes] = deque()
         self._buffered = 0
@@ -124,9 +140,13 @@ class _Connection(asyncio.Protocol):
         self._read_s: float | None = None
         self._head_by: float | None = None
         self.complete = False
+        self._dirty = False  # something arrived past the answer: never reused
         self._keep_alive = False
         self._until_close = False  # a body that ends when the connection does
+        self._coding: bytes | None = None  # gzip or deflate, inflated as the consumer reads
         self._decoder: zlib._Decompress | None = None
+        self._inflating = b""  # compressed input the decoder has not taken yet
+        self._inflated_any = False
         self.error: BaseException | None = None
 
     # ---- asyncio's callbacks --------------------------------------------------------------
@@ -136,47 +156,63 @@ class _Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         parser = self._parser
-        if parser is None or self.complete:  # bytes nobody asked for: the connection is not reusable
-            self._fail(TransportError("the upstream sent bytes outside an answer"))
+        if parser is None or self.complete:  # bytes nobody asked for: retire the connection
+            self._retire()
             return
         self._last_data = self.loop.time()
+        self._progress = False
         try:
             parser.feed_data(data)
         except httptools.HttpParserUpgrade:
             self._fail(TransportError("the upstream switched protocols"))
+            return
         except httptools.HttpParserError as exc:
             self._fail(self.error or TransportError(f"the upstream's answer is not HTTP/1.1 ({type(exc).__name__})"))
+            return
+        if self._dirty:
+            self._retire()
+            return
+        # httptools holds a header line (or a chunk's extensions) until it ends: a line that
+        # never ends grows without a callback, so such a run is bounded here, not per header.
+        self._stalled = 0 if self._progress else self._stalled + len(data)
+        if self._stalled > MAX_HEAD_BYTES:
+            self._fail(TransportError("the upstream's answer head is too large"))
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.closed = True
         self._pool.forget(self)
+        self._cancel_timer()
         if self._parser is not None and not self.complete and self.error is None:
-            if self._until_close and self._head is not None and self._head.done():
-                self._finish_body(keep_alive=False)
+            if exc is None and self._until_close and self._head is not None and self._head.done():
+                self._finish_body(keep_alive=False)  # the answer's framing: it ends with the connection
             else:
                 self._fail(TransportError("the upstream closed the connection before its answer ended"))
-        self._cancel_timer()
-
-    def pause_writing(self) -> None:  # the whole body is written at once; nothing waits on drain
-        pass
-
-    def resume_writing(self) -> None:
-        pass
 
     # ---- httptools' callbacks -------------------------------------------------------------
 
     def on_message_begin(self) -> None:
-        if self.complete:  # bytes after the answer, in the same read: the connection is not clean
-            self._keep_alive = False
+        self._progress = True
+        if self.complete:  # a second answer in the same read: ignored, and the connection retired
+            self._dirty = True
+
+    def on_status(self, status: bytes) -> None:
+        self._progress = True
 
     def on_header(self, name: bytes, value: bytes) -> None:
+        self._progress = True
+        if self._dirty:
+            return
         self._head_bytes += len(name) + len(value) + 4
         if self._head_bytes > MAX_HEAD_BYTES:
             self.error = TransportError("the upstream's answer head is too large")
             raise httptools.HttpParserError("head too large")  # stops the parser; data_received reports
-        self.headers.append((name.lower(), value))
+        if self.status == 0:  # trailers after a chunked body are read, not kept
+            self.headers.append((name.lower(), value))
 
     def on_headers_complete(self) -> None:
+        self._progress = True
+        if self._dirty:
+            return
         assert self._parser is not None
         status = self._parser.get_status_code()
         if 100 <= status < 200:  # an interim answer (103 Early Hints): the real one follows
@@ -192,6 +228,7 @@ class _Connection(asyncio.Protocol):
             elif name == b"content-encoding":
                 coding = value.strip().lower()
                 if coding in (b"gzip", b"x-gzip", b"deflate"):
+                    self._coding = coding
                     self._decoder = zlib.decompressobj(zlib.MAX_WBITS | 32)  # gzip or zlib, by header
                 elif coding not in (b"", b"identity"):
                     self.error = TransportError("the upstream's answer uses a content coding not supported")
@@ -201,15 +238,10 @@ class _Connection(asyncio.Protocol):
             self._head.set_result(None)
 
     def on_body(self, body: bytes) -> None:
-        if self._decoder is not None:
-            try:
-                body = self._decoder.decompress(body)
-            except zlib.error:
-                self.error = TransportError("the upstream's compressed answer is corrupt")
-                raise httptools.HttpParserError("decompression") from None
-            if not body:
-                return
-        self._chunks.append(body)
+        self._progress = True
+        if self._dirty:
+            return
+        self._chunks.append(body)  # as it came (compressed, if so): inflated as it is read
         self._buffered += len(body)
         if self._buffered > _HIGH_WATER and not self._paused and self.transport is not None:
             self._paused = True
@@ -217,8 +249,10 @@ class _Connection(asyncio.Protocol):
         self._wake()
 
     def on_message_complete(self) -> None:
-        if 100 <= self.status < 200 or self.status == 0:  # the interim answer's end
-            self.status = 0
+        self._progress = True
+        if self._dirty:
+            return
+        if self.status == 0:  # the interim answer's end
             return
         assert self._parser is not None
         self._finish_body(keep_alive=self._parser.should_keep_alive())
@@ -226,14 +260,6 @@ class _Connection(asyncio.Protocol):
     # ---- the request ----------------------------------------------------------------------
 
     def _finish_body(self, *, keep_alive: bool) -> None:
-        if self._decoder is not None:
-            try:
-                rest = self._decoder.flush()
-            except zlib.error:
-                self._fail(TransportError("the upstream's compressed answer is corrupt"))
-                return
-            if rest:
-                self._chunks.append(rest)
         self.complete = True
         self._keep_alive = keep_alive
         self._cancel_timer()
@@ -244,6 +270,7 @@ class _Connection(asyncio.Protocol):
         fails with :class:`ReadTimeout` past ``head_by``, a loop time, whatever arrived before)."""
         assert self.transport is not None and not self.busy
         self._reset()
+        self.generation += 1
         self.busy = True
         self._parser = httptools.HttpResponseParser(self)
         self._head = self.loop.create_future()
@@ -255,7 +282,8 @@ class _Connection(asyncio.Protocol):
         if len(body) < 16 * 1024:
             self.transport.write(head + body)  # one segment: the usual 1 KB chat
         else:
-            self.transport.writelines((head, body))  # no copy of megabytes
+            self.transport.write(head)  # two writes rather than a concatenated copy of megabytes
+            self.transport.write(body)
         return self._head
 
     def _next_check(self, since: float, head_pending: bool) -> float:
@@ -285,18 +313,33 @@ class _Connection(asyncio.Protocol):
             self._timer = self.loop.call_at(at, self._check_read)
 
     async def read_chunk(self) -> bytes | None:
-        """The next piece of the body as it arrived, or None at its end."""
+        """The next piece of the body (inflated, at most ``_INFLATE_STEP`` at a time when the
+        answer is compressed), or None at its end."""
         while True:
+            if self.error is not None:
+                raise self.error
+            if self._inflating:
+                out = self._inflate(self._inflating)
+                if out:
+                    return out
+                continue
             if self._chunks:
                 chunk = self._chunks.popleft()
                 self._buffered -= len(chunk)
                 if self._paused and self._buffered < _LOW_WATER and self.transport is not None:
                     self._paused = False
                     self.transport.resume_reading()
-                return chunk
-            if self.error is not None:
-                raise self.error
+                if self._decoder is None:
+                    return chunk
+                out = self._inflate(chunk)
+                if out:
+                    return out
+                continue
             if self.complete:
+                if self._decoder is not None and not self._decoder.eof:
+                    # a compressed body that ended before its stream did: cut, not whole
+                    self.error = TransportError("the upstream's compressed answer ended early")
+                    raise self.error
                 return None
             self._waiter = self.loop.create_future()
             self._waiting_since = self.loop.time()
@@ -304,6 +347,27 @@ class _Connection(asyncio.Protocol):
                 await self._waiter
             finally:
                 self._waiter = None
+
+    def _inflate(self, data: bytes) -> bytes:
+        decoder = self._decoder
+        assert decoder is not None
+        if decoder.eof:  # bytes after the compressed stream's end are not the answer
+            self._inflating = b""
+            return b""
+        try:
+            out = decoder.decompress(data, _INFLATE_STEP)
+        except zlib.error:
+            if self._coding == b"deflate" and not self._inflated_any:
+                # "deflate" as many servers send it: raw, without the zlib header
+                self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
+                self._inflated_any = True
+                return self._inflate(data)
+            self.error = TransportError("the upstream's compressed answer is corrupt")
+            self._dirty = True
+            raise self.error from None
+        self._inflated_any = True
+        self._inflating = decoder.unconsumed_tail
+        return out
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -317,7 +381,16 @@ class _Connection(asyncio.Protocol):
             if fut is not None and not fut.done():
                 fut.set_exception(self.error)
                 fut.exception()  # retrieved here too: a caller that gave up must not log it
+        self._dirty = True
         self.close()
+
+    def _retire(self) -> None:
+        """Not reusable, though the answer (if any) stands: bytes past it arrived."""
+        self._dirty = True
+        if not self.busy:
+            self.close()
+        elif self.transport is not None:
+            self.transport.abort()  # connection_lost follows; a complete answer is not failed by it
 
     def _cancel_timer(self) -> None:
         if self._timer is not None:
@@ -331,58 +404,92 @@ class _Connection(asyncio.Protocol):
             return
         self.busy = False
         self._cancel_timer()
-        if self.complete and self._keep_alive and self.error is None and not self.closed:
+        if self.complete and self._keep_alive and not self._dirty and self.error is None and not self.closed:
             self._parser = None
             self._chunks.clear()  # read or not, the answer is whole: the connection is clean
+            self._inflating = b""
+            if self._paused and self.transport is not None:
+                self._paused = False
+                self.transport.resume_reading()
             self._pool.put_back(self)
         else:
             self.close()
 
     def close(self) -> None:
+        """Close now: a reader still waiting on this answer is failed at once, and an answer
+        not read to its end (or bytes not yet sent) makes it an abort, not a graceful close."""
         self.busy = False
         self._cancel_timer()
         if self._expiry is not None:
             self._expiry.cancel()
             self._expiry = None
-        if not self.closed:
-            self.closed = True
-            self._pool.forget(self)
-            if self.transport is not None:
+        if self.closed:
+            return
+        self.closed = True
+        self._pool.forget(self)
+        unfinished = self._parser is not None and not self.complete
+        if unfinished and self.error is None:
+            self.error = TransportError("the connection was closed before its answer ended")
+            for fut in (self._head, self._waiter):
+                if fut is not None and not fut.done():
+                    fut.set_exception(self.error)
+                    fut.exception()
+        if self.transport is not None:
+            if unfinished or self._dirty:
+                self.transport.abort()
+            else:
                 self.transport.close()
 
 
 class Response:
     """An answer whose head arrived; its body is read with :meth:`read` or :meth:`iter_chunks`,
-    and :meth:`release` hands the connection back (or closes it when the body was not read to its end)."""
+    and :meth:`release` hands the connection back (or closes it when the body was not read to its
+    end). After release or close the handle is spent: it can never reach the connection's next request."""
 
-    __slots__ = ("_conn", "headers", "status")
+    __slots__ = ("_conn", "_generation", "headers", "status")
 
     def __init__(self, conn: _Connection) -> None:
-        self._conn = conn
+        self._conn: _Connection | None = conn
+        self._generation = conn.generation
         self.status = conn.status
         self.headers = conn.headers
+
+    def _own(self) -> _Connection:
+        conn = self._conn
+        if conn is None or conn.generation != self._generation:
+            raise TransportError("this answer was already released")
+        return conn
 
     def header(self, name: bytes) -> bytes | None:
         return next((v for n, v in self.headers if n == name), None)
 
     async def read(self) -> bytes:
+        conn = self._own()
         parts = []
-        while (chunk := await self._conn.read_chunk()) is not None:
+        while (chunk := await conn.read_chunk()) is not None:
             parts.append(chunk)
         return b"".join(parts)
 
     async def iter_chunks(self) -> AsyncIterator[bytes]:
-        while (chunk := await self._conn.read_chunk()) is not None:
+        conn = self._own()
+        while (chunk := await conn.read_chunk()) is not None:
             yield chunk
 
     def at_eof(self) -> bool:
-        return self._conn.complete and not self._conn._chunks
+        conn = self._conn
+        if conn is None or conn.generation != self._generation:
+            return False
+        return conn.complete and not conn._chunks and not conn._inflating
 
     def release(self) -> None:
-        self._conn.release()
+        conn, self._conn = self._conn, None
+        if conn is not None and conn.generation == self._generation:
+            conn.release()
 
     def close(self) -> None:
-        self._conn.close()
+        conn, self._conn = self._conn, None
+        if conn is not None and conn.generation == self._generation:
+            conn.close()
 
 
 class Pool:
@@ -409,6 +516,9 @@ class Pool:
         :class:`ReadTimeout` past it)."""
         by = None if head_s is None else self.loop.time() + head_s
         conn = await self._acquire(target, by)
+        if by is not None and self.loop.time() >= by:  # nothing sent yet: the caller may try elsewhere
+            conn.release()
+            raise ConnectFailed("PoolTimeout")
         try:
             await conn.send(head, body, self._read_s, by)
         except BaseException:
@@ -417,10 +527,10 @@ class Pool:
         return Response(conn)
 
     async def _acquire(self, target: Target, by: float | None = None) -> _Connection:
-        if self._closed:
-            raise ConnectFailed("PoolClosed")
         deadline: float | None = None
         while True:
+            if self._closed:
+                raise ConnectFailed("PoolClosed")
             idle = self._idle.get(target.key)
             while idle:
                 conn = idle.pop()
@@ -443,8 +553,12 @@ class Pool:
             try:
                 async with asyncio.timeout_at(deadline):
                     await slot
-            except TimeoutError:
-                raise ConnectFailed("PoolTimeout") from None
+            except BaseException as exc:
+                if slot.done() and not slot.cancelled():
+                    self._wake_one()  # granted as this waiter gave up: the next one looks instead
+                if isinstance(exc, TimeoutError):
+                    raise ConnectFailed("PoolTimeout") from None
+                raise
             finally:
                 if slot in self._slots:
                     self._slots.remove(slot)
@@ -479,7 +593,6 @@ class Pool:
         if self._closed:
             conn.close()
             return
-        conn.idle_since = self.loop.time()
         conn._expiry = self.loop.call_later(self._keepalive, conn.close)
         self._idle.setdefault(conn.key, []).append(conn)
         self._wake_one()
@@ -506,4 +619,8 @@ class Pool:
         self._closed = True
         for conn in list(self._connections):
             conn.close()
+        while self._slots:  # waiters wake and find the pool closed
+            slot = self._slots.popleft()
+            if not slot.done():
+                slot.set_result(None)
         await asyncio.sleep(0)  # let the transports' close callbacks run in this loop
