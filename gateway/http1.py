@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import select
 import ssl
 import zlib
 from collections import deque
@@ -146,7 +147,9 @@ class _Connection(asyncio.Protocol):
         self._coding: bytes | None = None  # gzip or deflate, inflated as the consumer reads
         self._decoder: zlib._Decompress | None = None
         self._inflating = b""  # compressed input the decoder has not taken yet
-        self._inflated_any = False
+        self._inflated_any = False  # output came: a "deflate" answer is zlib-wrapped, not raw
+        self._deflate_prefix = b""  # input before the first output (replayed as raw deflate)
+        self._compressed_in = 0
         self.error: BaseException | None = None
 
     # ---- asyncio's callbacks --------------------------------------------------------------
@@ -167,6 +170,9 @@ class _Connection(asyncio.Protocol):
             self._fail(TransportError("the upstream switched protocols"))
             return
         except httptools.HttpParserError as exc:
+            if self.complete and self.error is None:  # junk after a whole answer: it stands, the connection goes
+                self._retire()
+                return
             self._fail(self.error or TransportError(f"the upstream's answer is not HTTP/1.1 ({type(exc).__name__})"))
             return
         if self._dirty:
@@ -336,13 +342,19 @@ class _Connection(asyncio.Protocol):
                     return out
                 continue
             if self.complete:
-                if self._decoder is not None and not self._decoder.eof:
+                if self._decoder is not None and not self._decoder.eof and self._compressed_in:
                     # a compressed body that ended before its stream did: cut, not whole
+                    # (an empty body labelled gzip, as 204s and errors come, is empty)
                     self.error = TransportError("the upstream's compressed answer ended early")
                     raise self.error
                 return None
             self._waiter = self.loop.create_future()
-            self._waiting_since = self.loop.time()
+            now = self._waiting_since = self.loop.time()
+            if self._read_s is not None and (self._timer is None or self._timer.when() > now + self._read_s):
+                # the timer was armed while nobody waited: due no later than read_s from now
+                if self._timer is not None:
+                    self._timer.cancel()
+                self._timer = self.loop.call_at(now + self._read_s, self._check_read)
             try:
                 await self._waiter
             finally:
@@ -351,23 +363,38 @@ class _Connection(asyncio.Protocol):
     def _inflate(self, data: bytes) -> bytes:
         decoder = self._decoder
         assert decoder is not None
-        if decoder.eof:  # bytes after the compressed stream's end are not the answer
-            self._inflating = b""
-            return b""
+        self._compressed_in += len(data)
+        if decoder.eof and data:
+            self._beyond_end()
+        if self._coding == b"deflate" and not self._inflated_any:
+            self._deflate_prefix += data
         try:
             out = decoder.decompress(data, _INFLATE_STEP)
         except zlib.error:
             if self._coding == b"deflate" and not self._inflated_any:
                 # "deflate" as many servers send it: raw, without the zlib header
+                replay, self._deflate_prefix = self._deflate_prefix, b""
                 self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
                 self._inflated_any = True
-                return self._inflate(data)
+                self._compressed_in -= len(replay)
+                return self._inflate(replay)
             self.error = TransportError("the upstream's compressed answer is corrupt")
             self._dirty = True
             raise self.error from None
-        self._inflated_any = True
+        if out:
+            self._inflated_any = True
+            self._deflate_prefix = b""
+        if decoder.eof and decoder.unused_data:
+            self._beyond_end()
         self._inflating = decoder.unconsumed_tail
         return out
+
+    def _beyond_end(self) -> None:
+        """Bytes after the compressed stream's end (a second gzip member, padding): not read as
+        the answer, and not dropped silently either (the answer would be cut without a word)."""
+        self.error = TransportError("the upstream's compressed answer has data after its end")
+        self._dirty = True
+        raise self.error
 
     def _wake(self) -> None:
         waiter = self._waiter
@@ -404,7 +431,9 @@ class _Connection(asyncio.Protocol):
             return
         self.busy = False
         self._cancel_timer()
-        if self.complete and self._keep_alive and not self._dirty and self.error is None and not self.closed:
+        unsent = self.transport is not None and self.transport.get_write_buffer_size() > 0
+        if self.complete and self._keep_alive and not self._dirty and self.error is None and not self.closed \
+                and not unsent:  # an upstream that answered before reading the whole request
             self._parser = None
             self._chunks.clear()  # read or not, the answer is whole: the connection is clean
             self._inflating = b""
@@ -441,6 +470,22 @@ class _Connection(asyncio.Protocol):
                 self.transport.close()
 
 
+def _readable(transport: asyncio.Transport) -> bool:
+    """Whether an idle connection's socket holds bytes (or its end) the loop has not read yet: an
+    answer nobody asked for, which must not be read as the next request's (urllib3 and httpcore
+    check the same before reuse). One zero-timeout select."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return True
+    ssl_object = transport.get_extra_info("ssl_object")
+    if ssl_object is not None and ssl_object.pending():
+        return True
+    try:
+        return bool(select.select([sock.fileno()], [], [], 0)[0])
+    except (OSError, ValueError):
+        return True
+
+
 class Response:
     """An answer whose head arrived; its body is read with :meth:`read` or :meth:`iter_chunks`,
     and :meth:`release` hands the connection back (or closes it when the body was not read to its
@@ -464,15 +509,14 @@ class Response:
         return next((v for n, v in self.headers if n == name), None)
 
     async def read(self) -> bytes:
-        conn = self._own()
         parts = []
-        while (chunk := await conn.read_chunk()) is not None:
+        while (chunk := await self._own().read_chunk()) is not None:
             parts.append(chunk)
         return b"".join(parts)
 
     async def iter_chunks(self) -> AsyncIterator[bytes]:
-        conn = self._own()
-        while (chunk := await conn.read_chunk()) is not None:
+        # the handle is checked at every step: an iterator resumed after release reads nothing
+        while (chunk := await self._own().read_chunk()) is not None:
             yield chunk
 
     def at_eof(self) -> bool:
@@ -517,7 +561,7 @@ class Pool:
         by = None if head_s is None else self.loop.time() + head_s
         conn = await self._acquire(target, by)
         if by is not None and self.loop.time() >= by:  # nothing sent yet: the caller may try elsewhere
-            conn.release()
+            self.put_back(conn)
             raise ConnectFailed("PoolTimeout")
         try:
             await conn.send(head, body, self._read_s, by)
@@ -537,8 +581,10 @@ class Pool:
                 if conn._expiry is not None:
                     conn._expiry.cancel()
                     conn._expiry = None
-                if not conn.closed and conn.transport is not None and not conn.transport.is_closing():
+                if not conn.closed and conn.transport is not None and not conn.transport.is_closing() \
+                        and not _readable(conn.transport):
                     return conn
+                conn._dirty = True  # closed, or bytes (or the end) waiting that nobody asked for
                 conn.close()
             if self._open < self._limit:
                 break

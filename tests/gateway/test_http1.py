@@ -8,6 +8,8 @@ import asyncio
 import gzip
 import socket
 import ssl
+import threading
+import time
 import zlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -745,3 +747,153 @@ def test_closing_an_answer_ends_a_reader_at_once_even_with_request_bytes_unsent(
 def test_a_caller_cannot_set_framing_headers_or_names_that_are_not_tokens(name: str) -> None:
     with pytest.raises(ValueError):
         http1.request_head(http1.Target.of("http://127.0.0.1:1/v1"), {name: "1"}, 0)
+
+
+# ---- found by a second adversarial review: each of these failed before its fix ------------------
+
+def test_bytes_that_reach_an_idle_connection_before_its_reuse_retire_it() -> None:
+    """An answer's extra bytes that arrive while the loop is busy (not yet read) must not be
+    read as the next request's answer: an idle connection with readable bytes is not reused.
+    (The server is a thread: it must write while the client's loop is blocked.)"""
+    listener = socket.create_server(("127.0.0.1", 0))
+    port = listener.getsockname()[1]
+    connections: list[int] = []
+
+    def serve() -> None:
+        for n in range(2):
+            conn, _ = listener.accept()
+            connections.append(n)
+            with conn, conn.makefile("rb") as f:
+                while (line := f.readline()) not in (b"\r\n", b""):
+                    pass
+                f.read(2)
+                if n == 0:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+                    time.sleep(0.05)
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nLEAKED")
+                    time.sleep(1.0)
+                else:
+                    conn.sendall(b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nreal")
+                    time.sleep(0.2)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+
+    async def main() -> tuple[int, bytes]:
+        pool = http1.Pool(read_s=5)
+        target = http1.Target.of(f"http://127.0.0.1:{port}/v1")
+        try:
+            response = await pool.post(target, http1.request_head(target, {}, 2), b"{}")
+            assert await response.read() == b"ok"
+            time.sleep(0.3)  # the loop busy elsewhere: the extra bytes sit unread in the socket
+            response.release()
+            return await _post(pool, target)
+        finally:
+            await pool.close()
+
+    try:
+        assert _run(main()) == (200, b"real")
+        assert connections == [0, 1]
+    finally:
+        listener.close()
+
+
+def test_a_head_deadline_passed_before_sending_keeps_the_connection_for_the_next() -> None:
+    handler = _serve_answers(*[b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"] * 2)
+
+    async def work(pool: http1.Pool, target: http1.Target) -> tuple[int, bytes]:
+        head = http1.request_head(target, {}, 2)
+        assert await _post(pool, target) == (200, b"ok")
+        with pytest.raises(http1.ConnectFailed):
+            await pool.post(target, head, b"{}", head_s=0.0)  # past its deadline once a connection is had
+        return await _post(pool, target)  # the one slot is still there
+
+    assert _run(_with_pool(handler, work, limit=1, pool_s=0.3)) == ((200, b"ok"), 1)
+
+
+def test_an_iterator_resumed_after_release_reads_nothing_of_the_next_answer() -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        first = True
+        while await _read_request(reader) is not None:
+            if first:
+                writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n1\r\nA\r\n")
+                await writer.drain()
+                await asyncio.sleep(0.05)
+                writer.write(b"0\r\n\r\n")
+                first = False
+            else:
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 6\r\n\r\nSECRET")
+            await writer.drain()
+
+    async def work(pool: http1.Pool, target: http1.Target) -> tuple[bool, bytes]:
+        a = await pool.post(target, http1.request_head(target, {}, 2), b"{}")
+        chunks = a.iter_chunks()
+        assert await chunks.__anext__() == b"A"
+        await asyncio.sleep(0.1)  # the answer completes meanwhile
+        a.release()
+        b = await pool.post(target, http1.request_head(target, {}, 2), b"{}")
+        try:
+            await chunks.__anext__()
+            refused = False
+        except (http1.TransportError, StopAsyncIteration):
+            refused = True
+        return refused, await b.read()
+
+    assert _run(_with_pool(handler, work))[0] == (True, b"SECRET")
+
+
+@pytest.mark.parametrize("answer", [
+    b"HTTP/1.1 200 OK\r\nconnection: close\r\ncontent-length: 2\r\n\r\nokJUNK",
+    b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok\r\nJUNK",
+])  # fmt: skip
+def test_junk_in_the_same_read_after_a_whole_answer_leaves_the_answer_whole(answer: bytes) -> None:
+    handler = _serve_answers(answer, hold_s=0.3)
+
+    async def work(pool: http1.Pool, target: http1.Target) -> tuple[int, bytes]:
+        return await _post(pool, target)
+
+    assert _run(_with_pool(handler, work))[0] == (200, b"ok")
+
+
+@pytest.mark.parametrize(("coding", "packed", "expected"), [
+    (b"deflate", zlib.compress(b"raw deflate, one byte first")[2:-4], b"raw deflate, one byte first"),
+    (b"gzip", b"", b""),  # an empty body labelled gzip, as 204s and error answers come
+    (b"gzip", gzip.compress(b"part one, ") + gzip.compress(b"part two"), None),  # never cut silently
+])  # fmt: skip
+def test_compressed_edges(coding: bytes, packed: bytes, expected: bytes | None) -> None:
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        await _read_request(reader)
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-encoding: %s\r\ncontent-length: %d\r\n\r\n" % (coding, len(packed)))
+        for i in range(len(packed)):  # a byte at a time: the first piece is one byte
+            writer.write(packed[i : i + 1])
+            await writer.drain()
+            await asyncio.sleep(0)
+        await asyncio.sleep(0.2)
+
+    async def work(pool: http1.Pool, target: http1.Target) -> Any:
+        try:
+            return await _post(pool, target)
+        except http1.TransportError as exc:
+            return exc
+
+    result = _run(_with_pool(handler, work))[0]
+    if expected is None:
+        assert isinstance(result, http1.TransportError)
+    else:
+        assert result == (200, expected)
+
+
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_a_clean_idle_connection_is_reused_on_either_loop(loop: str) -> None:
+    """The reuse check reads the socket through the transport: on uvloop (the server's loop)
+    too, a clean idle connection is reused rather than retired every time."""
+    import uvloop
+
+    handler = _serve_answers(*[b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"] * 20)
+
+    async def work(pool: http1.Pool, target: http1.Target) -> list[tuple[int, bytes]]:
+        return [await _post(pool, target) for _ in range(20)]
+
+    run = uvloop.run if loop == "uvloop" else asyncio.run
+    answers, connections = run(_with_pool(handler, work))
+    assert answers == [(200, b"ok")] * 20 and connections == 1
