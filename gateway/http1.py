@@ -432,8 +432,14 @@ class _Connection(asyncio.Protocol):
         self.busy = False
         self._cancel_timer()
         unsent = self.transport is not None and self.transport.get_write_buffer_size() > 0
-        if self.complete and self._keep_alive and not self._dirty and self.error is None and not self.closed \
-                and not unsent:  # an upstream that answered before reading the whole request
+        if (
+            self.complete
+            and self._keep_alive
+            and not self._dirty
+            and self.error is None
+            and not self.closed
+            and not unsent
+        ):  # an upstream that answered before reading the whole request
             self._parser = None
             self._chunks.clear()  # read or not, the answer is whole: the connection is clean
             self._inflating = b""
@@ -581,8 +587,12 @@ class Pool:
                 if conn._expiry is not None:
                     conn._expiry.cancel()
                     conn._expiry = None
-                if not conn.closed and conn.transport is not None and not conn.transport.is_closing() \
-                        and not _readable(conn.transport):
+                if (
+                    not conn.closed
+                    and conn.transport is not None
+                    and not conn.transport.is_closing()
+                    and not _readable(conn.transport)
+                ):
                     return conn
                 conn._dirty = True  # closed, or bytes (or the end) waiting that nobody asked for
                 conn.close()

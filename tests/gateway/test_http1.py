@@ -11,7 +11,7 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,9 @@ async def _read_request(reader: asyncio.StreamReader) -> tuple[bytes, bytes] | N
         head = await reader.readuntil(b"\r\n\r\n")
     except (asyncio.IncompleteReadError, ConnectionError):
         return None
-    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:"))
+    length = next(
+        int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length:")
+    )
     return head, await reader.readexactly(length)
 
 
@@ -78,11 +80,46 @@ async def _post(pool: http1.Pool, target: http1.Target, body: bytes = b"{}",
         response.release()
 
 
-def _run(coro: Awaitable[Any]) -> Any:
-    return asyncio.run(coro)  # type: ignore[arg-type]
+def _run(coro: Coroutine[Any, Any, Any]) -> Any:
+    return asyncio.run(coro)
+
+
+def _serve_answers(*answers: bytes, hold_s: float = 0.0) -> Handler:
+    """Answer each request, on whichever connection it comes, with the next raw bytes of
+    ``answers`` (then hold the connection)."""
+    left = list(answers)
+
+    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
+        while left:
+            if await _read_request(reader) is None:
+                return
+            writer.write(left.pop(0))
+            await writer.drain()
+        await asyncio.sleep(hold_s)
+
+    return handler
+
+
+async def _with_pool(handler: Handler, work: Callable[[http1.Pool, http1.Target], Awaitable[Any]],
+                     **pool: Any) -> tuple[Any, int]:  # fmt: skip
+    async with Server(handler) as server:
+        p = http1.Pool(**{"read_s": 5, **pool})
+        try:
+            return await work(p, server.target()), server.connections
+        finally:
+            await p.close()
+
+
+async def _outcome(pool: http1.Pool, target: http1.Target) -> tuple[int, bytes] | http1.TransportError:
+    """One request's (status, body), or the TransportError it ended in."""
+    try:
+        return await _post(pool, target)
+    except http1.TransportError as exc:
+        return exc
 
 
 # ---- framing: what the client reads is the body the server framed, however it is cut ---------
+
 
 def _framed(body: bytes, framing: str, chunk_sizes: list[int]) -> bytes:
     if framing == "length":
@@ -145,7 +182,7 @@ def test_every_answer_is_read_whole_whatever_the_framing_and_the_pieces_it_arriv
 def test_a_body_that_ends_with_the_connection_is_read_whole_and_the_connection_not_reused() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
         await _read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{\"a\": ")
+        writer.write(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{"a": ')
         await writer.drain()
         writer.write(b"1}")
         await writer.drain()
@@ -166,7 +203,9 @@ def test_a_body_that_ends_with_the_connection_is_read_whole_and_the_connection_n
 def test_an_interim_answer_is_skipped() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
         await _read_request(reader)
-        writer.write(b"HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok")
+        writer.write(
+            b"HTTP/1.1 103 Early Hints\r\nlink: </a>\r\n\r\nHTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\nok"
+        )
 
     async def main() -> tuple[int, bytes]:
         async with Server(handler) as server:
@@ -180,6 +219,7 @@ def test_an_interim_answer_is_skipped() -> None:
 
 
 # ---- the request as sent ----------------------------------------------------------------
+
 
 @settings(max_examples=200, deadline=None)
 @given(
@@ -245,6 +285,7 @@ def test_a_url_that_is_not_http_is_refused() -> None:
 
 # ---- connections: reuse, leftovers, failures ------------------------------------------------
 
+
 def test_an_answer_not_read_to_its_end_closes_its_connection() -> None:
     """The unread rest of one answer must never be read as the start of the next one (here the
     rest is crafted to look like an answer of its own)."""
@@ -299,7 +340,9 @@ def test_an_idle_connection_the_server_closed_is_not_used_again() -> None:
 def test_bytes_on_an_idle_connection_retire_it() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
         while await _read_request(reader) is not None:
-            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok" + (b"HTTP/1.1 200 OK\r\n" if n == 1 else b""))
+            writer.write(
+                b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok" + (b"HTTP/1.1 200 OK\r\n" if n == 1 else b"")
+            )
             await writer.drain()
 
     async def main() -> tuple[list[tuple[int, bytes]], int]:
@@ -341,16 +384,7 @@ def test_a_connection_cut_mid_answer_is_a_transport_error(cut: bytes) -> None:
         await writer.drain()
         writer.transport.abort()
 
-    async def main() -> None:
-        async with Server(handler) as server:
-            pool = http1.Pool(read_s=5)
-            try:
-                with pytest.raises(http1.TransportError):
-                    await _post(pool, server.target())
-            finally:
-                await pool.close()
-
-    _run(main())
+    assert isinstance(_run(_with_pool(handler, _outcome))[0], http1.TransportError)
 
 
 @pytest.mark.parametrize("answer", [
@@ -361,26 +395,12 @@ def test_a_connection_cut_mid_answer_is_a_transport_error(cut: bytes) -> None:
 ])  # fmt: skip
 def test_an_answer_that_cannot_be_read_is_a_transport_error(answer: bytes) -> None:
     """Unsupported or corrupt compression, an endless head, not HTTP at all."""
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
-        await _read_request(reader)
-        writer.write(answer)
-        await writer.drain()
-        await asyncio.sleep(1)
-
-    async def main() -> None:
-        async with Server(handler) as server:
-            pool = http1.Pool(read_s=5)
-            try:
-                with pytest.raises(http1.TransportError):
-                    await _post(pool, server.target())
-            finally:
-                await pool.close()
-
-    _run(main())
+    handler = _serve_answers(answer, hold_s=1)
+    assert isinstance(_run(_with_pool(handler, _outcome))[0], http1.TransportError)
 
 
 # ---- time ------------------------------------------------------------------------------------
+
 
 def test_a_stalled_answer_times_out_but_a_slow_steady_one_does_not() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, n: int) -> None:
@@ -471,7 +491,10 @@ def test_the_pool_limit_queues_and_then_gives_up_as_connect_failed() -> None:
 
 # ---- TLS ---------------------------------------------------------------------------------------
 
-def test_tls_to_a_trusted_server_and_refusal_of_an_untrusted_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_tls_to_a_trusted_server_and_refusal_of_an_untrusted_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The default context verifies the server (here against a CA made in the test, trusted
     through SSL_CERT_FILE as an operator would); an unknown CA means nothing is sent."""
     tls = make_tls(tmp_path / "tls")
@@ -530,35 +553,10 @@ def test_the_head_has_a_deadline_of_its_own_that_trickled_bytes_do_not_move() ->
 
 # ---- found by an adversarial review: each of these failed before its fix ------------------------
 
-def _serve_answers(*answers: bytes, hold_s: float = 0.0) -> Handler:
-    """Answer each request, on whichever connection it comes, with the next raw bytes of
-    ``answers`` (then hold the connection)."""
-    left = list(answers)
-
-    async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
-        while left:
-            if await _read_request(reader) is None:
-                return
-            writer.write(left.pop(0))
-            await writer.drain()
-        await asyncio.sleep(hold_s)
-
-    return handler
-
-
-async def _with_pool(handler: Handler, work: Callable[[http1.Pool, http1.Target], Awaitable[Any]],
-                     **pool: Any) -> tuple[Any, int]:  # fmt: skip
-    async with Server(handler) as server:
-        p = http1.Pool(**{"read_s": 5, **pool})
-        try:
-            return await work(p, server.target()), server.connections
-        finally:
-            await p.close()
-
 
 def test_a_second_answer_in_the_same_read_is_neither_appended_nor_read_next() -> None:
     first = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"
-    smuggled = b"HTTP/1.1 200 OK\r\ncontent-length: 18\r\n\r\n{\"other\":\"tenant\"}"
+    smuggled = b'HTTP/1.1 200 OK\r\ncontent-length: 18\r\n\r\n{"other":"tenant"}'
     handler = _serve_answers(first + smuggled, b"HTTP/1.1 200 OK\r\ncontent-length: 4\r\n\r\nnext")
 
     async def work(pool: http1.Pool, target: http1.Target) -> list[tuple[int, bytes]]:
@@ -666,17 +664,13 @@ def test_a_compressed_answer_is_inflated_a_bounded_step_at_a_time() -> None:
     (b"deflate", zlib.compress(b"raw deflate body")[2:-4], True),  # raw, no zlib header: as servers send it
     (b"gzip", gzip.compress(b"a body cut short" * 100)[:-30], False),  # ended before its stream did
 ])  # fmt: skip
-def test_raw_deflate_is_read_and_a_truncated_gzip_is_not_taken_as_whole(coding: bytes, packed: bytes, whole: bool) -> None:
+def test_raw_deflate_is_read_and_a_truncated_gzip_is_not_taken_as_whole(
+    coding: bytes, packed: bytes, whole: bool
+) -> None:
     handler = _serve_answers(b"HTTP/1.1 200 OK\r\ncontent-encoding: %s\r\ncontent-length: %d\r\n\r\n" % (coding, len(packed))
                              + packed)  # fmt: skip
 
-    async def work(pool: http1.Pool, target: http1.Target) -> Any:
-        try:
-            return await _post(pool, target)
-        except http1.TransportError as exc:
-            return exc
-
-    result = _run(_with_pool(handler, work))[0]
+    result = _run(_with_pool(handler, _outcome))[0]
     if whole:
         assert result == (200, b"raw deflate body")
     else:
@@ -686,19 +680,13 @@ def test_raw_deflate_is_read_and_a_truncated_gzip_is_not_taken_as_whole(coding: 
 def test_a_reset_does_not_end_a_body_framed_by_the_connection_close() -> None:
     async def handler(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, _: int) -> None:
         await _read_request(reader)
-        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{\"partial\": ")
+        writer.write(b'HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n\r\n{"partial": ')
         await writer.drain()
         sock = writer.get_extra_info("socket")
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")  # RST on close
         writer.transport.abort()
 
-    async def work(pool: http1.Pool, target: http1.Target) -> Any:
-        try:
-            return await _post(pool, target)
-        except http1.TransportError as exc:
-            return exc
-
-    assert isinstance(_run(_with_pool(handler, work))[0], http1.TransportError)
+    assert isinstance(_run(_with_pool(handler, _outcome))[0], http1.TransportError)
 
 
 def test_a_released_answer_can_never_reach_the_connections_next_request() -> None:
@@ -751,6 +739,7 @@ def test_a_caller_cannot_set_framing_headers_or_names_that_are_not_tokens(name: 
 
 # ---- found by a second adversarial review: each of these failed before its fix ------------------
 
+
 def test_bytes_that_reach_an_idle_connection_before_its_reuse_retire_it() -> None:
     """An answer's extra bytes that arrive while the loop is busy (not yet read) must not be
     read as the next request's answer: an idle connection with readable bytes is not reused.
@@ -764,7 +753,7 @@ def test_bytes_that_reach_an_idle_connection_before_its_reuse_retire_it() -> Non
             conn, _ = listener.accept()
             connections.append(n)
             with conn, conn.makefile("rb") as f:
-                while (line := f.readline()) not in (b"\r\n", b""):
+                while f.readline() not in (b"\r\n", b""):
                     pass
                 f.read(2)
                 if n == 0:
@@ -785,7 +774,7 @@ def test_bytes_that_reach_an_idle_connection_before_its_reuse_retire_it() -> Non
         try:
             response = await pool.post(target, http1.request_head(target, {}, 2), b"{}")
             assert await response.read() == b"ok"
-            time.sleep(0.3)  # the loop busy elsewhere: the extra bytes sit unread in the socket
+            time.sleep(0.3)  # noqa: ASYNC251 -- the loop must be blocked: the extra bytes sit unread in the socket
             response.release()
             return await _post(pool, target)
         finally:
@@ -849,10 +838,7 @@ def test_an_iterator_resumed_after_release_reads_nothing_of_the_next_answer() ->
 def test_junk_in_the_same_read_after_a_whole_answer_leaves_the_answer_whole(answer: bytes) -> None:
     handler = _serve_answers(answer, hold_s=0.3)
 
-    async def work(pool: http1.Pool, target: http1.Target) -> tuple[int, bytes]:
-        return await _post(pool, target)
-
-    assert _run(_with_pool(handler, work))[0] == (200, b"ok")
+    assert _run(_with_pool(handler, _post))[0] == (200, b"ok")
 
 
 @pytest.mark.parametrize(("coding", "packed", "expected"), [
@@ -870,13 +856,7 @@ def test_compressed_edges(coding: bytes, packed: bytes, expected: bytes | None) 
             await asyncio.sleep(0)
         await asyncio.sleep(0.2)
 
-    async def work(pool: http1.Pool, target: http1.Target) -> Any:
-        try:
-            return await _post(pool, target)
-        except http1.TransportError as exc:
-            return exc
-
-    result = _run(_with_pool(handler, work))[0]
+    result = _run(_with_pool(handler, _outcome))[0]
     if expected is None:
         assert isinstance(result, http1.TransportError)
     else:

@@ -124,7 +124,9 @@ def test_required_words_keep_every_finding_in_tables(scanners: tuple[Scanner, Sc
     assert _scan(scanner, text) == _scan(every, text)
 
 
-_GATED = [(rec.HEADER, re2.compile(rec.REQUIRES["company_cell"])) for rec in (CompanyCellRecognizer, PersonCellRecognizer)]
+_GATED = [
+    (rec.HEADER, re2.compile(rec.REQUIRES["company_cell"])) for rec in (CompanyCellRecognizer, PersonCellRecognizer)
+]
 
 
 @settings(max_examples=400, deadline=None)
