@@ -71,6 +71,9 @@ class StreamTooLong(UpstreamTimeout):
     default_message = "the stream ran past the gateway's time limit and was ended"
 
 
+# How long an idle upstream connection is kept for reuse (see `UpstreamClient._get_pool`).
+_IDLE_S = 4.0
+
 # The longest SSE line accepted (one event); far above any real event, it bounds memory.
 MAX_LINE_BYTES = 16 * 1024 * 1024
 
@@ -223,7 +226,11 @@ class UpstreamClient:
     def _get_pool(self) -> http1.Pool:
         if self._pool is None:  # made on first use: a pool belongs to the loop it was made in
             t = self.settings.timeouts
-            self._pool = http1.Pool(limit=512, keepalive_s=30, connect_s=t.connect, pool_s=t.pool, read_s=t.read)
+            # Idle connections are dropped before common servers drop them (uvicorn and Node: 5 s):
+            # one the upstream closes just as it is reused fails its request with a 502 that
+            # cannot be retried (the upstream may have read it). httpx keeps them 5 s too.
+            self._pool = http1.Pool(limit=512, keepalive_s=_IDLE_S, connect_s=t.connect, pool_s=t.pool,
+                                    read_s=t.read)  # fmt: skip
         return self._pool
 
     def _target(self, url: str) -> http1.Target:

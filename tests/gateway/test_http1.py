@@ -877,3 +877,22 @@ def test_a_clean_idle_connection_is_reused_on_either_loop(loop: str) -> None:
     run = uvloop.run if loop == "uvloop" else asyncio.run
     answers, connections = run(_with_pool(handler, work))
     assert answers == [(200, b"ok")] * 20 and connections == 1
+
+
+def test_an_idle_connection_is_dropped_after_its_keep_alive_time() -> None:
+    """Dropped by the client before an upstream's own idle timeout can race a reuse."""
+    handler = _serve_answers(*[b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok"] * 3, hold_s=2)
+
+    async def work(pool: http1.Pool, target: http1.Target) -> list[tuple[int, bytes]]:
+        answers = [await _post(pool, target), await _post(pool, target)]  # reused: well within the time
+        await asyncio.sleep(0.3)
+        return [*answers, await _post(pool, target)]
+
+    answers, connections = _run(_with_pool(handler, work, keepalive_s=0.15))
+    assert answers == [(200, b"ok")] * 3 and connections == 2
+
+
+def test_the_upstream_client_keeps_idle_connections_less_long_than_common_servers() -> None:
+    from gateway import upstream
+
+    assert 0 < upstream._IDLE_S < 5  # uvicorn's and Node's default idle timeout
