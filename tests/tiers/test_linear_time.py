@@ -80,6 +80,7 @@ ADVERSARIAL = {
     "ipv4-octet-runs": "300.1.",
     "mac-colon-runs": "ab:cd:ef:gh:",
     "mac-dotted-runs": "abcd.ef01.",
+    "hex-pair-digests": "19:dd:41:93:a1:a3:f5:91:4a:8e:9b:d0:",  # one run of pairs, a MB long
     "ipv6-colons": "::a",
     "secret-prefixes": "sk-ant- ghp_ eyJ AKIA ",
     "credential-url": "x://a:",

@@ -4,6 +4,7 @@ that must not match."""
 from __future__ import annotations
 
 import ipaddress
+import random
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
@@ -50,7 +51,7 @@ POSITIVES = [
     # network
     ("IP_ADDRESS", "server at {} is down", "10.20.30.40"),
     ("IP_ADDRESS", "v6 {} up", "2a00:1450:4001:82a::8a2e:370:7334"),
-    ("MAC_ADDRESS", "nic {}", "00:1A:2B:3C:4D:5E"),
+    ("MAC_ADDRESS", "nic {}", "00:1B:63:84:45:E6"),
     ("MAC_ADDRESS", "eth0 ether {} up", "3c:22:fb:7a:91:0e"),
     ("MAC_ADDRESS", "hw {}", "F4-5C-89-A1-0B-7E"),
     # real addresses in prose that also numbers sections, clauses and versions
@@ -204,6 +205,13 @@ NEAR_MISSES = [
     ("MAC_ADDRESS", "text_len = byte_len * 3 - 1  # 01-23-45-67-89-ab"),
     ("MAC_ADDRESS", "e.g. 00:11:22:33:44:55, aa:bb:cc:dd:ee:ff or 01:02:03:04:05:06"),
     ("MAC_ADDRESS", "like 12:34:56:78:9a:bc, ab:ab:ab:ab:ab:ab or 0123.4567.89ab"),
+    # presidio-analyzer's docstring: the digits after the first byte count up
+    ("MAC_ADDRESS", "- Colon-separated: 00:1A:2B:3C:4D:5E\n- Hyphen-separated: 00-1A-2B-3C-4D-5E"),
+    ("MAC_ADDRESS", "- Cisco format (dot-separated groups of 4): 0012.3456.789A"),
+    # a key's fingerprint (srsly's ruamel tests): sixteen hex pairs, no window of them an address
+    ("MAC_ADDRESS", '\'"fingerprint":"MD5:19:dd:41:93:a1:a3:f5:91:4a:8e:9b:d0:ae:ce:66:4c",\''),
+    ("IP_ADDRESS", '\'"fingerprint":"MD5:19:dd:41:93:a1:a3:f5:91:4a:8e:9b:d0:ae:ce:66:4c",\''),
+    ("MAC_ADDRESS", "SHA1 Fingerprint=4A-8E-9B-D0-AE-CE-66-4C-19-DD-41-93-A1-A3-F5-91-2B-7C-00-E1"),
     # dotted numbers of standards, specs, sections and version specifiers (pypdf, packaging)
     ("IP_ADDRESS", "# ISO 32000-2:2020, 9.7.5.2, Note 1 and Table 116."),
     ("IP_ADDRESS", 'Taken from PDF 1.7 specs, "7.4.4.2 Details of LZW Encoding".'),
@@ -610,3 +618,32 @@ def test_password_found_beside_option_tuples(clf: Classifier, password: str, key
     text = f"    SOCKS_PASSWORD = 100, _OptType.bytes\n    CURVE_SECRETKEY = 50, _OptType.bytes\n{key} = {value}\n"
     secrets = {v for e, v in found(clf, text) if e == "SECRET"}
     assert secrets == {password}, (text, secrets)
+
+
+# -- real hardware addresses beside documentation MACs and digests ------------------------------
+
+
+def _random_mac(seed: int, sep: str) -> str:
+    """A MAC as a NIC carries one: random bytes (a seeded generator, not hypothesis's draws,
+    which favour zeros and repeats, the very shapes documentation writes)."""
+    octets = random.Random(seed).randbytes(6)
+    if sep == ".":
+        digits = octets.hex()
+        return ".".join(digits[i : i + 4] for i in range(0, 12, 4))
+    return sep.join(f"{b:02x}" for b in octets)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32), sep=st.sampled_from([":", "-", "."]), upper=st.booleans(), mac_first=st.booleans())
+def test_random_mac_found_beside_documentation_macs_and_digests(
+    clf: Classifier, seed: int, sep: str, upper: bool, mac_first: bool
+) -> None:
+    """Any MAC with random bytes is found whole beside a key's fingerprint and the counting
+    MACs of documentation, and neither of those is reported as a MAC or an IP address."""
+    mac = _random_mac(seed, sep)
+    mac = mac.upper() if upper else mac
+    noise = "fingerprint MD5:19:dd:41:93:a1:a3:f5:91:4a:8e:9b:d0:ae:ce:66:4c, e.g. 00:1A:2B:3C:4D:5E"
+    text = f"eth0 ether {mac} up; {noise}" if mac_first else f"{noise}; eth0 ether {mac} up"
+    values = found(clf, text)
+    assert {v for e, v in values if e == "MAC_ADDRESS"} == {mac}, (text, values)
+    assert not {v for e, v in values if e == "IP_ADDRESS"}, (text, values)

@@ -95,6 +95,8 @@ class IpAddressRecognizer(IpRecognizer):
         the letters after it ("<156::AID-NET2>" in a DOI) is part of a word."""
         if ":" in text[start:end] and end < len(text) and (text[end].isalnum() or text[end] == "_"):
             return True
+        if in_digest(text, start, end):
+            return True
         if _DOTTED_MORE.match(text, end) or _DOTTED_LESS.search(text[max(0, start - 2) : start]):
             return True
         if _VERSION_AFTER.match(text, end):
@@ -174,18 +176,56 @@ class MacRecognizer(MacAddressRecognizer):
         seps = {c for c in pattern_text if c in ":-."}
         return len(seps) == 1 and not _placeholder_mac(pattern_text)
 
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Six pairs of a longer run of hex pairs (``MD5:19:dd:41:…:66:4c``) are a window of a
+        digest, not a hardware address."""
+        return in_digest(text, start, end)
+
+
+# A key's or certificate's fingerprint as ssh-keygen and openssl print it: 16 or more hex pairs
+# joined by ":" (or "-"). No hardware address is longer than an EUI-64's eight pairs, so in a
+# longer run no window of six (a MAC) or eight (an IPv6 address of two-digit groups) is one.
+_LONGEST_ADDRESS_PAIRS = 8
+_PAIR_RUN = re.compile(r"[0-9A-Fa-f]{2}(?:([:-])[0-9A-Fa-f]{2})+")
+_PAIRS_BEFORE = {sep: re.compile(f"(?:[0-9A-Fa-f]{{2}}{sep})+\\Z") for sep in ":-"}
+_PAIRS_AFTER = {sep: re.compile(f"(?:{sep}[0-9A-Fa-f]{{2}})+(?![0-9A-Za-z])") for sep in ":-"}
+# one pair and its separator: how far the look either side must reach to see a run longer than
+# an EUI-64 (bounded, so a page of hex costs linear time)
+_REACH = 3 * (_LONGEST_ADDRESS_PAIRS + 1)
+
+
+def in_digest(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` is hex pairs with one separator throughout that, with the pairs
+    glued before and after it, make a run longer than any hardware address."""
+    m = _PAIR_RUN.fullmatch(text, start, end)
+    if m is None:
+        return False
+    sep = m.group(1)
+    pairs = (end - start + 1) // 3
+    before = _PAIRS_BEFORE[sep].search(text, max(0, start - _REACH), start)
+    after = _PAIRS_AFTER[sep].match(text, end, min(len(text), end + _REACH))
+    pairs += (len(before.group()) // 3 if before else 0) + (len(after.group()) // 3 if after else 0)
+    return pairs > _LONGEST_ADDRESS_PAIRS
+
 
 def _placeholder_mac(value: str) -> bool:
     """The addresses documentation writes when it means "some MAC": every byte the same
     (``00:00:…``, ``ff:ff:…``, ``aa:aa:…``), the hex digits counting up or down
     (``01-23-45-67-89-ab``, ``12:34:56:78:9a:bc``), the bytes counting by one
-    (``01:02:03:04:05:06``) or by 0x11 (``00:11:22:33:44:55``, ``aa:bb:cc:dd:ee:ff``). No
-    manufacturer assigns these; a real address is 24 random-looking bits after its vendor prefix."""
+    (``01:02:03:04:05:06``) or by 0x11 (``00:11:22:33:44:55``, ``aa:bb:cc:dd:ee:ff``), also
+    after a first byte that does not (``00:1A:2B:3C:4D:5E``, ``0012.3456.789A``: the digits after
+    the first byte count up). No manufacturer assigns these; a real address is 24 random-looking
+    bits after its vendor prefix, and the chance that its last five bytes step evenly is one in
+    2**24 (its last ten digits, one in 2**36)."""
     digits = [int(c, 16) for c in value if c not in ":-."]
     octets = [digits[i] * 16 + digits[i + 1] for i in range(0, len(digits) - 1, 2)]
     steps = {(b - a) % 256 for a, b in zip(octets, octets[1:], strict=False)}
     nibble_steps = {(b - a) % 16 for a, b in zip(digits, digits[1:], strict=False)}
-    return steps <= {0} or steps <= {1} or steps <= {255} or steps <= {0x11} or nibble_steps in ({1}, {15})
+    if steps <= {0} or steps <= {1} or steps <= {255} or steps <= {0x11} or nibble_steps in ({1}, {15}):
+        return True
+    tail_steps = {(b - a) % 256 for a, b in zip(octets[1:], octets[2:], strict=False)}
+    tail_nibble_steps = {(b - a) % 16 for a, b in zip(digits[2:], digits[3:], strict=False)}
+    return len(tail_steps) == 1 or len(tail_nibble_steps) == 1
 
 
 class InternalHostRecognizer(TiersPatternRecognizer):
