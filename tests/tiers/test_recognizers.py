@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import ipaddress
 import random
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+import tldextract
 from stdnum.iso7064 import mod_97_10
 
 from tiers import Classifier
+from tiers.recognizers.contact import _FILE_EXTENSIONS
 from tiers.recognizers.financial import PUBLISHED_EXAMPLE_IBANS
 
 from .conftest import content
@@ -112,6 +115,14 @@ POSITIVES = [
     ("EMAIL_ADDRESS", "write to {}", "john-v2@corp-mail.com"),
     ("EMAIL_ADDRESS", "the key's account: {}", "a000-v@proj-1.iam.gserviceaccount.com"),
     ("EMAIL_ADDRESS", "mailto:{}", "password@acme-corp.com"),
+    # what the near-misses of templates, files, labels and user parts leave alone
+    ("EMAIL_ADDRESS", "user:{} logged in", "jane@acme-corp.com"),
+    ("EMAIL_ADDRESS", "mailto:{}", "maria@example.com"),
+    ("EMAIL_ADDRESS", "ask {}", "j@acme-corp.com"),
+    ("EMAIL_ADDRESS", "ask {}", "jo@x.com"),
+    ("EMAIL_ADDRESS", "write to {}", "jane@xn--mller-kva.de"),
+    ("EMAIL_ADDRESS", "write to {}", "ops@a--b.de"),
+    ("EMAIL_ADDRESS", "the photographer: {}", "maria@studio.photo"),
     ("ES_NIF", "el NIF {} del cliente", "05000019A"),
     ("ES_NIF", "NIF: {} (pedido 2024-0117)", "12345678Z"),
     ("INTERNAL_HOST", "ssh {} then", "build-01.corp.example.com"),
@@ -227,6 +238,15 @@ NEAR_MISSES = [
     ("EMAIL_ADDRESS", '"sk-ecdsa-sha2-nistp256@openssh.com" and curve25519-sha256@libssh.org'),
     ("EMAIL_ADDRESS", '# "https://username:password@host.com:80/path?query#fragment"'),
     ("EMAIL_ADDRESS", "send to admin@myserver.net or dp@x-force.example.com"),
+    # a template's field as the mailbox (huggingface_hub), file names with an "@" (its URI
+    # parser's comment), a label no registry delegates (pydantic's hypothesis plugin), one letter
+    # at one letter (SQLAlchemy's docs), a user part without its scheme (sentry_sdk's comment)
+    ("EMAIL_ADDRESS", 'ssh_host = f"{info.subdomain}@ssh.hf.space"; "{0}@{1}.com".format(u, d)'),
+    ("EMAIL_ADDRESS", "# An '@' deeper in the path (e.g. in a filename like 'file@1.txt') is literal."),
+    ("EMAIL_ADDRESS", "data/report@v2.json, logs/app@host.log and Main@2.java.class"),
+    ("EMAIL_ADDRESS", "    assert email == '0@A0--0.ac'"),
+    ("EMAIL_ADDRESS", '>>> stmt = insert(my_table).values(user_email="a@b.com", data="inserted data")'),
+    ("EMAIL_ADDRESS", "# strip username:password (netloc can be usr:pwd@example.com)"),
     # hex words of /proc/net and constants, not NIFs (psutil)
     ("ES_NIF", '        "0500000A:0016" -> ("10.0.0.5", 22)'),
     ("ES_NIF", "mask = 0x0500000A"),
@@ -647,3 +667,53 @@ def test_random_mac_found_beside_documentation_macs_and_digests(
     values = found(clf, text)
     assert {v for e, v in values if e == "MAC_ADDRESS"} == {mac}, (text, values)
     assert not {v for e, v in values if e == "IP_ADDRESS"}, (text, values)
+
+
+# -- real mailboxes beside templates, file names and user parts ----------------------------------
+
+_PUBLIC_SUFFIX_LIST = Path(tldextract.__file__).parent / ".tld_set_snapshot"
+
+
+def test_file_extensions_are_no_top_level_domains() -> None:
+    """Every extension the e-mail recognizer reads as a file's is absent from the Public Suffix
+    List's top-level domains (tldextract's snapshot): a mailbox at such a TLD cannot exist."""
+    tlds = {
+        line.strip().rsplit(".", 1)[-1].lstrip("*!")
+        for line in _PUBLIC_SUFFIX_LIST.read_text("utf-8").splitlines()
+        if line.strip() and not line.startswith("//")
+    }
+    assert len(tlds) > 1000
+    assert _FILE_EXTENSIONS and not _FILE_EXTENSIONS & tlds, sorted(_FILE_EXTENSIONS & tlds)
+
+
+_LOCAL_LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=12)
+
+
+# the metasyntactic hosts the recognizer leaves out by design ("foo.com", "host.com")
+_PLACEHOLDER_LABELS = {"foo", "bar", "baz", "qux", "quux", "bat", "foobar", "domain", "host", "server", "hostname"}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    local=st.lists(_LOCAL_LABEL, min_size=1, max_size=3).map(".".join).filter(lambda v: len(v) >= 2),
+    labels=st.lists(
+        st.from_regex(r"[a-z0-9](?:[a-z0-9-]{0,14}[a-z0-9])?", fullmatch=True).filter(lambda v: v[2:4] != "--"),
+        min_size=1,
+        max_size=3,
+    ),
+    tld=st.sampled_from(["com", "de", "fr", "co.uk", "io", "org", "net", "photo", "zip"]),
+    prefix=st.sampled_from(["", "mailto:", "email:", "to ", "user:"]),
+)
+def test_mailbox_found_beside_templates_and_file_names(
+    clf: Classifier, local: str, labels: list[str], tld: str, prefix: str
+) -> None:
+    """A mailbox of letters and digits at any domain that is no documentation one is found whole
+    (after "user:" and "mailto:" too) beside a template's mailbox, a file name with an "@", a
+    label no registry delegates, one letter at one letter and a user part without its scheme,
+    none of which is reported."""
+    assume(not (labels[-1] in _PLACEHOLDER_LABELS or (labels[-1] == "example" and tld in ("com", "org", "net"))))
+    address = f"{local}@{'.'.join(labels)}.{tld}"
+    noise = "f\"{info.subdomain}@ssh.hf.space\", 'file@1.txt', 0@A0--0.ac, a@b.com, usr:pwd@example.com"
+    text = f"{noise}; reply {prefix}{address}"
+    mails = {v for e, v in found(clf, text) if e == "EMAIL_ADDRESS"}
+    assert mails == {address}, (text, mails)

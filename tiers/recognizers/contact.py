@@ -60,14 +60,23 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
     def invalidate_result(self, pattern_text: str) -> bool:
         local, domain = pattern_text.rsplit("@", 1)
         domain = domain.lower()
-        if domain.endswith((".png", ".jpg", ".gif", ".svg", ".webp")):
-            return True  # file names such as logo@2x.png
+        labels = domain.split(".")
+        if labels[-1] in _FILE_EXTENSIONS:
+            return True  # file names such as logo@2x.png, file@1.txt: no such top-level domain
         if any(domain == d or domain.endswith("." + d) for d in self._internal):
             return False
         if not any(c.isalnum() for c in local):
             return True  # "``@contextlib.contextmanager" in reST, "%@gmail.com" in a LIKE pattern
-        if domain.rsplit(".", 1)[-1] in _RESERVED_TLDS or domain in _PLACEHOLDER_DOMAINS:
+        if _TEMPLATE_FIELD.search(local):
+            return True  # f"{info.subdomain}@ssh.hf.space": the mailbox is filled in later
+        if any(label[2:4] == "--" and not label.startswith("xn--") for label in labels):
+            # RFC 5891 4.2.3.1: "--" in a label's third and fourth places is reserved for
+            # A-labels ("xn--"); no registry delegates "a0--0", a generator's output does
             return True
+        if labels[-1] in _RESERVED_TLDS or domain in _PLACEHOLDER_DOMAINS:
+            return True
+        if len(local) == 1 and len(labels) == 2 and len(labels[0]) == 1:
+            return True  # "a@b.com", "x@y.org": one letter at one letter, a textbook's mailbox
         documentation = documentation_domain(domain)
         if documentation and len(local) <= 2 and local.isalpha():
             return True  # initials at a documentation domain ("dp@x-force.example.com"): no name, no mailbox
@@ -75,12 +84,35 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """The password of a URL's user part (``https://username:password@host.com``) is no
-        mailbox: the URL is judged as one, with its credentials (``UrlCredentialRecognizer``)."""
-        return bool(_URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start))
+        mailbox: the URL is judged as one, with its credentials (``UrlCredentialRecognizer``).
+        Without the scheme (``netloc can be usr:pwd@example.com``) the same user part is read as
+        one at a documentation domain, where nobody's mailbox is; elsewhere ``user:jane@acme.com``
+        in a log line is the address."""
+        if _URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start):
+            return True
+        user = _USER_BEFORE.search(text, max(0, start - 64), start)
+        if user is None or user.group(1).lower() == "mailto":
+            return False
+        return documentation_domain(text[start:end].rsplit("@", 1)[1])
 
 
 # what stands before the password of a URL: "scheme://user:" with no "/" or "@" in the user
 _URL_PASSWORD_BEFORE = re.compile(r"://[^\s/@:]*:\Z")
+# a user name and its colon glued to the password ("usr:pwd@…"); "mailto:" is a link's scheme
+_USER_BEFORE = re.compile(r"(?:^|[\s\"'(<\[,;])([^\s/@:\"'(<\[,;]+):\Z")
+# a template's field in place of the local part: "{name}", "{info.subdomain}", "{0}" of
+# str.format, f-strings and Jinja's "{{ user }}" (RFC 5322 allows braces; no mailbox uses them)
+_TEMPLATE_FIELD = re.compile(r"\{[A-Za-z0-9_.]*\}")
+# the extensions of files that share the mailbox shape (logo@2x.png, file@1.txt, icon@3x.jpeg)
+# and are no top-level domain of the root zone (py, sh, md, rs, pl, cc, java, zip and mov are;
+# tests/tiers/test_recognizers.py checks the list against the Public Suffix List)
+_FILE_EXTENSIONS = frozenset(
+    """png jpg jpeg gif svg webp bmp tif tiff ico heic txt csv tsv json yaml yml toml ini cfg conf
+    log lock xml html htm xhtml css scss js mjs cjs ts tsx jsx pyi pyc pyx ipynb rb php sql db sqlite
+    parquet bin dat tmp bak swp doc docx xls xlsx ppt pptx odt ods rtf pdf rst tex whl egg exe dll
+    tar gz tgz xz zst jar class cpp hpp cxx kt pem crt csr der pfx jks wav avi mkv webm flac ttf
+    otf woff""".split()
+)
 # the words SSH, TLS and JOSE algorithm names are made of; with a number they are the
 # "name@domain" extension names of RFC 4251 section 6 ("aes256-gcm@openssh.com",
 # "sk-ecdsa-sha2-nistp256@openssh.com", "-cert-v01@openssh.com"), not anybody's mailbox
