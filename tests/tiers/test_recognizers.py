@@ -262,6 +262,9 @@ NEAR_MISSES = [
     ("PHONE_NUMBER", '"/90ms-RKSJ-H": "cp932",  # Shift-JIS (JIS X 0208-1990), horizontal'),
     # secret-shaped but not secret
     ("SECRET", "sk-short and AKIA123"),
+    # the name a definition gives, in a Mollie key's shape (srsly's ujson tests)
+    ("SECRET", "    def test_encodeUnicode4BytesUTF8Highest(self):\n        input = 1"),
+    ("SECRET", "async def live_fetchUsers4PagesFromUTF8Source(): pass; function test_parseBase64Payload2Json() {}"),
     ("SECRET", "token = get_token()"),
     ("SECRET", "PASSWORD=changeme"),
     ("SECRET", "API_KEY=${API_KEY}"),
@@ -717,3 +720,23 @@ def test_mailbox_found_beside_templates_and_file_names(
     text = f"{noise}; reply {prefix}{address}"
     mails = {v for e, v in found(clf, text) if e == "EMAIL_ADDRESS"}
     assert mails == {address}, (text, mails)
+
+
+# -- a provider's token beside definitions of names in its shape ---------------------------------
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    seed=st.integers(0, 2**32),
+    mode=st.sampled_from(["test", "live"]),
+    carrier=st.sampled_from(['MOLLIE_API_KEY = "{}"', "Authorization: Bearer {}", "the key {} is set", "k={}"]),
+)
+def test_token_found_beside_definitions_in_its_shape(clf: Classifier, seed: int, mode: str, carrier: str) -> None:
+    """A random Mollie key (``test_`` or ``live_`` and thirty alphanumerics) is found whole
+    beside test methods whose names have its shape, which are not reported."""
+    rng = random.Random(seed)
+    token = f"{mode}_" + "".join(rng.choice(_ALNUM) for _ in range(30))
+    defined = "    def test_encodeUnicode4BytesUTF8Highest(self):\n        pass\n"
+    text = f"{defined}{carrier.format(token)}\n{defined}"
+    secrets = {v for e, v in found(clf, text) if e == "SECRET"}
+    assert secrets == {token}, (text, secrets)

@@ -128,3 +128,13 @@ class ProviderTokenRecognizer(TiersPatternRecognizer):
 
     def invalidate_result(self, pattern_text: str) -> bool:
         return _masked(pattern_text)
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """The name a definition gives (``def test_encodeUnicode4BytesUTF8Highest(self):``, a
+        Mollie ``test_`` shape): a token is a value, and no language defines one after ``def``."""
+        return _DEFINED.search(text, max(0, start - 24), start) is not None
+
+
+# the keywords that define a function or class by the name after them (Python, JavaScript, Go,
+# Rust, Kotlin), on the same line
+_DEFINED = re.compile(r"(?:^|[^A-Za-z0-9_$.])(?:def|class|function|func|fn|fun)[ \t]+\Z")
