@@ -42,9 +42,10 @@ _AFTER = _after(_OBJECTS)
 _AFTER_BROAD = _after(_OBJECTS + "|" + _FIRM_OBJECTS)
 
 
-def eponym_after(text: str, end: int, *, broad: bool = False) -> bool:
+def eponym_after(text: str, end: int, *, broad: bool = False, genitive: bool = False) -> bool:
     """Whether the name ending at ``end`` is followed by what it names ("… iteration");
-    ``broad`` adds the words only a firm's name cannot stand before."""
-    if not broad and text[max(0, end - 2) : end] in ("'s", "’s"):
+    ``broad`` adds the words only a firm's name cannot stand before; ``genitive`` lets a name
+    in the genitive be one (for a surname alone: "Euler's formula")."""
+    if not broad and not genitive and text[max(0, end - 2) : end] in ("'s", "’s"):
         return False  # "Maria Gonzalez's algorithm": a colleague's
     return (_AFTER_BROAD if broad else _AFTER).match(text, end) is not None

@@ -48,6 +48,7 @@ tell take skip
 nick wade drew bob mack miles neil lee mo jean said job
 key run ge gt lt thai philippine genel so save revert spring fira york sri merge tera agda vue tea
 doc octave napoleon darwin trace
+five nine
 """
 
 # common given names that are also words, places or brands: a given name only before a surname

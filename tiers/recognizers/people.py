@@ -232,8 +232,9 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 and self._is_given(words[1])
                 and not any(map(is_common, words))
                 and not words[0].lower().endswith(_DERIVED)
-                # "Conference, George": a title's noun, then a given name that is a word too
-                and not (title_noun(words[0]) and is_english_word(words[1]))
+                # "Conference, George", "Proceedings, Anna": a title's noun is no surname (the
+                # census spells every surname the dictionary has that is one: "Penfold, Sarah")
+                and not title_noun(words[0])
             ):
                 return 0, len(text)
             return None
@@ -408,6 +409,10 @@ class TitledPersonRecognizer(_NameRecognizer):
             return True
         if _TITLE_ALONE.fullmatch(text, start, end):
             return True  # a title names nobody without a name: "Hello Mr. {name}", "Dear Dr. <NAME>"
+        if " " not in text[start:end] and eponym_after(text, end, genitive=True):
+            # "checked by Euler's formula": the formula checked; a surname alone, as science
+            # writes an eponym ("Maria Gonzalez's method" keeps its given name and stays)
+            return True
         return super().reject_at(text, start, end)
 
     def __init__(self) -> None:
@@ -426,6 +431,10 @@ class TitledPersonRecognizer(_NameRecognizer):
         if keep == 0 or (keep <= 3 and text[:keep].isupper()):
             return None  # nothing but ordinary words, or an acronym ("To: VE")
         pair = _WORDS.findall(text)
+        if len(_WORDS.findall(text[:keep])) == 1 and not _TITLE_ALONE.match(text) and title_noun(text[:keep]):
+            # one word the dictionary has and no census surname or given name spells: a role's
+            # holder or a thing ("prepared by Licensee.", "A: Activations"), not a person's name
+            return None
         if len(pair) == 2 and keep == len(pair[0]) and self._word_surname(pair[0], pair[1]):
             return 0, len(text.rstrip())
         if (
