@@ -113,6 +113,7 @@ ADVERSARIAL = {
     "format-examples": "starts with S and ends with a letter, e.g. S2740116C ",
     "term-table-rows": '    "Tai Tham": range(6688, 6832),\n    "Buginese": 1,\n',
     "eponyms": "the Kampe de Feriet\n# function and Denman-Beavers iteration ",
+    "eponyms-named-twice": "the Held-Karp relaxation, the Held-Karp solution and Parsons-Moran ",
     "street-words": "rue de la Hauptstraße Main Street ",
     "birth-words": "born on the geboren am 12. ",
     "domain-ids": "lot batch no. capa- P/N ",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["eponym_after"]
+__all__ = ["eponym_after", "eponym_elsewhere"]
 
 # what mathematics and computing name after people, in English
 _OBJECTS = (
@@ -49,3 +49,27 @@ def eponym_after(text: str, end: int, *, broad: bool = False, genitive: bool = F
     if not broad and not genitive and text[max(0, end - 2) : end] in ("'s", "’s"):
         return False  # "Maria Gonzalez's algorithm": a colleague's
     return (_AFTER_BROAD if broad else _AFTER).match(text, end) is not None
+
+
+# a hyphenated eponym ("Held-Karp", "Denman-Beavers"): capitalised words joined by "-", not a part
+# of a longer compound or path; bounded words, so each place the search tries costs a bounded time
+_JOINED = re.compile(r"(?<![A-Za-z0-9_.'’/-])[A-Z][a-z]{1,30}(?:-[A-Z][a-z]{1,30}){1,3}(?![A-Za-z0-9_-])")
+# the last text read and the hashes of its hyphenated eponyms: every candidate of one text asks,
+# and a text is read once (hashes, not the names: nothing of a request stays in memory after it)
+_last: tuple[tuple[int, int, int], frozenset[int]] = ((0, -1, 0), frozenset())
+
+
+def eponym_elsewhere(text: str, name: str) -> bool:
+    """Whether the text writes ``name`` as an eponym somewhere ("the Held-Karp relaxation"), so
+    that a mention of it without its object ("a scaled version of the Held-Karp\n solution") is
+    the same eponym. Hyphenated names only: a person's name before an object stays a name
+    elsewhere ("Maria Gonzalez's method")."""
+    global _last
+    key = (id(text), len(text), hash(text))
+    seen_key, names = _last
+    if seen_key != key:
+        # the objects of science only: a firm is no "algorithm" or "relaxation", while "the
+        # Parsons-Moran model" may be the firm's product, and the firm then still the firm
+        names = frozenset(hash(m.group()) for m in _JOINED.finditer(text) if eponym_after(text, m.end()))
+        _last = (key, names)
+    return hash(name) in names

@@ -41,7 +41,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._code import code_around, code_identifier, in_code_position
-from ._eponyms import eponym_after
+from ._eponyms import eponym_after, eponym_elsewhere
 from ._german_nouns import is_feminine_noun
 from ._table_cells import cells as _cells
 from ._surnames import is_plain_surname, is_surname
@@ -130,8 +130,14 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """An eponym ("the Fisher-Yates shuffle", "Porter-Duff operators", "the Denman-Beavers
-        iteration": :mod:`._eponyms`); code in the place of a name (:mod:`._code`)."""
-        return eponym_after(text, end, broad=True) or in_code_position(text, start, end)
+        iteration": :mod:`._eponyms`), also where the text names it without its object after
+        writing it with one ("the Held-Karp relaxation" … "the Held-Karp solution"); code in
+        the place of a name (:mod:`._code`)."""
+        return (
+            eponym_after(text, end, broad=True)
+            or in_code_position(text, start, end)
+            or ("-" in text[start:end] and eponym_elsewhere(text, text[start:end]))
+        )
 
 
 # not "|": Markdown rows would make every "x: int | None" of code a candidate (≈ 25 ms per MB)
