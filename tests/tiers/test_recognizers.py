@@ -7,6 +7,7 @@ import ipaddress
 import random
 from pathlib import Path
 
+import phonenumbers
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -256,6 +257,10 @@ NEAR_MISSES = [
     # fictional and service numbers, MAC shapes, DOIs, ISSNs and citations (dnspython, networkx)
     ("PHONE_NUMBER", '"+1.650.555.1212" and "1 (650) 555-1212" are all the same.'),
     ("PHONE_NUMBER", "text_len = byte_len * 3 - 1  # 01-23-45-67-89-ab"),
+    # ranges of postcodes (presidio-analyzer's German PLZ recognizer; the en dash folds to "-"):
+    # valid only as French numbers, which are never written in groups of five
+    ("PHONE_NUMBER", "# Regex covers 01001–09999 (leading zero) and 10000–99998."),
+    ("PHONE_NUMBER", "in the range 01001-99998 (boundary values 01000 and 99999 are excluded)"),
     ("PHONE_NUMBER", "# https://doi.org/10.1111/0081-1750.00098"),
     ("PHONE_NUMBER", "#    issn={0209-9683},"),
     ("PHONE_NUMBER", "           Phys. Rev. E 78, 046110 2008"),
@@ -740,3 +745,27 @@ def test_token_found_beside_definitions_in_its_shape(clf: Classifier, seed: int,
     text = f"{defined}{carrier.format(token)}\n{defined}"
     secrets = {v for e, v in found(clf, text) if e == "SECRET"}
     assert secrets == {token}, (text, secrets)
+
+
+# -- French numbers beside ranges of numbers -----------------------------------------------------
+
+
+def _french_number(seed: int) -> str:
+    """A valid French fixed-line or mobile number (phonenumbers' metadata), national digits."""
+    rng = random.Random(seed)
+    while True:
+        digits = "0" + str(rng.randint(1, 7)) + "".join(str(rng.randint(0, 9)) for _ in range(8))
+        if phonenumbers.is_valid_number(phonenumbers.parse(digits, "FR")):
+            return digits
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 2**32), sep=st.sampled_from([" ", ".", "-", ""]), dash=st.sampled_from(["-", "–"]))
+def test_french_number_found_beside_ranges(clf: Classifier, seed: int, sep: str, dash: str) -> None:
+    """A French number written in pairs (or as one run) is found whole beside ranges of
+    five-digit numbers, which are not reported."""
+    digits = _french_number(seed)
+    number = sep.join(digits[i : i + 2] for i in range(0, 10, 2))
+    text = f"# covers 01001{dash}09999 and 10000{dash}99998\ntél {number}\nrange 01001{dash}99998"
+    phones = {v for e, v in found(clf, text) if e == "PHONE_NUMBER"}
+    assert phones == {number}, (text, phones)

@@ -368,9 +368,20 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         # ("(362) 748-7752"). A bare digit run without a trunk prefix counts only as NANP: too
         # many plain 10-digit numbers (ids, 2**32) are valid somewhere.
         formatted = any(c in " .-()/" for c in text.strip())
+        odd_group = formatted and any(len(g) in (5, 7, 9) for g in _DIGIT_GROUPS.findall(text))
         for t in self._tables:
+            if odd_group and t.region in _WRITTEN_IN_PAIRS:
+                continue
             if (formatted or t.country_code == 1) and t.is_valid_national(digits):
                 return True
             if t.trunk and digits.startswith(t.trunk) and t.is_valid_national(digits[len(t.trunk) :]):
                 return True
         return False
+
+
+_DIGIT_GROUPS = re.compile(r"[0-9]+")
+# Regions whose numbers are written in pairs of digits ("01 42 68 53 00"; "0 800 123 456" for
+# special numbers): a group of five, seven or nine digits is none of theirs. Two equal groups of
+# five joined by a dash are a range ("01001–09999" of postcodes, the dash folded to "-"), which
+# the French plan alone would take for "01 00 10 99 99".
+_WRITTEN_IN_PAIRS = frozenset({"FR"})
