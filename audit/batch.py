@@ -15,15 +15,21 @@ from audit.chain import ChainHasher
 from audit.errors import AuditWriteError
 from audit.models import AuditEvent, AuditOutcome, AuditRequest, AuditSegment
 
-__all__ = ["INSERT_COLUMNS", "LinkedBatch", "PendingRow", "insert_sql", "link_batch"]
+__all__ = ["INSERT_COLUMNS", "LinkedBatch", "PendingRow", "insert_sql", "link_batch", "segment_key"]
 
 INSERT_COLUMNS: dict[str, tuple[str, ...]] = {
     t.name: tuple(c.name for c in t.columns)
     for t in (AuditRequest.__table__, AuditOutcome.__table__, AuditEvent.__table__, AuditSegment.__table__)
 }
 # audit_segments is derived (a lookup index), its rows built here rather than by the caller.
-if INSERT_COLUMNS["audit_segments"] != ("fingerprint", "request_seq"):  # pragma: no cover
+if INSERT_COLUMNS["audit_segments"] != ("fp_key", "request_seq"):  # pragma: no cover
     raise ImportError("audit_segments columns changed: update link_batch")
+
+
+def segment_key(fingerprint: str) -> int:
+    """The lookup key of a segment's fingerprint (hex): its first 60 bits, a positive BIGINT on
+    both databases."""
+    return int(fingerprint[:15], 16)
 
 
 @dataclass(slots=True)
@@ -61,7 +67,8 @@ def link_batch(head_seq: int, head_hash: bytes, batch: list[list[PendingRow]], h
             values["hash"] = prev
             cols = INSERT_COLUMNS[row.table]
             by_table.setdefault(row.table, []).append(tuple(values[c] for c in cols))
-            segments.extend((fp, seq) for fp in row.segments)  # (fingerprint, request_seq)
+            # (fp_key, request_seq); two fingerprints of one request may share a key
+            segments.extend((key, seq) for key in dict.fromkeys(map(segment_key, row.segments)))
             item_seqs.append(seq)
         seqs.append(item_seqs)
     if segments:

@@ -2,8 +2,9 @@
 
 The document's keyed fingerprint is compared with each request's whole-prompt fingerprint and with
 its per-segment fingerprints (a document pasted as one message among others). The segment lookup
-table is only an index: every hit is re-checked against the chained ``segment_fps`` column, so
-tampering with the index cannot invent a match.
+table is only an index, keyed by a prefix of the fingerprint: every hit is re-checked against the
+chained ``segment_fps`` column, so neither a shared prefix nor tampering with the index can invent a
+match.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from audit.batch import segment_key
 from audit.models import AuditRequest, AuditSegment
 from audit.queries import ExposureFilter, ExposureRow, rows_select, to_row
 
@@ -31,7 +33,7 @@ class DocumentMatch:
 
 async def match_fingerprint(engine: AsyncEngine, fp: str) -> AsyncIterator[DocumentMatch]:
     """Requests (forwarded or refused: see ``row.forwarded``) whose prompt or a segment is ``fp``."""
-    seqs = select(S.c.request_seq).where(S.c.fingerprint == fp)
+    seqs = select(S.c.request_seq).where(S.c.fp_key == segment_key(fp))
     stmt = (
         rows_select(ExposureFilter(forwarded_only=False))
         .add_columns(R.c.fingerprint, R.c.segment_fps)

@@ -100,14 +100,20 @@ class AuditRequest(Base):
 
 
 class AuditSegment(Base):
-    """Lookup from a segment fingerprint to its request. Derived from ``segment_fps`` (chained)."""
+    """Lookup from a segment fingerprint to its request. Derived from ``segment_fps`` (chained).
+
+    Keyed by the fingerprint's first 60 bits (``audit.batch.segment_key``), not its 64 characters:
+    a segment row is written for every message of every request (an agent re-sends its whole
+    conversation each turn), and a small key is most of what makes it cheap. A match re-checks the
+    full fingerprint in ``segment_fps``, so two fingerprints sharing a key cost one more row read.
+    On SQLite the primary key is the table (no rowid): one B-tree fewer per row."""
 
     __tablename__ = "audit_segments"
 
-    fingerprint: Mapped[str] = mapped_column(String(64), primary_key=True)
-    request_seq: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    fp_key: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
+    request_seq: Mapped[int] = mapped_column(BigInteger, primary_key=True, autoincrement=False)
 
-    __table_args__ = (Index("ix_audit_segments_request_seq", "request_seq"),)
+    __table_args__ = (Index("ix_audit_segments_request_seq", "request_seq"), {"sqlite_with_rowid": False})
 
 
 class AuditOutcome(Base):

@@ -18,6 +18,7 @@ from audit.writer import PendingRow
 __all__ = ["event_row", "outcome_row", "request_row"]
 
 _MAX_SHORT = 200
+_HEX = "0123456789abcdefABCDEF"
 _ENCODE = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
 _ENDPOINTS = {"chat", "completions", "embeddings", "responses", "messages", "count_tokens"}
 
@@ -46,7 +47,8 @@ def _us(name: str, value: datetime) -> int:
 
 
 def _fp(value: str) -> str:
-    if not isinstance(value, str) or not value or len(value) > 64 or not value.isalnum():
+    # hex: the segment index is keyed by the leading hex digits (audit.batch.segment_key)
+    if not isinstance(value, str) or not value or len(value) > 64 or value.strip(_HEX):
         raise AuditWriteError("audit record fingerprints must be hex strings of at most 64 chars")
     return value
 

@@ -16,6 +16,7 @@ from sqlalchemy import text
 
 from audit import fingerprint, normalize_for_fingerprint
 from audit.assessment import Verdict, assess
+from audit.batch import segment_key
 from audit.disclosures import parse_disclosure
 from audit.queries import ExposureFilter, count_rows, stream_rows
 from gateway.cli import main
@@ -170,12 +171,12 @@ def test_match_document_exact_only(db_url, tmp_path):
             for rec in (whole, part, unrelated):
                 await store.record_request(rec)
             async with store.engine.connect() as conn:
-                indexed = (await conn.execute(text("SELECT fingerprint FROM audit_segments"))).scalars().all()
+                indexed = (await conn.execute(text("SELECT fp_key FROM audit_segments"))).scalars().all()
         finally:
             await store.close()
         # Only the multi-message prompt needs index rows: a one-message prompt's segment is its
         # whole-prompt fingerprint, which is matched directly.
-        assert sorted(indexed) == sorted([fp("system prompt"), fp(doc)])
+        assert sorted(indexed) == sorted([segment_key(fp("system prompt")), segment_key(fp(doc))])
 
     asyncio.run(body())
     cfg = write_cli_config(tmp_path, db_url)

@@ -1,0 +1,77 @@
+"""The segment lookup keyed by a 60-bit prefix of the fingerprint (BIGINT) instead of its 64 hex
+characters; on SQLite a table without rowid. The table is derived from the chained
+``audit_requests.segment_fps``, so both directions rebuild it from there rather than convert it.
+
+Revision ID: 0007_segment_keys
+Revises: 0006_upstream_length_caps
+Create Date: 2026-12-05
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0007_segment_keys"
+down_revision = "0006_upstream_length_caps"
+branch_labels = None
+depends_on = None
+
+_REQUESTS = sa.table("audit_requests", sa.column("seq"), sa.column("fingerprint"), sa.column("segment_fps"))
+_STEP = 20_000  # requests read per round of the rebuild
+
+
+def _rebuild(table: sa.Table, column: str, value: Callable[[str], Any]) -> None:
+    """One index row per distinct value of a request's segment fingerprints, leaving out the
+    whole prompt's own (matched directly): what ``audit.records.request_row`` indexes."""
+    bind = op.get_bind()
+    lo, hi = bind.execute(sa.select(sa.func.min(_REQUESTS.c.seq), sa.func.max(_REQUESTS.c.seq))).one()
+    if lo is None:
+        return
+    for start in range(lo, hi + 1, _STEP):
+        rows = bind.execute(
+            sa.select(_REQUESTS.c.seq, _REQUESTS.c.fingerprint, _REQUESTS.c.segment_fps).where(
+                _REQUESTS.c.seq >= start, _REQUESTS.c.seq < start + _STEP
+            )
+        ).all()
+        values = [
+            {column: v, "request_seq": seq}
+            for seq, whole, fps in rows
+            for v in _distinct(value(f) for f in (fps or "").split() if f != whole)
+        ]
+        if values:
+            bind.execute(table.insert(), values)
+
+
+def _distinct(values: Iterable[Any]) -> list[Any]:
+    return list(dict.fromkeys(values))
+
+
+def upgrade() -> None:
+    op.drop_index("ix_audit_segments_request_seq", table_name="audit_segments")
+    op.drop_table("audit_segments")
+    table = op.create_table(
+        "audit_segments",
+        sa.Column("fp_key", sa.BigInteger, autoincrement=False, nullable=False),
+        sa.Column("request_seq", sa.BigInteger, autoincrement=False, nullable=False),
+        sa.PrimaryKeyConstraint("fp_key", "request_seq", name="pk_audit_segments"),
+        sqlite_with_rowid=False,
+    )
+    _rebuild(table, "fp_key", lambda fp: int(fp[:15], 16))
+    op.create_index("ix_audit_segments_request_seq", "audit_segments", ["request_seq"])
+
+
+def downgrade() -> None:
+    op.drop_index("ix_audit_segments_request_seq", table_name="audit_segments")
+    op.drop_table("audit_segments")
+    table = op.create_table(
+        "audit_segments",
+        sa.Column("fingerprint", sa.String(64), nullable=False),
+        sa.Column("request_seq", sa.BigInteger, nullable=False),
+        sa.PrimaryKeyConstraint("fingerprint", "request_seq", name="pk_audit_segments"),
+    )
+    _rebuild(table, "fingerprint", lambda fp: fp)
+    op.create_index("ix_audit_segments_request_seq", "audit_segments", ["request_seq"])
