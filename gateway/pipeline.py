@@ -409,9 +409,11 @@ class Pipeline:
             raw = await response.aread()
         except (UpstreamError, UpstreamTimeout) as exc:
             timeout = isinstance(exc, UpstreamTimeout)
+            error = "upstream_timeout" if timeout else "upstream_reset"
             failed = UpstreamTimeout() if timeout else UpstreamError()
-            await self.finish(ctx, exc=failed, upstream_status=response.status_code,
-                              error="upstream_timeout" if timeout else "upstream_reset")  # fmt: skip
+            if exc.code == "upstream_answer_too_large":
+                failed, error = exc, exc.code
+            await self.finish(ctx, exc=failed, upstream_status=response.status_code, error=error)
             self._count(inbound, tier, name, failed.status_code)
             raise failed from None
         finally:

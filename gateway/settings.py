@@ -120,14 +120,15 @@ class TimeoutSettings(BaseModel):
     connect: float = Field(5.0, gt=0)
     """Seconds to open a connection to the upstream."""
     read: float = Field(120.0, gt=0)
-    """Seconds between two bytes from the upstream (whole answer when not streaming)."""
+    """Seconds between two bytes from the upstream, and to the answer's head."""
     write: float = Field(30.0, gt=0)
     """Seconds to send the request body."""
     pool: float = Field(5.0, gt=0)
     """Seconds to wait for a free connection from the pool."""
     stream: float = Field(600.0, gt=0)
     """Seconds a streamed answer may last, from its head; then the upstream is closed and the
-    client's stream ends with an error event (``stream_max_duration``), recorded as a timeout."""
+    client's stream ends with an error event (``stream_max_duration``), recorded as a timeout. A
+    whole answer's body gets as long: past it, 504 (``read`` only bounds the gap between bytes)."""
 
 
 WireProtocol = Literal["openai", "responses", "anthropic"]
@@ -159,6 +160,10 @@ class UpstreamSettings(BaseModel):
     """Most prompt tokens this upstream may receive (e.g. its KV pool); default the context window."""
     timeouts: TimeoutSettings = Field(default_factory=TimeoutSettings)
     """Connection / read / write / pool timeouts."""
+    max_answer_bytes: int = Field(64 * 1024 * 1024, ge=1024)
+    """A whole (not streamed) answer longer than this is refused with 502
+    (``upstream_answer_too_large``) and its connection closed, before it fills the gateway's
+    memory. Streamed answers are bounded line by line and by ``timeouts.stream``."""
     tokenizer_file: Path | None = None
     """A ``tokenizer.json`` for exact prompt-token counts; else a calibrated estimate is used."""
     tokenize_url: str | None = Field(None, pattern=r"^https?://")

@@ -120,8 +120,10 @@ class UpstreamResponse:
     """A 2xx answer whose body is still to be read; every read failure arrives as
     :class:`UpstreamTimeout` or :class:`UpstreamError` (code ``upstream_transport_error``)."""
 
-    def __init__(self, response: _Body, *, max_stream_s: float | None = None) -> None:
+    def __init__(self, response: _Body, *, max_stream_s: float | None = None,
+                 max_bytes: int | None = None) -> None:  # fmt: skip
         self._response = response
+        self._max_bytes = max_bytes
         self.status_code = response.status
         # The stream's clock starts with the head; one timer for the whole stream (armed while
         # its lines are read) closes the connection at the deadline, which ends a read waiting
@@ -134,8 +136,34 @@ class UpstreamResponse:
         self._response.close()
 
     async def aread(self) -> bytes:
-        with _translated():
-            return await self._response.read()
+        """The whole body, bounded as a stream is: past the answer's deadline (from its head)
+        :class:`UpstreamTimeout`, past ``max_bytes`` ``upstream_answer_too_large``; the connection
+        is closed either way, so an upstream that trickles or never ends holds neither the request
+        nor the gateway's memory."""
+        timer = None
+        if self._deadline is not None:
+            timer = asyncio.get_running_loop().call_at(self._deadline, self._cut_off)
+        parts: list[bytes] = []
+        size = 0
+        try:
+            with _translated():
+                async for piece in self._response.iter_chunks():
+                    size += len(piece)
+                    if self._max_bytes is not None and size > self._max_bytes:
+                        self._response.close()
+                        raise UpstreamError(code="upstream_answer_too_large",
+                                            message="the upstream's answer was longer than the gateway accepts")  # fmt: skip
+                    parts.append(piece)
+            if self._cut:  # the close may also read as a clean end of the body
+                raise UpstreamTimeout()
+        except UpstreamError:
+            if self._cut:  # the read the deadline's close broke
+                raise UpstreamTimeout() from None
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+        return b"".join(parts)
 
     async def aiter_events(self) -> AsyncIterator[Event]:
         """The body's server-sent events as they arrive (:mod:`formats.sse`, the one reader), no
@@ -313,7 +341,8 @@ class UpstreamClient:
             response.release()
             raise UpstreamError(code="upstream_redirect",
                                 message=f"the upstream answered HTTP {response.status}; redirects are not followed")  # fmt: skip
-        return Opened(UpstreamResponse(response, max_stream_s=self.settings.timeouts.stream))
+        return Opened(UpstreamResponse(response, max_stream_s=self.settings.timeouts.stream,
+                                       max_bytes=self.settings.max_answer_bytes))  # fmt: skip
 
     async def count_tokens(self, body: dict[str, object], path: str | None = None,
                            headers: dict[str, str] | None = None) -> int:  # fmt: skip

@@ -28,6 +28,7 @@ BODY_S = 3.0
 KEEP_ALIVE_S = 1.0
 MAX_CONNECTIONS = 4
 STREAM_S = 2.0
+MAX_ANSWER = 1024 * 1024
 SLACK_S = 1.5  # a loaded test machine may run the gateway's timers this late
 
 _CHUNK = (b'data: {"id": "c", "object": "chat.completion.chunk", "model": "m", "choices": '
@@ -53,6 +54,9 @@ class EndlessUpstream:
             if message["type"] == "http.disconnect" or not message.get("more_body"):
                 break
         self.requests += 1
+        if not json.loads(raw or b"{}").get("stream") and (b"endless body" in raw or b"trickle body" in raw):
+            await self._endless_whole(send, receive, big=b"endless body" in raw)
+            return
         if not json.loads(raw or b"{}").get("stream"):
             body = json.dumps(
                 {
@@ -92,6 +96,30 @@ class EndlessUpstream:
             watcher.cancel()
             self.hung_up.set()
 
+    async def _endless_whole(self, send: Any, receive: Any, *, big: bool) -> None:
+        """A whole (not streamed) JSON answer whose body never ends: 64 KB pieces as fast as the
+        gateway reads them ("endless body"), or a byte every 50 ms ("trickle body")."""
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        gone = asyncio.Event()
+
+        async def watch() -> None:
+            while (await receive())["type"] != "http.disconnect":
+                pass
+            gone.set()
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            await send({"type": "http.response.body", "body": b'{"id": "c", "pad": "', "more_body": True})
+            while not gone.is_set():
+                await send({"type": "http.response.body", "body": b"a" * 65536 if big else b"a", "more_body": True})
+                try:
+                    await asyncio.wait_for(gone.wait(), 0.001 if big else 0.05)
+                except TimeoutError:
+                    pass
+        finally:
+            watcher.cancel()
+            self.hung_up.set()
+
 
 @dataclass
 class Env:
@@ -112,7 +140,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Env]:
     upstream = EndlessUpstream()
     with ServerThread(upstream.app, lifespan="off") as up:
         ups = [one_upstream(up.url + "/v1", promises_usage=False,
-                            timeouts={"read": 10.0, "connect": 2.0, "stream": STREAM_S})]  # fmt: skip
+                            timeouts={"read": 10.0, "connect": 2.0, "stream": STREAM_S},
+                            max_answer_bytes=MAX_ANSWER)]  # fmt: skip
         server = {"header_timeout_s": HEADER_S, "body_timeout_s": BODY_S, "keep_alive_s": KEEP_ALIVE_S,
                   "max_connections": MAX_CONNECTIONS}  # fmt: skip
         config = write_config(tmp, db_url, ups, server=server)
@@ -300,6 +329,51 @@ def test_stream_trickling_one_endless_line_is_cut_too(env: Env) -> None:
     assert STREAM_S - 0.3 <= took <= STREAM_S + SLACK_S, took
     assert [json.loads(e)["error"]["code"] for e in events] == ["stream_max_duration"]
     assert env.upstream.hung_up.wait(5)
+
+
+def _outcomes(env: Env, error_class: str) -> list[dict[str, Any]]:
+    """The outcome rows ending in ``error_class`` (an error answer carries no request id)."""
+    deadline = time.monotonic() + 5
+    rows: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and not rows:
+        rows = fetch_rows(env.db_url, "SELECT status, http_status, error_class FROM audit_outcomes "
+                                      "WHERE error_class = :e", {"e": error_class})  # fmt: skip
+        time.sleep(0.1)
+    return rows
+
+
+def test_endless_whole_answer_refused_at_its_size_cap(env: Env) -> None:
+    """A whole answer whose body never ends is refused with 502 (upstream_answer_too_large) once
+    it passes max_answer_bytes, long before the stream cap: the gateway's memory is not its to fill.
+    The upstream's connection is closed and the outcome row says why."""
+    env.upstream.hung_up.clear()
+    start = time.monotonic()
+    r = httpx.post(f"{env.gw.url}/v1/chat/completions", json=chat_body("an endless body please"),
+                   headers={"authorization": f"Bearer {env.key}"}, timeout=STREAM_S + 10)  # fmt: skip
+    assert time.monotonic() - start < STREAM_S  # the size, not the clock, ended it
+    assert r.status_code == 502
+    assert r.json()["error"]["code"] == "upstream_answer_too_large" and r.json()["error"]["type"] == "upstream_error"
+    assert env.upstream.hung_up.wait(5)
+    assert _outcomes(env, "upstream_answer_too_large") == [
+        {"status": "upstream_error", "http_status": 502, "error_class": "upstream_answer_too_large"}
+    ]
+    assert _chat(env).status_code == 200  # and the next request is served
+
+
+def test_trickling_whole_answer_cut_at_the_answer_deadline(env: Env) -> None:
+    """A whole answer that trickles a byte every 50 ms (no read timeout ever fires, the size cap is
+    far) is cut at timeouts.stream from its head: 504, the upstream closed, a timeout outcome."""
+    env.upstream.hung_up.clear()
+    start = time.monotonic()
+    r = httpx.post(f"{env.gw.url}/v1/chat/completions", json=chat_body("a trickle body please"),
+                   headers={"authorization": f"Bearer {env.key}"}, timeout=STREAM_S + 10)  # fmt: skip
+    took = time.monotonic() - start
+    assert STREAM_S - 0.3 <= took <= STREAM_S + SLACK_S, took
+    assert r.status_code == 504 and r.json()["error"]["code"] == "upstream_timeout"
+    assert env.upstream.hung_up.wait(5)
+    assert _outcomes(env, "upstream_timeout") == [
+        {"status": "timeout", "http_status": 504, "error_class": "upstream_timeout"}
+    ]
 
 
 def test_answered_request_trickling_its_body_gets_no_second_answer(env: Env) -> None:
