@@ -219,8 +219,18 @@ class Scanner:
         self._base_mask = bytearray(b"\x01") * (spare + 1)
         # (re2 Set, each of its answers' place in ``_patterns`` (the sentinel's: spare), sentinel)
         self._sets: list[tuple[Any, tuple[int, ...], int]] = []
-        for start in range(0, len(fast), _SET_SIZE):
-            members = fast[start : start + _SET_SIZE]
+        # A recognizer whose patterns may start at nearly every word of code (``OWN_SET``: a key
+        # before "=") gets sets of its own. Sharing a set, their DFA states multiplied with the
+        # others': the 32 patterns holding the assignment patterns took 270-390 ms on 3 MB of
+        # code, as two sets 20-170 ms, at 1 KB the same (bench/scan_sets.py, bench/RESULTS.md).
+        shared = [c for c in fast if not getattr(c.rec, "OWN_SET", False)]
+        own: dict[int, list[_Compiled]] = {}
+        for c in fast:
+            if getattr(c.rec, "OWN_SET", False):
+                own.setdefault(id(c.rec), []).append(c)
+        groups = [shared[start : start + _SET_SIZE] for start in range(0, len(shared), _SET_SIZE)]
+        groups += [mine[start : start + _SET_SIZE] for mine in own.values() for start in range(0, len(mine), _SET_SIZE)]
+        for members in groups:
             one = re2.Set.SearchSet(_RE2_OPTIONS)
             for c in members:
                 one.Add(c.fast.pattern)

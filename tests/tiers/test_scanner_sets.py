@@ -151,3 +151,18 @@ def test_the_sets_hold_most_patterns_and_their_members_find_things(scanners: tup
     assert scanner._base_mask.count(0) > len(scanner._base_mask) // 2
     found = {h.entity for v in _VALUES for h in scanner.scan(normalize_text(f"card iban {v} phone"), _nothing)}
     assert {"EMAIL_ADDRESS", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS"} <= found
+
+
+def test_own_set_patterns_share_a_set_with_nobody_else(scanners: tuple[Scanner, Scanner]) -> None:
+    """A recognizer that asks for sets of its own (``OWN_SET``: patterns that may start at every
+    word of code) has every one of its set patterns in sets holding only its own, and the others
+    still fill sets of up to 32; the property above holds the findings of this partition too."""
+    scanner, _ = scanners
+    owners = [{id(scanner._patterns[p].rec) for p in places[:-1]} for _, places, _ in scanner._sets]
+    own = {id(c.rec) for c in scanner._patterns if getattr(c.rec, "OWN_SET", False)}
+    assert own, "no recognizer asks for a set of its own"
+    in_sets = {id(scanner._patterns[p].rec) for _, places, _ in scanner._sets for p in places[:-1]}
+    assert own <= in_sets
+    for members in owners:
+        assert not (members & own) or len(members) == 1, "an OWN_SET recognizer shares a set"
+    assert max(len(places) - 1 for _, places, _ in scanner._sets) == 32

@@ -26,6 +26,9 @@ class TiersPatternRecognizer(PatternRecognizer):
     ENTITY: str = ""
     PATTERNS: list[Pattern] = []
     CONTEXT: list[str] = []
+    # True: the scanner's first pass keeps these patterns in an RE2 set of their own (see
+    # ``tiers.scanner``), for patterns that may start a match at nearly every word of code
+    OWN_SET: bool = False
 
     def __init__(
         self,
