@@ -189,6 +189,9 @@ class Pipeline:
                 raise _translate(exc) from None
         except GatewayError as exc:
             await self.finish(ctx, exc=exc)
+            # The id of the audit row just written: a refused client can quote it (a new dict: an
+            # error's headers may be shared by its raisers).
+            exc.headers = {**exc.headers, "x-request-id": ctx.request_id}
             if not isinstance(exc, _COUNTED_WHERE_THEY_ENDED):
                 tier = str(int(ctx.classified.decision.tier)) if ctx.classified else "unknown"
                 self.metrics.requests.labels(endpoint, tier, "none", str(exc.status_code)).inc()

@@ -75,21 +75,26 @@ def test_audit_failure_503_nothing_forwarded(fakes: FakeUpstreams, db_url: str, 
 
 
 def test_refusals_recorded(fakes: FakeUpstreams, db_url: str, tmp_path: Path, classifier: Any) -> None:
-    """401 and 403 refusals get a request row (not forwarded) and a 'refused' outcome."""
+    """401 and 403 refusals get a request row (not forwarded) and a 'refused' outcome, and the
+    refused client gets that row's id (``x-request-id``) with its error."""
+    ids: dict[int, str] = {}
     with GatewayHarness(db_url, tmp_path, base_config(fakes), classifier=classifier) as gw:
-        with pytest.raises(openai.AuthenticationError):
+        with pytest.raises(openai.AuthenticationError) as unknown:
             gw.openai("tg_0123456789abcdef_wrong").chat.completions.create(
                 model="chat", messages=[{"role": "user", "content": PROMPT}])  # fmt: skip
+        ids[401] = unknown.value.response.headers["x-request-id"]
         capped = gw.openai(gw.create_key("beta", models=["embed"]))
-        with pytest.raises(openai.PermissionDeniedError):
+        with pytest.raises(openai.PermissionDeniedError) as denied:
             capped.chat.completions.create(model="chat", messages=[{"role": "user", "content": PROMPT}])
+        ids[403] = denied.value.response.headers["x-request-id"]
         rows = gw.rows(
-            "SELECT r.tenant, r.upstream, r.forwarded, o.status, o.http_status, o.error_class "
+            "SELECT r.request_id, r.tenant, r.upstream, r.forwarded, o.status, o.http_status, o.error_class "
             "FROM audit_requests r JOIN audit_outcomes o ON o.request_id = r.request_id ORDER BY o.http_status"
         )
     assert [(r["tenant"], r["upstream"], bool(r["forwarded"]), r["status"], r["http_status"], r["error_class"])
             for r in rows] == [(None, None, False, "refused", 401, "invalid_api_key"),
                                ("beta", None, False, "refused", 403, "model_not_allowed")]  # fmt: skip
+    assert {r["http_status"]: r["request_id"] for r in rows} == ids and ids[401] != ids[403]
     assert len(fakes["vendor"].ledger) == 0
 
 
