@@ -335,7 +335,7 @@ class UpstreamClient:
             response.release()
             raise RetryableUpstreamError(f"http_{response.status}", response.status)
         if response.status >= 400:
-            code = await _error_code(response)
+            code = await _error_code(response, self.settings.timeouts.stream)
             raise UpstreamRejected(response.status, code)
         if response.status >= 300 or response.status < 200:
             response.release()
@@ -406,15 +406,34 @@ def _transport(exc: BaseException) -> str:
     return f"upstream transport failure ({type(exc).__name__})"
 
 
-async def _error_code(response: _Body) -> str | None:
-    """Only the upstream's short error code travels on: its message may quote the prompt."""
+# The most of an error answer read for its code: error JSON is a few hundred bytes.
+MAX_ERROR_BYTES = 64 * 1024
+
+
+async def _error_code(response: _Body, within_s: float) -> str | None:
+    """Only the upstream's short error code travels on: its message may quote the prompt. The
+    body is read as a whole answer's is, bounded in size and time (an upstream whose error never
+    ends must hold neither the request nor the gateway's memory); past either, no code."""
+    code = None
     try:
-        data = msgspec.json.decode(await response.read())
+        parts: list[bytes] = []
+        size = 0
+        async with asyncio.timeout(within_s):
+            async for piece in response.iter_chunks():
+                size += len(piece)
+                if size > MAX_ERROR_BYTES:
+                    raise ValueError("error answer too long")
+                parts.append(piece)
+        data = msgspec.json.decode(b"".join(parts))
         code = data.get("error", {}).get("code") or data.get("error", {}).get("type")
     except Exception:  # noqa: BLE001 -- an unreadable error body only loses its code
         code = None
     finally:
-        response.release()
+        # read to its end: back to the pool; cut short: closed, its rest never read as the next answer
+        if response.at_eof():
+            response.release()
+        else:
+            response.close()
     if isinstance(code, str) and code.replace("_", "").isalnum() and len(code) <= 64:
         return code
     return None

@@ -54,6 +54,9 @@ class EndlessUpstream:
             if message["type"] == "http.disconnect" or not message.get("more_body"):
                 break
         self.requests += 1
+        if not json.loads(raw or b"{}").get("stream") and (b"endless error" in raw or b"trickle error" in raw):
+            await self._endless_whole(send, receive, big=b"endless error" in raw, status=400)
+            return
         if not json.loads(raw or b"{}").get("stream") and (b"endless body" in raw or b"trickle body" in raw):
             await self._endless_whole(send, receive, big=b"endless body" in raw)
             return
@@ -96,10 +99,14 @@ class EndlessUpstream:
             watcher.cancel()
             self.hung_up.set()
 
-    async def _endless_whole(self, send: Any, receive: Any, *, big: bool) -> None:
+    async def _endless_whole(self, send: Any, receive: Any, *, big: bool, status: int = 200) -> None:
         """A whole (not streamed) JSON answer whose body never ends: 64 KB pieces as fast as the
-        gateway reads them ("endless body"), or a byte every 50 ms ("trickle body")."""
-        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        gateway reads them ("endless body"), or a byte every 50 ms ("trickle body"); with a
+        ``status`` of 400 the same as an error answer ("endless error", "trickle error"), whose
+        fast pieces stop after 8 MiB without ending the body (a gateway that reads it all must not
+        fill the test machine's memory)."""
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json")]})  # fmt: skip
         gone = asyncio.Event()
 
         async def watch() -> None:
@@ -110,8 +117,12 @@ class EndlessUpstream:
         watcher = asyncio.ensure_future(watch())
         try:
             await send({"type": "http.response.body", "body": b'{"id": "c", "pad": "', "more_body": True})
+            sent = 0
             while not gone.is_set():
-                await send({"type": "http.response.body", "body": b"a" * 65536 if big else b"a", "more_body": True})
+                if status == 200 or not big or sent < 8 * 1024 * 1024:
+                    piece = b"a" * 65536 if big else b"a"
+                    await send({"type": "http.response.body", "body": piece, "more_body": True})
+                    sent += len(piece)
                 try:
                     await asyncio.wait_for(gone.wait(), 0.001 if big else 0.05)
                 except TimeoutError:
@@ -373,6 +384,21 @@ def test_trickling_whole_answer_cut_at_the_answer_deadline(env: Env) -> None:
     assert _outcome(env, r.headers["x-request-id"]) == [
         {"status": "timeout", "http_status": 504, "error_class": "upstream_timeout"}
     ]
+
+
+@pytest.mark.parametrize("kind", ["endless", "trickle"])
+def test_endless_error_answer_read_within_bounds(env: Env, kind: str) -> None:
+    """A 4xx answer whose body never ends (fast, or a byte every 50 ms) is no reason to hold the
+    request or fill memory: only its short code is wanted, so the gateway reads a bounded prefix
+    within the answer deadline, answers 400 and closes the upstream's connection."""
+    env.upstream.hung_up.clear()
+    start = time.monotonic()
+    r = httpx.post(f"{env.gw.url}/v1/chat/completions", json=chat_body(f"a {kind} error please"),
+                   headers={"authorization": f"Bearer {env.key}"}, timeout=STREAM_S + 20)  # fmt: skip
+    assert time.monotonic() - start <= STREAM_S + SLACK_S
+    assert r.status_code == 400 and r.json()["error"]["code"] == "upstream_rejected"
+    assert env.upstream.hung_up.wait(5)
+    assert _chat(env).status_code == 200
 
 
 def test_answered_request_trickling_its_body_gets_no_second_answer(env: Env) -> None:
