@@ -66,7 +66,7 @@ def steps(classifier: Any) -> Iterator[tuple[ClassifyStep, ClassifyStep]]:
     here = ClassifyStep(classifier, fingerprint_key=KEY, offload_bytes=1 << 30, timeout_s=60, processes=False)
     there = ClassifyStep(
         classifier, fingerprint_key=KEY, offload_bytes=0, timeout_s=60, workers=2, processes=True,
-        split_bytes=8192, split_at=16_384,
+        split_bytes=8192, split_at=16_384, cpus=2,
     )  # fmt: skip
     yield here, there
     there.close()
@@ -89,6 +89,20 @@ def test_parts_in_workers_answer_what_one_process_computes(
     assert (remote.fingerprint, remote.segment_fingerprints) == (local.fingerprint, local.segment_fingerprints)
 
 
+def test_one_cpu_reads_a_body_whole_in_one_worker(classifier: Any) -> None:
+    """Where the process can use one CPU only, a long body goes to one worker whole (parts would
+    only add their overlap and hand-off), with the answer the parts give."""
+    step = ClassifyStep(classifier, fingerprint_key=KEY, offload_bytes=0, timeout_s=60, workers=2,
+                        processes=True, split_bytes=8192, split_at=16_384, cpus=1)  # fmt: skip
+    raw = _body("\n".join(f"contact: jane.doe{n}@example-mail.com" for n in range(3000)))
+    try:
+        whole = asyncio.run(step.run("chat", raw, "acme"))
+    finally:
+        step.close()
+    assert (step.offloaded, step.split) == (1, 0)
+    assert len(whole.decision.findings) == 3000
+
+
 def test_a_busy_pool_reads_a_body_whole(steps: tuple[ClassifyStep, ClassifyStep]) -> None:
     """Shares go only to idle workers: two long bodies at once are one worker's each."""
     _, there = steps
@@ -107,7 +121,7 @@ def test_bodies_behind_a_busy_pool_hold_their_places(classifier: Any) -> None:
     """A long body that finds no idle worker still takes a place in the queue: the queue's bound
     (workers x (queue_per_worker + 1)) refuses the rest with 503, whether or not bodies are split."""
     step = ClassifyStep(classifier, fingerprint_key=KEY, offload_bytes=0, timeout_s=60, workers=2,
-                        queue_per_worker=1, processes=True, split_bytes=8192, split_at=16_384)  # fmt: skip
+                        queue_per_worker=1, processes=True, split_bytes=8192, split_at=16_384, cpus=2)  # fmt: skip
     raw = _body("\n".join(f"contact: jane.doe{n}@example-mail.com" for n in range(600)))
 
     async def many() -> list[Any]:
@@ -150,7 +164,7 @@ def faulty() -> Iterator[ClassifyStep]:
         extra_recognizers=[_Faulty()],
     )
     step = ClassifyStep(clf, fingerprint_key=KEY, offload_bytes=0, timeout_s=60, workers=2, processes=True,
-                        split_bytes=8192, split_at=16_384)  # fmt: skip
+                        split_bytes=8192, split_at=16_384, cpus=2)  # fmt: skip
     yield step
     step.close()
 
