@@ -21,6 +21,7 @@ from audit.queries import ExposureFilter, ExposureRow, rows_select, to_row
 
 __all__ = ["DocumentMatch", "match_fingerprint"]
 
+_HEX = "0123456789abcdefABCDEF"
 R = AuditRequest.__table__
 S = AuditSegment.__table__
 
@@ -33,6 +34,8 @@ class DocumentMatch:
 
 async def match_fingerprint(engine: AsyncEngine, fp: str) -> AsyncIterator[DocumentMatch]:
     """Requests (forwarded or refused: see ``row.forwarded``) whose prompt or a segment is ``fp``."""
+    if not fp or fp.strip(_HEX):
+        return  # records hold hex fingerprints only (audit.records), and it has no segment key
     seqs = select(S.c.request_seq).where(S.c.fp_key == segment_key(fp))
     stmt = (
         rows_select(ExposureFilter(forwarded_only=False))

@@ -22,6 +22,13 @@ depends_on = None
 
 _REQUESTS = sa.table("audit_requests", sa.column("seq"), sa.column("fingerprint"), sa.column("segment_fps"))
 _STEP = 20_000  # requests read per round of the rebuild
+_HEX = "0123456789abcdefABCDEF"
+
+
+def _key(fp: str) -> int | None:
+    # Writers before this revision took any alphanumeric fingerprint: one that is no hex has no
+    # key, and no document (whose fingerprint is hex) can match it anyway.
+    return None if fp.strip(_HEX) else int(fp[:15], 16)
 
 
 def _rebuild(table: sa.Table, column: str, value: Callable[[str], Any]) -> None:
@@ -41,6 +48,7 @@ def _rebuild(table: sa.Table, column: str, value: Callable[[str], Any]) -> None:
             {column: v, "request_seq": seq}
             for seq, whole, fps in rows
             for v in _distinct(value(f) for f in (fps or "").split() if f != whole)
+            if v is not None
         ]
         if values:
             bind.execute(table.insert(), values)
@@ -60,7 +68,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("fp_key", "request_seq", name="pk_audit_segments"),
         sqlite_with_rowid=False,
     )
-    _rebuild(table, "fp_key", lambda fp: int(fp[:15], 16))
+    _rebuild(table, "fp_key", _key)
     op.create_index("ix_audit_segments_request_seq", "audit_segments", ["request_seq"])
 
 

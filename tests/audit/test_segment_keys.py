@@ -81,3 +81,42 @@ def test_migration_0007_rebuilds_the_index_the_writer_makes(db_url, tmp_path):
             await store.close()
 
     asyncio.run(body())
+
+
+def test_a_fingerprint_no_record_can_hold_matches_nothing(db_url, tmp_path):
+    """Records hold hex fingerprints only: anything else (empty, non-hex, digits of other scripts
+    that int() would read) matches no request, and asking is no error."""
+    fp = "ab" * 32
+
+    async def body() -> None:
+        store = await open_store(make_settings(db_url, tmp_path))
+        try:
+            await store.record_request(request(fingerprint=fp, segments=(fp, "cd" * 32)))
+            for odd in ("", "not hex", "zz" * 32, "0x" + fp[:62], " " + fp[:63], "\u0661" * 64, "a_b"):
+                assert [m async for m in match_fingerprint(store.engine, odd)] == [], odd
+        finally:
+            await store.close()
+
+    asyncio.run(body())
+
+
+def test_migration_0007_skips_fingerprints_older_writers_accepted(db_url, tmp_path):
+    """Before 0007 a record's fingerprints had only to be alphanumeric: a database holding one
+    that is no hex still upgrades (such a fingerprint cannot be matched: a document's is hex), and
+    every hex segment is indexed as the writer would."""
+    hexed = "1" * 64
+
+    async def body() -> None:
+        store = await open_store(make_settings(db_url, tmp_path))
+        try:
+            await store.record_request(request(fingerprint="2" * 64, segments=(hexed,)))
+            await downgrade(store, "0006_upstream_length_caps")
+            async with store.engine.begin() as conn:
+                await conn.execute(text("UPDATE audit_requests SET segment_fps = segment_fps || ' zz9 \u00e9t\u00e9'"))
+            await upgrade(store)
+            assert {k for k, _ in await _index_rows(store)} == {segment_key(hexed)}
+            assert len([m async for m in match_fingerprint(store.engine, hexed)]) == 1
+        finally:
+            await store.close()
+
+    asyncio.run(body())
