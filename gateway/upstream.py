@@ -362,9 +362,9 @@ class UpstreamClient:
                 try:
                     if response.status != 200:
                         raise failed
-                    data = msgspec.json.decode(await response.read())
+                    data = msgspec.json.decode(await _read_at_most(response, self.settings.max_answer_bytes))
                 finally:
-                    response.release()
+                    _done_with(response)
         except (aiohttp.ClientError, ConnectionError, TimeoutError, ValueError):
             raise failed from None
         count = data.get(field) if isinstance(data, dict) else None
@@ -406,6 +406,26 @@ def _transport(exc: BaseException) -> str:
     return f"upstream transport failure ({type(exc).__name__})"
 
 
+async def _read_at_most(response: _Body, limit: int) -> bytes:
+    """The whole body, or ValueError once it passes ``limit`` bytes (nothing more is read)."""
+    parts: list[bytes] = []
+    size = 0
+    async for piece in response.iter_chunks():
+        size += len(piece)
+        if size > limit:
+            raise ValueError("the upstream's answer is longer than the gateway reads")
+        parts.append(piece)
+    return b"".join(parts)
+
+
+def _done_with(response: _Body) -> None:
+    # read to its end: back to the pool; cut short: closed, its rest never read as the next answer
+    if response.at_eof():
+        response.release()
+    else:
+        response.close()
+
+
 # The most of an error answer read for its code: error JSON is a few hundred bytes.
 MAX_ERROR_BYTES = 64 * 1024
 
@@ -414,26 +434,15 @@ async def _error_code(response: _Body, within_s: float) -> str | None:
     """Only the upstream's short error code travels on: its message may quote the prompt. The
     body is read as a whole answer's is, bounded in size and time (an upstream whose error never
     ends must hold neither the request nor the gateway's memory); past either, no code."""
-    code = None
     try:
-        parts: list[bytes] = []
-        size = 0
         async with asyncio.timeout(within_s):
-            async for piece in response.iter_chunks():
-                size += len(piece)
-                if size > MAX_ERROR_BYTES:
-                    raise ValueError("error answer too long")
-                parts.append(piece)
-        data = msgspec.json.decode(b"".join(parts))
+            raw = await _read_at_most(response, MAX_ERROR_BYTES)
+        data = msgspec.json.decode(raw)
         code = data.get("error", {}).get("code") or data.get("error", {}).get("type")
     except Exception:  # noqa: BLE001 -- an unreadable error body only loses its code
         code = None
     finally:
-        # read to its end: back to the pool; cut short: closed, its rest never read as the next answer
-        if response.at_eof():
-            response.release()
-        else:
-            response.close()
+        _done_with(response)
     if isinstance(code, str) and code.replace("_", "").isalnum() and len(code) <= 64:
         return code
     return None

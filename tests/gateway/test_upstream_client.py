@@ -333,3 +333,27 @@ def test_only_on_prem_upstreams_get_a_control_plane_client_at_start(tmp_path: An
 
         vendor_unmade, local_made, hardened = asyncio.run(run())
     assert vendor_unmade and local_made and hardened
+
+
+def test_a_count_answer_past_the_answer_cap_is_no_count() -> None:
+    """The /tokenize answer is a whole answer too: past the upstream's max_answer_bytes it is not
+    read on (memory bounded) and the prompt counts as not counted, however it would have ended;
+    one under the cap is read as before."""
+
+    async def count(url: str) -> BaseException | int:
+        client = UpstreamClient(UpstreamSettings(name="u", base_url=url + "/v1", kind="shared",
+                                                 tokenize_url=url + "/tokenize", max_answer_bytes=1024 * 1024))  # fmt: skip
+        try:
+            return await client.count_tokens({"prompt": "hi"})
+        except UpstreamError as exc:
+            return exc
+        finally:
+            await client.aclose()
+
+    huge = b'{"count": 5, "pad": "' + b"a" * (2 * 1024 * 1024) + b'"}'
+    with serve(_chunked([huge[i : i + 65536] for i in range(0, len(huge), 65536)], delay_s=0.001),
+               lifespan="off") as server:  # fmt: skip
+        refused = asyncio.run(count(server.url))
+    assert isinstance(refused, UpstreamError) and refused.code == "prompt_not_counted"
+    with serve(_chunked([b'{"count": 5, "pad": "', b"a" * 500_000, b'"}']), lifespan="off") as server:
+        assert asyncio.run(count(server.url)) == 5
