@@ -21,7 +21,10 @@ branch_labels = None
 depends_on = None
 
 _REQUESTS = sa.table("audit_requests", sa.column("seq"), sa.column("fingerprint"), sa.column("segment_fps"))
-_STEP = 20_000  # requests read per round of the rebuild
+# requests read per round, index rows per INSERT: memory stays bounded however many segments a
+# request carries (an agent's conversation: hundreds) and however sparse the seqs are (retention)
+_PAGE = 500
+_FLUSH = 20_000
 _HEX = "0123456789abcdefABCDEF"
 
 
@@ -35,23 +38,25 @@ def _rebuild(table: sa.Table, column: str, value: Callable[[str], Any]) -> None:
     """One index row per distinct value of a request's segment fingerprints, leaving out the
     whole prompt's own (matched directly): what ``audit.records.request_row`` indexes."""
     bind = op.get_bind()
-    lo, hi = bind.execute(sa.select(sa.func.min(_REQUESTS.c.seq), sa.func.max(_REQUESTS.c.seq))).one()
-    if lo is None:
-        return
-    for start in range(lo, hi + 1, _STEP):
-        rows = bind.execute(
-            sa.select(_REQUESTS.c.seq, _REQUESTS.c.fingerprint, _REQUESTS.c.segment_fps).where(
-                _REQUESTS.c.seq >= start, _REQUESTS.c.seq < start + _STEP
-            )
-        ).all()
-        values = [
-            {column: v, "request_seq": seq}
-            for seq, whole, fps in rows
-            for v in _distinct(value(f) for f in (fps or "").split() if f != whole)
-            if v is not None
-        ]
-        if values:
-            bind.execute(table.insert(), values)
+    last = None
+    values: list[dict[str, Any]] = []
+    while True:
+        query = sa.select(_REQUESTS.c.seq, _REQUESTS.c.fingerprint, _REQUESTS.c.segment_fps)
+        if last is not None:
+            query = query.where(_REQUESTS.c.seq > last)
+        rows = bind.execute(query.order_by(_REQUESTS.c.seq).limit(_PAGE)).all()
+        if not rows:
+            break
+        for seq, whole, fps in rows:
+            for v in _distinct(value(f) for f in (fps or "").split() if f != whole):
+                if v is not None:
+                    values.append({column: v, "request_seq": seq})
+            if len(values) >= _FLUSH:
+                bind.execute(table.insert(), values)
+                values = []
+        last = rows[-1][0]
+    if values:
+        bind.execute(table.insert(), values)
 
 
 def _distinct(values: Iterable[Any]) -> list[Any]:

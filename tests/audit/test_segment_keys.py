@@ -13,7 +13,7 @@ from sqlalchemy import text
 from audit.batch import segment_key
 from audit.matching import match_fingerprint
 from migrations import downgrade, upgrade
-from tests.audit.conftest import make_settings, open_store, request
+from tests.audit.conftest import make_settings, open_store, outcome, request
 
 _HEX = "0123456789abcdef"
 # Few distinct 15-digit prefixes, so that fingerprints sharing a key (within one request and across
@@ -116,6 +116,32 @@ def test_migration_0007_skips_fingerprints_older_writers_accepted(db_url, tmp_pa
             await upgrade(store)
             assert {k for k, _ in await _index_rows(store)} == {segment_key(hexed)}
             assert len([m async for m in match_fingerprint(store.engine, hexed)]) == 1
+        finally:
+            await store.close()
+
+    asyncio.run(body())
+
+
+def test_migration_0007_pages_through_many_requests_and_gaps(db_url, tmp_path):
+    """The rebuild reads requests a page at a time by seq (500 a page): over several pages, with
+    gaps where outcome rows took seqs, every request's rows come back exactly as written."""
+    shared = "3" * 64
+
+    async def body() -> None:
+        store = await open_store(make_settings(db_url, tmp_path))
+        try:
+            for i in range(1_200):
+                own = f"{i:015x}" + uuid.uuid4().hex + uuid.uuid4().hex[:17]
+                rid = f"r{i}"
+                await store.record_request(request(request_id=rid, fingerprint="4" * 64, segments=(own, shared)))
+                if i % 7 == 0:
+                    await store.record_outcome(outcome(rid))  # a seq that is no request's
+            written = await _index_rows(store)
+            assert len(written) == 2_400
+            await downgrade(store, "0006_upstream_length_caps")
+            await upgrade(store)
+            assert await _index_rows(store) == written
+            assert len([m async for m in match_fingerprint(store.engine, shared)]) == 1_200
         finally:
             await store.close()
 
