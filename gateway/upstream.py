@@ -15,8 +15,10 @@ manifests) keep an httpx client, shared with the engine's own code.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -135,65 +137,55 @@ class UpstreamResponse:
         self._cut = True
         self._response.close()
 
+    @contextlib.contextmanager
+    def _under_deadline(self, late: type[UpstreamTimeout]) -> Iterator[None]:
+        """Reads of the body under the answer's deadline: its timer closes the connection then,
+        and a read that the close broke, or ended as if cleanly, raises ``late``."""
+        timer = None
+        if self._deadline is not None:
+            timer = asyncio.get_running_loop().call_at(self._deadline, self._cut_off)
+        try:
+            with _translated():
+                yield
+            if self._cut:  # the close may also read as a clean end of the body
+                raise late()
+        except UpstreamError:
+            if self._cut:  # the read the deadline's close broke
+                raise late() from None
+            raise
+        finally:
+            if timer is not None:
+                timer.cancel()
+
     async def aread(self) -> bytes:
         """The whole body, bounded as a stream is: past the answer's deadline (from its head)
         :class:`UpstreamTimeout`, past ``max_bytes`` ``upstream_answer_too_large``; the connection
         is closed either way, so an upstream that trickles or never ends holds neither the request
         nor the gateway's memory."""
-        timer = None
-        if self._deadline is not None:
-            timer = asyncio.get_running_loop().call_at(self._deadline, self._cut_off)
-        parts: list[bytes] = []
-        size = 0
-        try:
-            with _translated():
-                async for piece in self._response.iter_chunks():
-                    size += len(piece)
-                    if self._max_bytes is not None and size > self._max_bytes:
-                        self._response.close()
-                        raise UpstreamError(code="upstream_answer_too_large",
-                                            message="the upstream's answer was longer than the gateway accepts")  # fmt: skip
-                    parts.append(piece)
-            if self._cut:  # the close may also read as a clean end of the body
-                raise UpstreamTimeout()
-        except UpstreamError:
-            if self._cut:  # the read the deadline's close broke
-                raise UpstreamTimeout() from None
-            raise
-        finally:
-            if timer is not None:
-                timer.cancel()
-        return b"".join(parts)
+        with self._under_deadline(UpstreamTimeout):
+            try:
+                return await _read_at_most(self._response, math.inf if self._max_bytes is None else self._max_bytes)
+            except ValueError:
+                self._response.close()
+                raise UpstreamError(code="upstream_answer_too_large",
+                                    message="the upstream's answer was longer than the gateway accepts") from None  # fmt: skip
 
     async def aiter_events(self) -> AsyncIterator[Event]:
         """The body's server-sent events as they arrive (:mod:`formats.sse`, the one reader), no
         line over MAX_LINE_BYTES. Past the stream's deadline, :class:`StreamTooLong` (the
         connection is closed by then)."""
-        timer = None
-        if self._deadline is not None:
-            timer = asyncio.get_running_loop().call_at(self._deadline, self._cut_off)
         decoder = SSEDecoder(max_line=MAX_LINE_BYTES)
-        try:
-            with _translated():
-                async for piece in self._response.iter_chunks():
-                    try:
-                        events = decoder.feed(piece)
-                    except SSELineTooLong:  # an upstream that never ends its line
-                        raise UpstreamError(code="upstream_transport_error",
-                                            message="a line of the upstream's stream was too long") from None  # fmt: skip
-                    for event in events:
-                        yield event
-            if self._cut:  # the close may also read as a clean end of the body
-                raise StreamTooLong()
-            for event in decoder.close():
-                yield event
-        except UpstreamError:
-            if self._cut:  # the read the deadline's close broke
-                raise StreamTooLong() from None
-            raise
-        finally:
-            if timer is not None:
-                timer.cancel()
+        with self._under_deadline(StreamTooLong):
+            async for piece in self._response.iter_chunks():
+                try:
+                    events = decoder.feed(piece)
+                except SSELineTooLong:  # an upstream that never ends its line
+                    raise UpstreamError(code="upstream_transport_error",
+                                        message="a line of the upstream's stream was too long") from None  # fmt: skip
+                for event in events:
+                    yield event
+        for event in decoder.close():
+            yield event
 
     async def aclose(self) -> None:
         # A body read to its end hands the connection back to the pool; anything else (a client
@@ -406,7 +398,7 @@ def _transport(exc: BaseException) -> str:
     return f"upstream transport failure ({type(exc).__name__})"
 
 
-async def _read_at_most(response: _Body, limit: int) -> bytes:
+async def _read_at_most(response: _Body, limit: float) -> bytes:
     """The whole body, or ValueError once it passes ``limit`` bytes (nothing more is read)."""
     parts: list[bytes] = []
     size = 0

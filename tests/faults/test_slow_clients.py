@@ -76,14 +76,7 @@ class EndlessUpstream:
             await send({"type": "http.response.body", "body": body})
             return
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]})
-        gone = asyncio.Event()
-
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            gone.set()
-
-        watcher = asyncio.ensure_future(watch())
+        gone, watcher = _watch_for_hang_up(receive)
         # "trickle" in the prompt: one line that never ends, a byte at a time (no read timeout fires).
         trickle = b"trickle" in raw
         try:
@@ -107,14 +100,7 @@ class EndlessUpstream:
         fill the test machine's memory)."""
         await send({"type": "http.response.start", "status": status,
                     "headers": [(b"content-type", b"application/json")]})  # fmt: skip
-        gone = asyncio.Event()
-
-        async def watch() -> None:
-            while (await receive())["type"] != "http.disconnect":
-                pass
-            gone.set()
-
-        watcher = asyncio.ensure_future(watch())
+        gone, watcher = _watch_for_hang_up(receive)
         try:
             await send({"type": "http.response.body", "body": b'{"id": "c", "pad": "', "more_body": True})
             sent = 0
@@ -130,6 +116,18 @@ class EndlessUpstream:
         finally:
             watcher.cancel()
             self.hung_up.set()
+
+
+def _watch_for_hang_up(receive: Any) -> tuple[asyncio.Event, asyncio.Future[None]]:
+    """An event set once the gateway closes the connection, and the task watching for it."""
+    gone = asyncio.Event()
+
+    async def watch() -> None:
+        while (await receive())["type"] != "http.disconnect":
+            pass
+        gone.set()
+
+    return gone, asyncio.ensure_future(watch())
 
 
 @dataclass
@@ -297,6 +295,17 @@ def test_connections_over_the_cap_get_503(env: Env) -> None:
     assert _chat(env).status_code == 200
 
 
+def _outcome(env: Env, request_id: str) -> list[dict[str, Any]]:
+    """The request's outcome rows, once written (outcomes are written after the answer)."""
+    deadline = time.monotonic() + 5
+    rows: list[dict[str, Any]] = []
+    while time.monotonic() < deadline and not rows:
+        rows = fetch_rows(env.db_url, "SELECT status, http_status, error_class FROM audit_outcomes "
+                                      "WHERE request_id = :r", {"r": request_id})  # fmt: skip
+        time.sleep(0.1)
+    return rows
+
+
 def test_endless_stream_cut_at_its_cap(env: Env) -> None:
     """A stream the upstream never ends is cut at timeouts.stream: the client's last event is the
     error event (no [DONE]), the upstream's connection is closed, and the outcome row says so."""
@@ -319,13 +328,9 @@ def test_endless_stream_cut_at_its_cap(env: Env) -> None:
     assert last["error"]["code"] == "stream_max_duration" and last["error"]["type"] == "timeout"
     assert all("error" not in json.loads(e) for e in events[:-1])
     assert env.upstream.hung_up.wait(5)
-    deadline = time.monotonic() + 5
-    rows: list[dict[str, Any]] = []
-    while time.monotonic() < deadline and not rows:
-        rows = fetch_rows(env.db_url, "SELECT status, http_status, error_class FROM audit_outcomes "
-                                      "WHERE request_id = :r", {"r": request_id})  # fmt: skip
-        time.sleep(0.1)
-    assert rows == [{"status": "timeout", "http_status": 504, "error_class": "stream_max_duration"}]
+    assert _outcome(env, request_id) == [
+        {"status": "timeout", "http_status": 504, "error_class": "stream_max_duration"}
+    ]
 
 
 def test_stream_trickling_one_endless_line_is_cut_too(env: Env) -> None:
@@ -340,16 +345,6 @@ def test_stream_trickling_one_endless_line_is_cut_too(env: Env) -> None:
     assert STREAM_S - 0.3 <= took <= STREAM_S + SLACK_S, took
     assert [json.loads(e)["error"]["code"] for e in events] == ["stream_max_duration"]
     assert env.upstream.hung_up.wait(5)
-
-
-def _outcome(env: Env, request_id: str) -> list[dict[str, Any]]:
-    deadline = time.monotonic() + 5
-    rows: list[dict[str, Any]] = []
-    while time.monotonic() < deadline and not rows:
-        rows = fetch_rows(env.db_url, "SELECT status, http_status, error_class FROM audit_outcomes "
-                                      "WHERE request_id = :r", {"r": request_id})  # fmt: skip
-        time.sleep(0.1)
-    return rows
 
 
 def test_endless_whole_answer_refused_at_its_size_cap(env: Env) -> None:
