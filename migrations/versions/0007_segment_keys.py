@@ -1,6 +1,7 @@
-"""The segment lookup keyed by a 60-bit prefix of the fingerprint (BIGINT) instead of its 64 hex
-characters; on SQLite a table without rowid. The table is derived from the chained
-``audit_requests.segment_fps``, so both directions rebuild it from there rather than convert it.
+"""The segment lookup keyed by a 60-bit prefix of the fingerprint (BIGINT), not its 64 characters.
+
+On SQLite a table without rowid. The table is derived from the chained ``audit_requests.segment_fps``,
+so both directions rebuild it from there rather than convert it.
 
 Revision ID: 0007_segment_keys
 Revises: 0006_upstream_length_caps
