@@ -57,6 +57,10 @@ class IpAddressRecognizer(IpRecognizer):
             return super().invalidate_result(pattern_text) or False
         if ip.is_loopback or ip.is_unspecified or str(ip) in _EXAMPLE_ADDRESSES:
             return True
+        if ip.version == 4 and _netmask(int(ip)):
+            # 255.255.255.0, 255.255.252.0, 255.0.0.0: a network mask, the same in every network
+            # (ones then zeros; none is a host's: 240/4 is reserved, the rest are network addresses)
+            return True
         if ip.is_link_local:
             # 169.254.0.0/16 and fe80::/10: no host beyond its own link (169.254.169.254 is every
             # cloud's metadata service; an fe80:: address is derived from a MAC or random and
@@ -105,6 +109,12 @@ class IpAddressRecognizer(IpRecognizer):
         if any(rx.search(before) for rx in _NUMBERING):
             return True
         return _NUMBERS_LISTED.search(text[max(0, start - 120) : start]) is not None
+
+
+def _netmask(value: int) -> bool:
+    """Whether a 32-bit value is a contiguous network mask: some ones, then only zeros."""
+    zeros = ~value & 0xFFFFFFFF
+    return value != 0 and zeros & (zeros + 1) == 0
 
 
 def _all_ones_host(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
