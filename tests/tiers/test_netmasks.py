@@ -9,16 +9,19 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier, Content, Segment
+from tiers.recognizers.network import _EXAMPLE_ADDRESSES
 
 _CARRIERS = ["netmask {m}", "mask={m}", 'subnet_mask: "{m}"', "{m}", "ip {h} mask {m}", "{h}/{m}", "<mask>{m}</mask>"]
 
 
 def _hosts() -> st.SearchStrategy[str]:
-    """Public unicast addresses that no rule reads as something else (and no mask)."""
+    """Public unicast addresses that no rule reads as something else (no mask, no example or
+    public resolver's address such as 1.0.0.1)."""
     return (
         st.integers(0x01000000, 0xDFFFFFFF)
         .map(lambda n: ipaddress.IPv4Address(n))
         .filter(lambda a: a.is_global and not a.is_multicast and str(a).split(".")[-1] not in ("0", "255"))
+        .filter(lambda a: str(a) not in _EXAMPLE_ADDRESSES)
         .map(str)
     )
 
