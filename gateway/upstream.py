@@ -86,7 +86,6 @@ class _Body(Protocol):
 
     status: int
 
-    async def read(self) -> bytes: ...
     def iter_chunks(self) -> AsyncIterator[bytes]: ...
     def at_eof(self) -> bool: ...
     def release(self) -> None: ...
@@ -94,16 +93,13 @@ class _Body(Protocol):
 
 
 class _AiohttpBody:
-    """aiohttp's response with the lean client's five methods (the proxied path)."""
+    """aiohttp's response with the lean client's four methods (the proxied path)."""
 
     __slots__ = ("_response", "status")
 
     def __init__(self, response: aiohttp.ClientResponse) -> None:
         self._response = response
         self.status = response.status
-
-    async def read(self) -> bytes:
-        return await self._response.read()
 
     def iter_chunks(self) -> AsyncIterator[bytes]:
         return self._response.content.iter_any()
