@@ -88,6 +88,8 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         Without the scheme (``netloc can be usr:pwd@example.com``) the same user part is read as
         one at a documentation domain, where nobody's mailbox is; elsewhere ``user:jane@acme.com``
         in a log line is the address."""
+        if start == 0 or text[start - 1] != ":":
+            return False  # both shapes below end with the colon right before the address
         if _URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start):
             return True
         user = _USER_BEFORE.search(text, max(0, start - 64), start)
@@ -126,6 +128,8 @@ _TOKEN_DIGITS = re.compile(r"[0-9]+$")
 def _algorithm_name(local: str) -> bool:
     """A local part of two or more lower-case words joined by "-", one an algorithm's word of three
     letters at least, and a number in it (a person's "jean-luc" or "rsa-team" has none)."""
+    if "-" not in local:
+        return False
     tokens = local.split("-")
     if len([t for t in tokens if t]) < 2 or not all(t.isascii() and (t.isalnum() or not t) for t in tokens):
         return False
@@ -257,6 +261,52 @@ _CITATION = re.compile(
     r"|\b(?:[Vv]ol|pp|[Nn]o|Rev|Phys|Lett|Proc|Trans|Ann|Math|Stat|Sci|Acad|Soc|Comput|Mat|Biol|Chem|Appl)\."
     r"|\b(?:JIS|ISO|IEC|DIN|ANSI|IEEE|ECMA|ITU-T|ETSI|BS|EN|GB|KS|ASTM)(?: [A-Z])? ?\Z"
 )
+# Plain substrings that every match of the two patterns above holds, read on an ASCII window:
+# the patterns try every place of the window with each alternative (10 and 5 µs a phone number),
+# these are a few ``in`` tests, and only a window that holds one is searched.
+_PHONE_WORD_PARTS = ("phone", "tel", "mobil", "portable", "cell", "call", "fax", "whatsapp", "sms", "handy",
+                     "rufnummer", "numero", "dial", "contact")  # fmt: skip
+_CITATION_WORDS = ("doi", "issn", "isbn", "arxiv", "pmid", "pmc")
+_CITATION_ABBREVIATIONS = frozenset(
+    "Vol vol pp No no Rev Phys Lett Proc Trans Ann Math Stat Sci Acad Soc Comput Mat Biol Chem Appl".split()
+)
+_WORD_BEFORE_DOT = re.compile(r"(\w+)\.")
+
+
+def in_mac_shape(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` lies inside a MAC-shaped run of hex pairs. Such a run holds
+    hex digits and its separator only, so a span with any other character (a space, a
+    parenthesis, a "+": most phone numbers) is in none and no search is needed."""
+    if _HEX_OR_SEPARATOR.fullmatch(text, start, end) is None:
+        return False
+    lo = max(0, start - 18)
+    return any(m.start() + lo <= start and end <= m.end() + lo for m in _MAC_SHAPE.finditer(text[lo : end + 18]))
+
+
+_HEX_OR_SEPARATOR = re.compile(r"[0-9A-Fa-f:-]+")
+
+
+def near_phone_word(text: str, lo: int, hi: int) -> bool:
+    """``_PHONE_WORD.search(text, lo, hi)``, without the search where the window cannot match."""
+    window = text[lo:hi]
+    if window.isascii():
+        low = window.lower()  # on ASCII, what the case-blind pattern matches
+        return any(part in low for part in _PHONE_WORD_PARTS)
+    return _PHONE_WORD.search(text, lo, hi) is not None  # "mobıle": re's case folding, not lower()
+
+
+def citation_before(text: str, lo: int, hi: int) -> bool:
+    """``_CITATION.search(text, lo, hi)``, without the search where the window cannot match."""
+    window = text[lo:hi]
+    if window.isascii():
+        low = window.lower()
+        if not (
+            any(c.isupper() for c in window[-2:])  # "ISO", "ISO ", "JIS X ": a capital ends it
+            or any(word in low for word in _CITATION_WORDS)
+            or ("." in window and not _CITATION_ABBREVIATIONS.isdisjoint(_WORD_BEFORE_DOT.findall(window)))
+        ):
+            return False
+    return _CITATION.search(text, lo, hi) is not None
 
 
 class PhoneNumberRecognizer(TiersPatternRecognizer):
@@ -325,18 +375,17 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         value = text[start:end]
         if in_decimal(text, start, end) or in_integer_sequence(text, start, end):
             return True  # ``78498 78527.3994291277`` in a table of values: a number, not a phone
-        phone_word = _PHONE_WORD.search(text, max(0, start - 64), start) is not None
+        phone_word = near_phone_word(text, max(0, start - 64), start)
         if value.isdigit():
             return not phone_word
         if start > 0 and text[start - 1] == "/":
             return True
-        lo = max(0, start - 18)
-        if any(m.start() + lo <= start and end <= m.end() + lo for m in _MAC_SHAPE.finditer(text[lo : end + 18])):
+        if in_mac_shape(text, start, end):
             return True
         if phone_word:
             return False
         line_start = text.rfind("\n", 0, start) + 1
-        return _CITATION.search(text, max(line_start, start - 48), start) is not None
+        return citation_before(text, max(line_start, start - 48), start)
 
     def _check(self, text: str) -> bool:
         digits = "".join(c for c in text if c.isdigit())

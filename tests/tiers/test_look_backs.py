@@ -1,0 +1,109 @@
+"""The contact recognizers' look-arounds, each cut short where its search cannot match, answer as
+the searches do (kept here as the definitions): the phone recognizer's phone word near the
+number, a citation on its line and a MAC-shaped run around it; the e-mail recognizer's user part
+before the address."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tiers.recognizers.contact import (
+    _CITATION,
+    _MAC_SHAPE,
+    _PHONE_WORD,
+    _URL_PASSWORD_BEFORE,
+    _USER_BEFORE,
+    EmailAddressRecognizer,
+    citation_before,
+    documentation_domain,
+    in_mac_shape,
+    near_phone_word,
+)
+
+_PIECES = st.sampled_from(
+    ["phone", "PHONE", "Tel", "tel", "telefon", "Mobile", "MOBIL", "portable", "cell", "CALL", "fax", "WhatsApp",
+     "sms", "Handy", "Rufnummer", "numero", "dial", "contact", "pho", "te", "mobı", "mobıle", "ſms", "ſ", "ı", "İ",
+     "K", "doi", "DOI", "e-issn", "eissn", "ISBN", "arXiv", "pmid", "PMC", "pmcid", "Vol", "vol", "pp", "No", "no",
+     "Rev", "Phys", "Lett", "Proc", "Math", "Appl", "Chem", "JIS", "ISO", "ITU-T", "IEEE", "EN", "GB", "ASTM",
+     "ISO ", "JIS X ", "DIN 1", "ANSI ",
+     ".", ". ", " ", "\n", "-", ":", ",", "X", "A", "x", "a", "é", "0208", "1990", "8601", "12", "_", "(", "/"]
+)  # fmt: skip
+
+
+@settings(max_examples=2500)
+@given(pieces=st.lists(_PIECES, max_size=30), data=st.data())
+def test_the_look_backs_answer_as_their_searches(pieces: list[str], data: st.DataObject) -> None:
+    text = "".join(pieces)
+    hi = data.draw(st.integers(0, len(text)))
+    lo = data.draw(st.integers(0, hi))
+    assert near_phone_word(text, lo, hi) == (_PHONE_WORD.search(text, lo, hi) is not None)
+    assert citation_before(text, lo, hi) == (_CITATION.search(text, lo, hi) is not None)
+
+
+_MAC_PIECES = st.sampled_from(
+    ["0", "1a", "A", "f", "g", "Z", ":", "-", ".", " ", "(", "+", "00", "12", "ab", "FF", "x"]
+)
+
+
+@st.composite
+def _hex_runs(draw: st.DrawFn) -> str:
+    """Five to nine hex pairs with one separator (sometimes another in the middle)."""
+    sep = draw(st.sampled_from([":", "-"]))
+    pairs = draw(st.lists(st.sampled_from(["00", "1a", "FF", "9c", "42"]), min_size=5, max_size=9))
+    joined = sep.join(pairs)
+    if draw(st.booleans()):
+        k = draw(st.integers(0, len(joined)))
+        joined = joined[:k] + draw(st.sampled_from([":", "-", " ", "x"])) + joined[k + 1 :]
+    return joined
+
+
+@settings(max_examples=2500)
+@given(pieces=st.lists(st.one_of(_MAC_PIECES, _hex_runs()), max_size=12), data=st.data())
+def test_a_span_in_a_mac_shape_as_the_search_finds_it(pieces: list[str], data: st.DataObject) -> None:
+    text = "".join(pieces) or "0"
+    end = data.draw(st.integers(1, len(text)))
+    start = data.draw(st.integers(0, end - 1))  # a candidate: never empty
+    lo = max(0, start - 18)
+    searched = any(m.start() + lo <= start and end <= m.end() + lo for m in _MAC_SHAPE.finditer(text[lo : end + 18]))
+    assert in_mac_shape(text, start, end) == searched
+
+
+def _user_part_rejected(text: str, start: int, end: int) -> bool:
+    """The e-mail recognizer's look-back as two searches, before the colon's short cut."""
+    if _URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start):
+        return True
+    user = _USER_BEFORE.search(text, max(0, start - 64), start)
+    if user is None or user.group(1).lower() == "mailto":
+        return False
+    return documentation_domain(text[start:end].rsplit("@", 1)[1])
+
+
+_BEFORE = st.sampled_from(
+    ["https://", "ftp://", "mailto", "usr", "pwd", ":", "/", "@", " ", "\n", "'", "(", "<", ",", "x"]
+)
+_ADDRESS = st.sampled_from(["jo@example.com", "ann@acme.io", "a@b.org", "x@test.example"])
+
+
+@settings(max_examples=2000)
+@given(before=st.lists(_BEFORE, max_size=12), address=_ADDRESS, after=st.sampled_from(["", " ", "/x", ":"]))
+def test_the_user_part_before_an_address_as_the_searches_find_it(before: list[str], address: str, after: str) -> None:
+    lead = "".join(before)
+    text = lead + address + after
+    start, end = len(lead), len(lead) + len(address)
+    assert EmailAddressRecognizer().reject_at(text, start, end) == _user_part_rejected(text, start, end)
+
+
+def test_every_alternative_of_the_citation_pattern_is_read_as_the_search_reads_it() -> None:
+    """Each word, abbreviation and standards body of the pattern, in the places a window gives."""
+    alternatives = _CITATION.pattern.replace("(?i:", "").replace("(?:", "|").replace(")", "|").replace("\\b", "|")
+    words = {w for w in re.split(r"[|\\.?\s]+", alternatives) if w.isalpha() or "-" in w}
+    assert {"doi", "Appl", "ASTM", "ITU-T"} <= words
+    for word in words:
+        for carrier in ("{} ", "{}. ", "see {}. ", "x{}. ", "{}", "{} X ", "{} X", "({}. ", "in {}: "):
+            for variant in (word, word.lower(), word.upper()):
+                text = "Ref " + carrier.format(variant)
+                for lo in (0, 4):
+                    assert citation_before(text, lo, len(text)) == (_CITATION.search(text, lo, len(text)) is not None)
