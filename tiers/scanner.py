@@ -460,7 +460,8 @@ _UNJUDGED: _Verdict = (-1, -1, False)
 
 def _judge(rec: PatternRecognizer, text: str, s: int, e: int) -> _Verdict:
     """A recognizer's checks of a candidate span: its own narrowing (``refine_span``), presidio's
-    ``validate_result`` / ``invalidate_result`` and the look around it (``reject_at``)."""
+    ``validate_result`` / ``invalidate_result`` and the look around it (``reject_first`` before
+    validation, ``reject_at`` after)."""
     refine = getattr(rec, "refine_span", None)
     if refine is not None:
         # The recognizer narrows a greedy candidate itself (validating as it goes).
@@ -472,6 +473,11 @@ def _judge(rec: PatternRecognizer, text: str, s: int, e: int) -> _Verdict:
             return None
         return s, e, True
     value = text[s:e]
+    # A look around that costs less than validation and refuses whole pages of candidates
+    # (``reject_first``: six pairs of a run of hex pairs are no MAC) runs before it.
+    first = getattr(rec, "reject_first", None)
+    if first is not None and first(text, s, e):
+        return None
     verdict = rec.validate_result(value)
     if verdict is False:
         return None

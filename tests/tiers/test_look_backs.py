@@ -1,7 +1,7 @@
-"""The contact recognizers' look-arounds, each cut short where its search cannot match, answer as
-the searches do (kept here as the definitions): the phone recognizer's phone word near the
-number, a citation on its line and a MAC-shaped run around it; the e-mail recognizer's user part
-before the address."""
+"""Recognizers' look-arounds, each cut short where its search cannot match or counted without one,
+answer as the searches do (kept here as the definitions): the phone recognizer's phone word near
+the number, a citation on its line and a MAC-shaped run around it; the e-mail recognizer's user
+part before the address; the network recognizers' run of hex pairs around a candidate."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from tiers.recognizers.contact import (
     in_mac_shape,
     near_phone_word,
 )
+from tiers.recognizers.network import _LONGEST_ADDRESS_PAIRS, in_digest
 
 _PIECES = st.sampled_from(
     ["phone", "PHONE", "Tel", "tel", "telefon", "Mobile", "MOBIL", "portable", "cell", "CALL", "fax", "WhatsApp",
@@ -107,3 +108,53 @@ def test_every_alternative_of_the_citation_pattern_is_read_as_the_search_reads_i
                 text = "Ref " + carrier.format(variant)
                 for lo in (0, 4):
                     assert citation_before(text, lo, len(text)) == (_CITATION.search(text, lo, len(text)) is not None)
+
+
+# The digest look of the network recognizers, as the two regex searches it replaced: the pairs
+# glued before the candidate (up to the reach) and after it (ending before a word's letter).
+_REACH = 3 * (_LONGEST_ADDRESS_PAIRS + 1)
+_PAIR_RUN = re.compile(r"[0-9A-Fa-f]{2}(?:([:-])[0-9A-Fa-f]{2})+")
+_PAIRS_BEFORE = {sep: re.compile(f"(?:[0-9A-Fa-f]{{2}}{sep})+\\Z") for sep in ":-"}
+_PAIRS_AFTER = {sep: re.compile(f"(?:{sep}[0-9A-Fa-f]{{2}})+(?![0-9A-Za-z])") for sep in ":-"}
+
+
+def _in_digest_searched(text: str, start: int, end: int) -> bool:
+    m = _PAIR_RUN.fullmatch(text, start, end)
+    if m is None:
+        return False
+    sep = m.group(1)
+    before = _PAIRS_BEFORE[sep].search(text, max(0, start - _REACH), start)
+    after = _PAIRS_AFTER[sep].match(text, end, min(len(text), end + _REACH))
+    pairs = (end - start + 1) // 3
+    pairs += (len(before.group()) // 3 if before else 0) + (len(after.group()) // 3 if after else 0)
+    return pairs > _LONGEST_ADDRESS_PAIRS
+
+
+@settings(max_examples=2500)
+@given(pieces=st.lists(st.one_of(_MAC_PIECES, _hex_runs()), max_size=8), data=st.data())
+def test_a_digest_window_as_the_searches_find_it(pieces: list[str], data: st.DataObject) -> None:
+    """Every span of runs of pairs, short and longer than the reach, with words and other
+    separators glued on either side."""
+    text = "".join(pieces) or "0"
+    end = data.draw(st.integers(1, len(text)))
+    start = data.draw(st.integers(0, end - 1))
+    assert in_digest(text, start, end) == _in_digest_searched(text, start, end)
+
+
+@settings(max_examples=2000)
+@given(
+    pairs=st.lists(st.sampled_from(["00", "1a", "FF", "9c"]), min_size=2, max_size=30),
+    sep=st.sampled_from([":", "-"]),
+    lead=st.sampled_from(["", " ", "x", "MD5:", "-", ":"]),
+    tail=st.sampled_from(["", " ", "x", "Z", ":", "-", ".", "g"]),
+    data=st.data(),
+)
+def test_a_window_of_one_run_of_pairs_as_the_searches_find_it(
+    pairs: list[str], sep: str, lead: str, tail: str, data: st.DataObject
+) -> None:
+    """Pair-aligned windows of one run, at its ends and inside, near and past the reach."""
+    text = lead + sep.join(pairs) + tail
+    first = data.draw(st.integers(0, len(pairs) - 2))
+    last = data.draw(st.integers(first + 1, len(pairs) - 1))
+    start, end = len(lead) + 3 * first, len(lead) + 3 * last + 2
+    assert in_digest(text, start, end) == _in_digest_searched(text, start, end)
