@@ -462,6 +462,9 @@ def _judge(rec: PatternRecognizer, text: str, s: int, e: int) -> _Verdict:
     """A recognizer's checks of a candidate span: its own narrowing (``refine_span``), presidio's
     ``validate_result`` / ``invalidate_result`` and the look around it (``reject_first`` before
     validation, ``reject_at`` after)."""
+    # A look around that costs less than validation and refuses whole pages of candidates
+    # (``reject_first``: six pairs of a run of hex pairs are no MAC) runs before it.
+    first = getattr(rec, "reject_first", None)
     refine = getattr(rec, "refine_span", None)
     if refine is not None:
         # The recognizer narrows a greedy candidate itself (validating as it goes).
@@ -469,13 +472,14 @@ def _judge(rec: PatternRecognizer, text: str, s: int, e: int) -> _Verdict:
         if span is None:
             return None
         s, e = s + span[0], s + span[1]
-        if rec.invalidate_result(text[s:e]) or _rejected_at(rec, text, s, e):
+        if (
+            (first is not None and first(text, s, e))
+            or rec.invalidate_result(text[s:e])
+            or _rejected_at(rec, text, s, e)
+        ):
             return None
         return s, e, True
     value = text[s:e]
-    # A look around that costs less than validation and refuses whole pages of candidates
-    # (``reject_first``: six pairs of a run of hex pairs are no MAC) runs before it.
-    first = getattr(rec, "reject_first", None)
     if first is not None and first(text, s, e):
         return None
     verdict = rec.validate_result(value)

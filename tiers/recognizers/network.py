@@ -227,11 +227,9 @@ def in_digest(text: str, start: int, end: int) -> bool:
     # but candidates, and two regex searches each (one tried at every place of its window) were
     # most of its cost.
     reach = _REACH // 3
-    i = start
-    while pairs <= _LONGEST_ADDRESS_PAIRS and start - i < _REACH and i >= 3 and text[i - 1] == sep:
-        if text[i - 3] not in _HEX or text[i - 2] not in _HEX:
-            break
-        pairs += 1
+    before, i = 0, start
+    while before < reach and i >= 3 and text[i - 1] == sep and text[i - 3] in _HEX and text[i - 2] in _HEX:
+        before += 1
         i -= 3
     n = len(text)
     after, j = 0, end
@@ -240,7 +238,7 @@ def in_digest(text: str, start: int, end: int) -> bool:
         j += 3
     if after and j < min(n, end + _REACH) and text[j] in _ALNUM:
         after -= 1  # "…:ab:cdX": the last pair runs on into a word, so the run ends before it
-    return pairs + after > _LONGEST_ADDRESS_PAIRS
+    return pairs + before + after > _LONGEST_ADDRESS_PAIRS
 
 
 def _placeholder_mac(value: str) -> bool:
