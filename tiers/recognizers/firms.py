@@ -193,9 +193,10 @@ class CompanyCellRecognizer(TiersPatternRecognizer):
 
     def __init__(self) -> None:
         super().__init__()
-        # (text id, text length, block start, searched up to, header cells) of the last table:
-        # rows of one table share it, so a long CSV is not searched back once per cell
-        self._table: tuple[int, int, int, int, tuple[str, ...]] | None = None
+        # (text, block start, searched up to, header cells) of the last table: rows of one table
+        # share it, so a long CSV is not searched back once per cell. The text itself is kept,
+        # not its id: a freed text's id goes to a later one, which then read this table's header.
+        self._table: tuple[str, int, int, tuple[str, ...]] | None = None
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The cell's value without its quotes and spaces; None without a word of a name."""
@@ -226,7 +227,7 @@ class CompanyCellRecognizer(TiersPatternRecognizer):
         if sep not in _SEP or not sep:
             return True
         header = self._header(text, line_start, sep)
-        if len(header) < 2 or self._table is None or line_start == self._table[2]:
+        if len(header) < 2 or self._table is None or line_start == self._table[1]:
             return True  # no table, or the header row itself
         row = _cells(text[line_start:line_end].rstrip("\r"), sep)
         column = len(_cells(text[line_start:start], sep)) - 1
@@ -237,16 +238,16 @@ class CompanyCellRecognizer(TiersPatternRecognizer):
     def _header(self, text: str, line_start: int, sep: str) -> tuple[str, ...]:
         """The first line of the block (lines up to a blank one) holding ``line_start``, as cells."""
         cached = self._table
-        if cached is not None and cached[0] == id(text) and cached[1] == len(text) and cached[2] <= line_start:
-            if text.find("\n\n", cached[3], line_start) < 0:
-                self._table = (*cached[:3], max(cached[3], line_start), cached[4])
-                return cached[4]
+        if cached is not None and cached[0] is text and cached[1] <= line_start:
+            if text.find("\n\n", cached[2], line_start) < 0:
+                self._table = (text, cached[1], max(cached[2], line_start), cached[3])
+                return cached[3]
         block = text.rfind("\n\n", 0, line_start)
         block = 0 if block < 0 else block + 2
         stop = text.find("\n", block)
         first = text[block : stop if stop >= 0 else len(text)].rstrip("\r")
         header = tuple(_cells(first, sep)) if sep in first else ()
-        self._table = (id(text), len(text), block, line_start, header)
+        self._table = (text, block, line_start, header)
         return header
 
 
