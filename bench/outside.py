@@ -155,6 +155,30 @@ GROUPS = {
         "confection",
         "pycparser",
     ],
+    # Fixed on 2026-12-05 at 14:00 UTC at ff16594, before any finding in these trees was looked at
+    # (only their names and file counts were): installed packages no earlier group holds, chosen
+    # as code an agent sends (packaging, imaging, XML, project templates, a model client's
+    # request types, JSON schema references, logging, server-sent events, a cloud CLI, terminal
+    # prompts, country data, pydantic types, constrained decoding, file watching, password
+    # hashing, streaming JSON). Not tuned on.
+    "ninth group (held out, fixed before looking)": [
+        "setuptools",
+        "PIL",
+        "lxml",
+        "weasel",
+        "mistral_common",
+        "referencing",
+        "pythonjsonlogger",
+        "sse_starlette",
+        "fastapi_cloud_cli",
+        "rich_toolkit",
+        "pycountry",
+        "pydantic_extra_types",
+        "lmformatenforcer",
+        "watchfiles",
+        "argon2",
+        "ijson",
+    ],
 }
 SUFFIXES = {
     ".py",
@@ -338,6 +362,44 @@ IDENTIFYING_EIGHTH = _judged(
     Mark McGwire|Mark McGwire's|Sammy Sosa
     """
 )
+# The ninth group's, read one by one on 2026-12-05 after its first figure was written down
+# (13:36 UTC): authors, maintainers and contributors in licence headers, module docstrings and
+# package metadata (PIL's, setuptools' vendored packages', distutils', lxml's, ijson's, argon2's),
+# their mailboxes, fragments of their names where a list was cut ("Cazabon, Dmitry", "Lars
+# Gust"), the companies holding the copyrights (Secret Labs AB, CNRI's and BeOpen's addresses in
+# Python's licence, Zope Corporation, the FSF, Apple, Textualize, Coriolis Systems), people named
+# in docstrings (Donald Knuth, Larry Wall, Richard Stallman, Eric S. Raymond, Snorri Sturluson as
+# test data), Google's switchboard number as a phone example (a company's real number), and
+# pycountry's contributors (its COPYRIGHT file).
+IDENTIFYING_NINTH = _judged(
+    """
+    Alan Stewart|Alastair Houghton|Alex Grönholm|Bastian Kleineidam|Bernhard Herzog|Bernát Gábor|Bob Ippolito
+    Brett Cannon|Brian Crowell|Bryan Davis|Cazabon, Dmitry|Conrado Porto Lopes Gouvua|Craig Swank|Daniel Holth
+    David Ascher|Dmitry Vasiliev|Donald Knuth's|Douglas Voorhies|Dov Grobgeld|Eric Etheridge|Eric S. Raymond
+    Eric Soroos|Erik Rose|Federico Di Gregorio|Federico Mena Quintero|Florian Hoech|Fred L. Drake|George Sakkis
+    Graham Dumpleton|Greg Coats|Greg Couch|Greg Stein|Guido van Rossum|Gustavo Niemeyer|Hans Häggström
+    Hynek Schlawack|Ian Bicking|Jack Jansen|Jason R. Coombs|Jean-Claude Rimbault|Jeff Rouse|Jerome Leclanche
+    Jukka Lehtosalo|Julian Berman|Justin Huff|Karsten Hiddemann|Kevin Cazabon|Kevin Cazabon's|Kim-Hung Li
+    Langa, Michael|Larry Wall|Lars Gust|Lars Gustaebel|Lehtosalo, Łukasz|Lowell Alleman|Marti Maria|Michael Lee
+    Michal Horejsek|Mickael Bonfill|Nathan West|Niels Gust|Niemeyer, Niels|Niki Spahiev|Pan Jing|Paul Dyson
+    Paul Haeberli|Perry Stoll|Raymond Hettinger|Richard Jones|Richard Stallman|Richard Townsend|Rick Jelliffe
+    Robin Becker|Rodrigo Tobar|Ronny Pfannschmidt|Rossum, Jukka|Russell Nelson|Snorri Sturluson|Steve Dower
+    Thomas Boutell|Thomas Heller|Trent Mick|William Baxter|Łukasz Langa|Kim-Hung
+    Julian@GrayVines.com|alex.gronholm@nextday.fi|aurelien.ballier@cyclonit.com|brett@python.org
+    calvin@cs.uni-sb.de|casadebender@gmail.com|da@ski.org|dholth@fastmail.fm|dov.grobgeld@gmail.com
+    erikrose@grinchcentral.com|fdrake@acm.org|gaborjbernat@gmail.com|gcash@magicnet.net
+    gcoats@labiris.er.usgs.gov|gregc@cgl.ucsf.edu|hi@pradyunsg.me|hukkin@users.noreply.github.com
+    jaraco@jaraco.com|jerome@leclan.ch|kcazabon@home.com|kevin@cazabon.com|lars@gustaebel.de
+    levkivskyi@gmail.com|opensource@ronnypfannschmidt.de|pwdyson@yahoo.com|rtobar@icrar.org
+    Apple Computer, Inc.|Coriolis Systems Limited|Free Software Foundation, Inc.|SECRET LABS AB|Secret Labs AB
+    Textualize Inc.|Zope Corporation|160 Saratoga Avenue, Santa Clara, CA 95051|1895 Preston White Drive
+    +1 650-253-0000|+1-650-253-0000|+16502530000|1 650-253-0000|1-650-253-0000|16502530000|650-253-0000
+    Alan Orth|Ashok Argent-Katwala|Bastien Vallet|Christian Theune|Christian Zagrodnick|Christoph Zwerschke
+    Jakub Wilk|Janis Kirsteins|Justin Ryan Wagner|Kevin Deldycke|Louis Sautier|Lucas Wiman|Mario Vilas
+    Michael Howitz|Michał Bielawski|Mike Taves|Nate Schimmoller|Pedro Ferreira|Stuart Prescott|Victor Mireyev
+    Zachary Ware
+    """
+)
 # Read and judged to identify nobody (they count against us): titles, products, eponyms,
 # fragments with a word that is no name, placeholder mailboxes, and the Davis Southern Women
 # data set's names (1941 field work; the study's persons are believed to be pseudonymous, which
@@ -362,6 +424,12 @@ NOBODY = _judged(
     Activations|Dask, Ray|Five Six|test_encodeUnicode4BytesUTF8Highest|19:dd:41:93:a1:a3:f5:91
     4a:8e:9b:d0:ae:ce:66:4c|19:dd:41:93:a1:a3|f5:91:4a:8e:9b:d0
     Deep South|Diamond Multi
+    Joe Blow|John X. Ãørçeč|Liman Nakayaman Norman Oklahoman|Roman Selman|Preston White|author@name.com
+    maintainer@name.com|name@email.com|test@test.com|joe@example.com|jane@example.net|illustrious@example.org
+    snoopy@peanuts.com|git@github.com|git@github.enterprise.com|john@utf8.org|gama@utf8.org
+    криївка@оун-упа.укр|230250605ea4b58a0b69c768e9ec1168@o4506985151856640.ingest.us.sentry.io
+    Banda-Banda|Bottom, Left and Right|Monte-Carlo|Pak-Tong|Tan-Tan|1.0.0.0|2.7.2.2|3.1.1.6|7.9.2.2
+    00:00:5e:00:53:01|05 00 01 02 03|pity%|snorri@sturluson.name
     """
 ) | {"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"}  # h11's token grammar: a "|" inside, so not in the block
 
@@ -373,6 +441,7 @@ _IDENTIFYING_ALL = (
     | IDENTIFYING_SIXTH
     | IDENTIFYING_SEVENTH
     | IDENTIFYING_EIGHTH
+    | IDENTIFYING_NINTH
 )
 
 # people, companies and mailboxes: in code mostly credits, so a file raised only by them needs

@@ -20,10 +20,38 @@ import re2
 
 from ._re2_raw import spans_of
 
-__all__ = ["ContextIndex", "phrase_key"]
+__all__ = ["ContextIndex", "keyed_as_quantity", "phrase_key"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SEP = r"[\s_-]*"
+
+
+# The key written right before a value on its line: ``"rank": 124699``, ``rank: 124699``,
+# ``rank=124699``, ``rank = "124699"``, ``<rank>124699`` is none (markup is read as text).
+_OWN_KEY = re.compile(r"""(?:^|[^A-Za-z0-9_.-])([A-Za-z_][A-Za-z0-9_.-]{0,60})["']?[ \t]*[:=][ \t]*["']?\Z""")
+_KEY_WORDS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
+# the last word of a key that names a quantity, a place in a sequence or a measure: what such a
+# key holds is that number, whatever words stand around it. Not "number", "no", "id", "code":
+# ``license_number``, ``{"type": "passport", "id": …}`` name identifiers.
+_QUANTITY_WORDS = frozenset(
+    """rank ranks index indices idx count counts size sizes length len offset offsets position pos
+    port line lineno column col row width height depth year years timestamp ts time seconds secs
+    ms millis nanos duration elapsed version revision rev seed score scores priority weight
+    weights total sum step steps epoch epochs page pages pid bytes tokens max min limit capacity
+    frequency freq rate ratio level order ordinal""".split()
+)
+
+
+def keyed_as_quantity(text: str, start: int) -> bool:
+    """Whether the value at ``start`` is written as the value of a key that names a quantity
+    (``"rank": 124699``, ``line_count = 88012345``): a number a key calls a rank, a count or a
+    port is that, however near a context word stands (a tokenizer's vocabulary lists "Drivers"
+    and "DL" among its tokens, next to every rank)."""
+    m = _OWN_KEY.search(text, max(0, start - 72), start)
+    if m is None:
+        return False
+    words = _KEY_WORDS.findall(m.group(1).rsplit(".", 1)[-1])
+    return bool(words) and words[-1].lower() in _QUANTITY_WORDS
 
 
 def phrase_key(text: str) -> str:

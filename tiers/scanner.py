@@ -28,7 +28,7 @@ import re2
 import regex
 from presidio_analyzer import EntityRecognizer, PatternRecognizer
 
-from ._context import ContextIndex, phrase_key
+from ._context import ContextIndex, keyed_as_quantity, phrase_key
 from ._re2_raw import NO_MATCH, SpanMatcher, spans_of
 from ._relax import relax
 from .errors import RecognizerError
@@ -441,7 +441,7 @@ class Scanner:
             if k == len(ctx_places) or ctx_places[k] > e + w:
                 return None
             score = max(score + _CONTEXT_BOOST, _CONTEXT_MIN)
-            if score < self.min_score:
+            if score < self.min_score or keyed_as_quantity(text, s):
                 return None
         key = (id(comp.rec), s, e)
         verdict = verdicts.get(key, _UNJUDGED)

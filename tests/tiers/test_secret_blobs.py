@@ -299,3 +299,20 @@ def test_application_default_credentials_template_is_no_secret(
     adc, secret, refresh = case
     text = adc.replace(secret, secret_template).replace(refresh, refresh_template)
     assert not secret_spans(clf, text), text
+
+
+@_SETTINGS
+@given(rnd=_rnd, zeros=st.floats(0.7, 0.95), size=st.integers(600, 3000))
+def test_a_sparse_binary_file_in_base64_holds_no_token(
+    clf: Classifier, rnd: random.Random, zeros: float, size: int
+) -> None:
+    """A file embedded as base64 lines (a font in Pillow's ``ImageFont.py``) is mostly zero bytes:
+    runs of "A" long enough for Twitter's 21-"A" prefix, followed by more of the same. Only a
+    token's random tail makes a token."""
+    raw = bytes(0 if rnd.random() < zeros else rnd.randrange(256) for _ in range(size))
+    encoded = base64.b64encode(raw).decode("ascii")
+    text = "_data = b'''\n" + "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76)) + "\n'''\n"
+    assert not secret_spans(clf, text)
+    token = "A" * 21 + "".join(rnd.choice(_URL[:62]) for _ in range(80))
+    line = f"TWITTER_BEARER={token}\n"
+    assert covered(secret_spans(clf, line), line.index(token), line.index(token) + len(token)), line

@@ -338,3 +338,39 @@ def test_common_word_as_url_password_is_documentation(clf: Classifier, word: str
     text = f"DATABASE_URL={url}"
     s = text.index(url)
     assert covered(secret_spans(clf, text), s, s + len(url)), text
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(["amqp", "postgresql", "redis", "mongodb", "mysql"]),
+    st.sampled_from(["guest", "postgres", "rabbit", "Guest", "mqadmin"]),
+    st.sampled_from(["localhost", "localhost:5672", "127.0.0.1:5432", "[::1]:6379"]),
+    st.sampled_from(["db.corp.internal:5432", "10.1.2.3", "broker.prod.acme-corp.net"]),
+    st.sampled_from([c for c in CARRIERS if c[0] != "bearer"]),
+)
+def test_a_servers_default_account_on_this_machine_is_no_secret(
+    clf: Classifier, scheme: str, user: str, loopback: str, remote: str, carrier: tuple[str, str]
+) -> None:
+    """``amqp://guest:guest@localhost`` is the broker's default account on a developer's own
+    machine (pydantic-extra-types' docs); the same account on another host is a credential to it,
+    and another password on the loopback host is one too."""
+    assert not is_placeholder(user, min_len=3)  # ("admin", "test" are placeholders anywhere)
+    local = f"{scheme}://{user}:{user.lower()}@{loopback}/app"
+    assert not secret_spans(clf, carrier[1].format(t=local))
+    for url in (f"{scheme}://{user}:{user}@{remote}/app", f"{scheme}://{user}:Zq8{user}x7@{loopback}/app"):
+        text = carrier[1].format(t=url)
+        s = text.index(url)
+        assert covered(secret_spans(clf, text), s, s + len(url)), text
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(["application", "text", "image", "audio", "video", "multipart", "font", "model"]),
+    st.from_regex(r"[a-z][a-z0-9.-]{1,20}(\+(jwt|json|xml|cbor))?", fullmatch=True),
+    st.sampled_from(["API_TOKEN", "APPLICATION_JWT", "secret_key", "access_token"]),
+)
+def test_a_media_type_is_no_credential(clf: Classifier, top: str, subtype: str, key: str) -> None:
+    """Every HTTP library lists media types as constants (``APPLICATION_JWT =
+    'application/jwt'``), under names a credential's key has too."""
+    for line in (f"{key} = '{top}/{subtype}'\n", f'"{key}": "{top}/{subtype}",\n', f"{key}: {top}/{subtype}\n"):
+        assert not secret_spans(clf, line), line

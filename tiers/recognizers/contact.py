@@ -69,9 +69,12 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True  # "``@contextlib.contextmanager" in reST, "%@gmail.com" in a LIKE pattern
         if _TEMPLATE_FIELD.search(local):
             return True  # f"{info.subdomain}@ssh.hf.space": the mailbox is filled in later
-        if any(label[2:4] == "--" and not label.startswith("xn--") for label in labels):
+        registered = labels[-3] if len(labels) >= 3 and labels[-2] in _SECOND_LEVEL else labels[-2:][0]
+        if registered[2:4] == "--" and not registered.startswith("xn--"):
             # RFC 5891 4.2.3.1: "--" in a label's third and fourth places is reserved for
-            # A-labels ("xn--"); no registry delegates "a0--0", a generator's output does
+            # A-labels ("xn--"); no registry delegates "a0--0", a generator's output does. Below
+            # the registered name its owner names hosts as it likes ("a0--00.iam.gserviceaccount.com"
+            # is a Google Cloud project's service account)
             return True
         if labels[-1] in _RESERVED_TLDS or domain in _PLACEHOLDER_DOMAINS:
             return True
@@ -80,6 +83,8 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         documentation = documentation_domain(domain)
         if documentation and len(local) <= 2 and local.isalpha():
             return True  # initials at a documentation domain ("dp@x-force.example.com"): no name, no mailbox
+        if local.lower() in _PLACEHOLDER_MAILBOXES and len(labels) == 2 and labels[0] in _PLACEHOLDER_MAILBOXES:
+            return True  # a placeholder at a placeholder ("test@test.com", "name@email.com")
         return (documentation and local.lower() in _PLACEHOLDER_MAILBOXES) or _algorithm_name(local)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
@@ -87,7 +92,11 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         mailbox: the URL is judged as one, with its credentials (``UrlCredentialRecognizer``).
         Without the scheme (``netloc can be usr:pwd@example.com``) the same user part is read as
         one at a documentation domain, where nobody's mailbox is; elsewhere ``user:jane@acme.com``
-        in a log line is the address."""
+        in a log line is the address. And ``git@github.com:owner/repo.git`` is a repository's
+        address in SSH's scp syntax (a user on a host, then ``:`` and a path), no mailbox: an
+        address ends a sentence's clause with a blank after its colon."""
+        if end + 1 < len(text) and text[end] == ":" and text[end + 1] in _PATH_START:
+            return True
         if start == 0 or text[start - 1] != ":":
             return False  # both shapes below end with the colon right before the address
         if _URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start):
@@ -98,6 +107,11 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         return documentation_domain(text[start:end].rsplit("@", 1)[1])
 
 
+# second-level names under which registries delegate ("acme.co.uk", "uni.ac.jp")
+_SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", "or", "go"})
+# the first character of the path after "user@host:" in SSH's scp syntax ("owner/repo.git",
+# "~/app", "/srv/www", "22" of a port)
+_PATH_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~./-")
 # what stands before the password of a URL: "scheme://user:" with no "/" or "@" in the user
 _URL_PASSWORD_BEFORE = re.compile(r"://[^\s/@:]*:\Z")
 # a user name and its colon glued to the password ("usr:pwd@…"); "mailto:" is a link's scheme
@@ -186,7 +200,7 @@ _PLACEHOLDER_MAILBOXES = frozenset(
     testuser test.user demo example sample info contact hello hi support help admin
     administrator root webmaster postmaster hostmaster noreply no-reply donotreply do-not-reply
     bounce alice bob carol dave eve mallory agent copy password secret redacted customer client
-    sales billing team jdoe janedoe johndoe""".split()
+    sales billing team jdoe janedoe johndoe author maintainer owner developer""".split()
 )
 
 
@@ -286,6 +300,23 @@ def in_mac_shape(text: str, start: int, end: int) -> bool:
 _HEX_OR_SEPARATOR = re.compile(r"[0-9A-Fa-f:-]+")
 
 
+def in_byte_run(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]``, two-digit groups one blank apart ("05 00 01 02 03", the shape
+    of a French number), is part of a longer run of such hex pairs: a dump of bytes ("0x00 03 ff
+    05 00 01 02 03 04"), where a phone number has no pair before or after it."""
+    if _SPACED_PAIRS.fullmatch(text, start, end) is None:
+        return False
+    return (
+        _PAIR_BEFORE.search(text[max(0, start - 4) : start]) is not None
+        or _PAIR_AFTER.match(text[end : end + 4]) is not None
+    )
+
+
+_SPACED_PAIRS = re.compile(r"[0-9]{2}(?: [0-9]{2})+")
+_PAIR_BEFORE = re.compile(r"(?:^|[^0-9A-Za-z])[0-9A-Fa-f]{2} \Z")
+_PAIR_AFTER = re.compile(r" [0-9A-Fa-f]{2}(?:$|[^0-9A-Za-z])")
+
+
 def near_phone_word(text: str, lo: int, hi: int) -> bool:
     """``_PHONE_WORD.search(text, lo, hi)``, without the search where the window cannot match."""
     window = text[lo:hi]
@@ -380,7 +411,7 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
             return not phone_word
         if start > 0 and text[start - 1] == "/":
             return True
-        if in_mac_shape(text, start, end):
+        if in_mac_shape(text, start, end) or in_byte_run(text, start, end):
             return True
         if phone_word:
             return False

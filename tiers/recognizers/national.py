@@ -110,6 +110,18 @@ class PanRecognizer(pr.InPanRecognizer):
 _ACCOUNT_NAME = re.compile(r"(?i:account|acct|bank|debit|checking|chequing|saving)")
 
 
+# a routing number's label right before it: "routing_number='", "Routing No.: ", "ABA# ", "RTN "
+_ROUTING_BEFORE = re.compile(r"(?i:routing|\baba\b|\brtn\b|transit)[^0-9\n]{0,24}\Z")
+
+
+def aba_routing_number(digits: str) -> bool:
+    """Whether nine digits carry the ABA routing number's check digit (weights 3, 7, 1)."""
+    if len(digits) != 9 or not digits.isdigit():
+        return False
+    weights = (3, 7, 1) * 3
+    return sum(int(d) * w for d, w in zip(digits, weights)) % 10 == 0
+
+
 class BankAccountRecognizer(pr.UsBankRecognizer):
     """presidio's account-number pattern, but a digit run glued into a token by ``_ - . / ~`` or
     letters (a UUID's all-digit group, ``user_…``, a path) is part of that token: random session
@@ -132,7 +144,15 @@ class BankAccountRecognizer(pr.UsBankRecognizer):
         """A number that is the whole value of a constant in code (``_HAUSNUMERO = 156384712``)
         is what its name says; it is an account only when the name says so (``ACCOUNT_NO =
         …``, ``bankAcct = …``): a context word elsewhere near it (``if TYPE_CHECKING:`` in
-        every typed module) says nothing about it."""
+        every typed module) says nothing about it. Nor is a bank's routing number an account:
+        nine digits with the ABA check digit, labelled as one (``routing_number='122105155'``,
+        "ABA 021000021"), name a bank branch, which every cheque of it prints."""
+        if (
+            end - start == 9
+            and aba_routing_number(text[start:end])
+            and _ROUTING_BEFORE.search(text, max(0, start - 40), start)
+        ):
+            return True
         name = assigned_name(text, start, end)
         return name is not None and _ACCOUNT_NAME.search(name) is None
 

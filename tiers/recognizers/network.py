@@ -62,6 +62,10 @@ class IpAddressRecognizer(IpRecognizer):
             # cloud's metadata service; an fe80:: address is derived from a MAC or random and
             # reaches nothing outside the segment, the MAC itself is found as one)
             return True
+        if ip.version == 4 and ip.packed[2:] == b"\0\0" and "/" not in pattern_text:
+            # "10.0.0.0", "1.0.0.0", "172.16.0.0": a block's network address, named as the block
+            # is (a /16 or wider), no host's; a contract's version "1.0.0.0" spells the same
+            return True
         if ip.version == 4 and ip.packed[0] == 0:
             # 0.0.0.0/8, "this network" (RFC 1122 3.2.1.3): a source address while a host boots,
             # never one to reach; a dotted quad that starts with 0 is a version ("0.98.5.3")
@@ -249,9 +253,12 @@ def _placeholder_mac(value: str) -> bool:
     after a first byte that does not (``00:1A:2B:3C:4D:5E``, ``0012.3456.789A``: the digits after
     the first byte count up). No manufacturer assigns these; a real address is 24 random-looking
     bits after its vendor prefix, and the chance that its last five bytes step evenly is one in
-    2**24 (its last ten digits, one in 2**36)."""
+    2**24 (its last ten digits, one in 2**36). And RFC 7042's block for documentation,
+    ``00-00-5E-00-53-00`` to ``…-53-FF`` (as RFC 5737's addresses are for IPv4)."""
     digits = [int(c, 16) for c in value if c not in ":-."]
     octets = [digits[i] * 16 + digits[i + 1] for i in range(0, len(digits) - 1, 2)]
+    if octets[:5] == [0x00, 0x00, 0x5E, 0x00, 0x53]:
+        return True
     steps = {(b - a) % 256 for a, b in zip(octets, octets[1:], strict=False)}
     nibble_steps = {(b - a) % 16 for a, b in zip(digits, digits[1:], strict=False)}
     if steps <= {0} or steps <= {1} or steps <= {255} or steps <= {0x11} or nibble_steps in ({1}, {15}):

@@ -288,6 +288,11 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             return False  # a term in a title ("Vazirani, Vijay Approximation Algorithms"); Garrity stays
         if any(w.lower().endswith(_ABSTRACT_NOUN) and not is_surname(w) for w in middle):
             return False  # the same term inside: "Constant Deprecation Reason" (a code comment)
+        if any(title_noun(w) for w in middle):
+            # a word inside that is no given name, no surname, but English: a title or a place
+            # ("Hong Kong Special Administrative Region", "Lao People's Democratic Republic");
+            # a person's middle names are given names or surnames ("Mary Rose Hill")
+            return False
         if given.lower() in AMBIGUOUS_GIVEN_NAMES:
             # "Mark", "Christian", "Jean" are words too: only before a surname that is neither
             # upper case, another such word nor shaped like an English derived word ("Mark Completed")

@@ -17,15 +17,27 @@ characters does not make five written ones a placeholder).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
+import unicodedata
 import urllib.parse
 from collections import Counter
 
 from ...normalize import normalize_text
 from ._samples import compound_of, is_published
 
-__all__ = ["entropy", "is_placeholder", "joined_words", "looks_random", "mixed_classes", "sequential", "spellings"]
+__all__ = [
+    "encodes_words",
+    "entropy",
+    "is_placeholder",
+    "joined_words",
+    "looks_random",
+    "mixed_classes",
+    "sequential",
+    "spellings",
+]
 
 # Words that make up template values ("your-api-key-here", "example_password", "dummy-token").
 _PLACEHOLDER_WORDS = frozenset(
@@ -238,3 +250,24 @@ def looks_random(value: str, min_len: int = 12) -> bool:
         len(v) >= min_len and mixed_classes(v) >= 2 and entropy(v) >= 3.0 and not any(c.isspace() for c in v)
         for v in spellings(value)
     )
+
+
+# what may stand between the letters of encoded words (" permitía", "/week", "l'été", "_context")
+_WORD_MARKS = frozenset(" .,'’-/_()")
+
+
+def encodes_words(value: str) -> bool:
+    """Whether ``value`` is base64 of a few words of text (a tokenizer's ``"token_bytes":
+    "IHBlcm1pdMOtYQ=="`` is " permitía", ``"4Kao4KeN4Kak"`` Bengali "ন্ত"): letters of any
+    script with their combining marks, spaces and a few marks between words. A token's or key's
+    random bytes decode to that almost never (each byte a letter: about one chance in five for
+    ASCII; four bytes at least), and ``user:password`` (a colon) or a token's text (digits) is
+    not that."""
+    if len(value) % 4 or len(value) < 8:
+        return False
+    try:
+        text = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    letters = sum(c.isalpha() for c in text)
+    return letters >= 2 and all(c.isalpha() or c in _WORD_MARKS or unicodedata.category(c)[0] == "M" for c in text)

@@ -20,7 +20,7 @@ from presidio_analyzer import Pattern
 from .._base import TiersPatternRecognizer
 from ._code_values import names_its_key, names_or_code
 from ._keys import Strength, key_strength
-from ._values import entropy, is_placeholder, looks_random, mixed_classes, spellings
+from ._values import encodes_words, entropy, is_placeholder, looks_random, mixed_classes, spellings
 
 __all__ = ["AssignmentRecognizer", "MarkupRecognizer"]
 
@@ -59,6 +59,11 @@ _PROSE = re.compile(
     r"|on|as|it|not|will|can|must|should|your|you)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
 )
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
+# a media type (RFC 6838: a registered top-level type, a subtype, a "+suffix"): a constant's
+# value in every HTTP library (``APPLICATION_JWT = 'application/jwt'``), never a credential
+_MEDIA_TYPE = re.compile(
+    r"^(?:application|audio|font|example|image|message|model|multipart|text|video)/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}$"
+)
 # style words and colours only: pygments' ``"bold #08547A"``, ``"italic bg:#f8f8f8 #000"``
 _STYLE = re.compile(
     r"^(?:(?:no)?(?:bold|italic|underline|inherit)|(?:bg|border):|#[0-9a-fA-F]{3}(?:[0-9a-fA-F]{3})?\b|[ ])+$"
@@ -112,10 +117,14 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
         return False
     if key and names_its_key(value, key):
         return False
+    if strength is not Strength.STRONG and encodes_words(value):
+        return False  # a vocabulary's token as base64 ("token_bytes": "IENydXNoaW5n", " Crushing")
     return any(_accept_spelling(v, strength, quoted) for v in spellings(value))
 
 
 def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
+    if _MEDIA_TYPE.match(value):
+        return False  # a media type ("application/at+jwt")
     if value[:4].lower() == "urn:" or (not quoted and any(c in value for c in "\"'")):
         return False  # a URN names a type ("urn:ietf:params:oauth:…"); a quote ends a string we were in
     if not quoted and (_CODE_REF.match(value) and not any(c.isdigit() for c in value)):

@@ -187,6 +187,10 @@ def _text_object(segment: str) -> bool:
     return text.startswith("{") and all(c.isprintable() or c in "\t\r\n" for c in text)
 
 
+# the loopback host of a URL, as its authority starts after the userinfo
+_LOOPBACK = re.compile(r"(?i:localhost|127\.0\.0\.1|\[::1\])(?::[0-9]{1,5})?(?:$|[/?#])")
+
+
 class CredentialUrlRecognizer(TiersPatternRecognizer):
     """URLs that carry a password: database DSNs (``redis://:pw@…`` too), brokers, JDBC, HTTP
     basic auth in the URL. The whole URL is reported.
@@ -220,4 +224,10 @@ class CredentialUrlRecognizer(TiersPatternRecognizer):
             and documentation_domain(_HOST_END.split(pattern_text.rsplit("@", 1)[1], maxsplit=1)[0])
         ):
             return True  # a word at a documentation host (``alice:you@example.com``); ``admin:sun@db`` is one
+        if (
+            password
+            and password.lower() == userinfo.split(":", 1)[0].lower()
+            and _LOOPBACK.match(pattern_text.rsplit("@", 1)[1])
+        ):
+            return True  # a server's default account on this machine (``amqp://guest:guest@localhost``)
         return not password or is_placeholder(password, min_len=3) or password.startswith(("{", "%("))
