@@ -98,6 +98,10 @@ _EXACT = frozenset(
         "mysecretpassword",
         "secretpassword",
         "supersecret",
+        "topsecret",
+        "top secret",
+        "top-secret",
+        "top_secret",
     }
 )
 # A template or reference instead of a value: ${VAR}, {{ var }}, %(name)s, $(cmd), <your-key>,
