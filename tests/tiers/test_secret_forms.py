@@ -374,28 +374,3 @@ def test_a_media_type_is_no_credential(clf: Classifier, top: str, subtype: str, 
     'application/jwt'``), under names a credential's key has too."""
     for line in (f"{key} = '{top}/{subtype}'\n", f'"{key}": "{top}/{subtype}",\n', f"{key}: {top}/{subtype}\n"):
         assert not secret_spans(clf, line), line
-
-
-_FUNCTION_WORDS = set(
-    "the a an to of for with is are be by use used if when which this that from or and in on as it".split()
-)
-_FUNCTION_WORDS |= set("not will can must should your you".split())
-
-
-@_SETTINGS
-@given(
-    st.lists(st.from_regex(r"[A-Za-z]{2,10}", fullmatch=True), min_size=2, max_size=5),
-    st.sampled_from([" ", " / ", ", ", " - "]),
-    st.sampled_from(["TOKEN_DATA", "api_key", "access_token", "client_token"]),
-)
-def test_words_with_blanks_are_no_token_but_a_passphrase(clf: Classifier, words: list[str], sep: str, key: str) -> None:
-    """A token or key has no blanks, so words under such a name describe it (jinja2's
-    ``TOKEN_DATA: "template data / text"``); under a password's name words are a passphrase."""
-    value = sep.join(words)
-    assert not secret_spans(clf, f'{key}: "{value}",\n'), value
-    phrase = " ".join(w.lower() for w in words)
-    # (function words make a sentence of it: a description, judged so on purpose)
-    assume(not is_placeholder(phrase) and len(phrase) >= 8 and not _FUNCTION_WORDS & set(phrase.split()))
-    text = f'DB_PASSWORD="{phrase}"\n'
-    s = text.index(phrase)
-    assert covered(secret_spans(clf, text), s, s + len(phrase)), text

@@ -59,9 +59,6 @@ _PROSE = re.compile(
     r"|on|as|it|not|will|can|must|should|your|you)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
 )
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
-# words of letters and the marks between words, nothing else (a passphrase is a password's: the
-# check is for a token's or key's value, which has no blanks)
-_WORDS_ONLY = re.compile(r"^[A-Za-z]+[,;:.]?(?:[ \t]+(?:[A-Za-z]+[,;:.]?|[/&+-]))*$")
 # a media type (RFC 6838: a registered top-level type, a subtype, a "+suffix"): a constant's
 # value in every HTTP library (``APPLICATION_JWT = 'application/jwt'``), never a credential
 _MEDIA_TYPE = re.compile(
@@ -148,8 +145,6 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # a token has no spaces: unquoted, that is code or prose
     if any(c.isspace() for c in value) and _PROSE.search(value):
         return False  # docstrings' ``password: Redis password to use``, messages
-    if strength is not Strength.STRONG and any(c.isspace() for c in value) and _WORDS_ONLY.match(value):
-        return False  # a token has no blanks: words are a description (``TOKEN_DATA: "template data / text"``)
     if _NUMBER.match(value) and (strength is not Strength.STRONG or not value.isdigit()):
         return False  # ``10_000``, ``3.5``: a quantity
     if strength is not Strength.STRONG and _CAMEL_NAME.match(value):
