@@ -47,6 +47,13 @@ def keyed_as_quantity(text: str, start: int) -> bool:
     (``"rank": 124699``, ``line_count = 88012345``): a number a key calls a rank, a count or a
     port is that, however near a context word stands (a tokenizer's vocabulary lists "Drivers"
     and "DL" among its tokens, next to every rank)."""
+    # what the key's match must end with, looked at first: ":" or "=" right before the value,
+    # a quote and blanks between (a CSV's cells, prose: one step, no search)
+    j = start
+    while j > 0 and text[j - 1] in " \t\"'":
+        j -= 1
+    if j == 0 or text[j - 1] not in ":=":
+        return False
     m = _OWN_KEY.search(text, max(0, start - 72), start)
     if m is None:
         return False

@@ -441,14 +441,14 @@ class Scanner:
             if k == len(ctx_places) or ctx_places[k] > e + w:
                 return None
             score = max(score + _CONTEXT_BOOST, _CONTEXT_MIN)
-            if score < self.min_score or keyed_as_quantity(text, s):
+            if score < self.min_score:
                 return None
         key = (id(comp.rec), s, e)
         verdict = verdicts.get(key, _UNJUDGED)
         if verdict is _UNJUDGED:
             verdict = verdicts[key] = _judge(comp.rec, text, s, e)
-        if verdict is None:
-            return None
+        if verdict is None or (ctx_places is not None and keyed_as_quantity(text, s)):
+            return None  # (a weak hit whose own key names a quantity: see keyed_as_quantity)
         vs, ve, validated = verdict
         return Hit(comp.entity, vs, ve, comp.rec.name, 1.0 if validated else score)
 

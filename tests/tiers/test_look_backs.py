@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tiers.recognizers.contact import (
@@ -22,7 +22,15 @@ from tiers.recognizers.contact import (
     in_mac_shape,
     near_phone_word,
 )
-from tiers.recognizers.network import _LONGEST_ADDRESS_PAIRS, in_digest
+from tiers.recognizers.national import _EXAMPLE_BEFORE, example_may_end
+from tiers.recognizers.network import (
+    _LONGEST_ADDRESS_PAIRS,
+    _NUMBERING,
+    _NUMBERS_LISTED,
+    in_digest,
+    listed_before,
+    numbered_before,
+)
 
 _PIECES = st.sampled_from(
     ["phone", "PHONE", "Tel", "tel", "telefon", "Mobile", "MOBIL", "portable", "cell", "CALL", "fax", "WhatsApp",
@@ -158,3 +166,77 @@ def test_a_window_of_one_run_of_pairs_as_the_searches_find_it(
     last = data.draw(st.integers(first + 1, len(pairs) - 1))
     start, end = len(lead) + 3 * first, len(lead) + 3 * last + 2
     assert in_digest(text, start, end) == _in_digest_searched(text, start, end)
+
+
+_NUMBERING_PIECES = st.sampled_from(
+    ["section", "Sect.", "sec.", "Version", "ver.", "release", "Chapter", "clause", "v", "V", "§", "§§",
+     "reference", "Ref.", "annex", "appendix", "paragraph", "para.", "article", "Art.", "figure", "Fig.", "spec",
+     "specs", "Specification", "ISO", "IEC", "RFC", "ITU-T", "NIST SP", "32000-2", ":2020", "9110", "1.",
+     "==", "!=", "<=", ">=", "~=", "===", "=", ">", "<", "version_", "__version__", "oid", "OIDs", "object identifier",
+     "ObjectIdentifier", "sections", "Clauses", "versions", "and", "or", "to", "through", "&", "–",
+     "5.2.4", "6", "a", " ", "  ", "\t", "#", ":", "-", ",", "\"", "'", "(", "[", "x", "ſ", "K", "é", "\n"]
+)  # fmt: skip
+
+
+@st.composite
+def _numbered(draw: st.DrawFn) -> str:
+    """What may stand before a dotted quad: words and marks, or those shapes: a head (a section
+    word, a standard and its number, an operator, a version's key, an object identifier), the
+    numbers of a list with their separators, and blanks or marks after."""
+    junk = "".join(draw(st.lists(_NUMBERING_PIECES, max_size=8)))
+    if draw(st.booleans()):
+        return junk
+    head = draw(st.sampled_from(_HEADS))
+    if head in _STANDARDS or draw(st.booleans()):
+        head += " " + draw(st.sampled_from(["32000-2:2020", "9110", "1.", "8601-", "27001"]))
+    items = draw(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["5.2.4", "6", "3.1a", "10"]),
+                st.sampled_from([",", ", and", " or", " to", " through", " &", "-", "–", ""]),
+            ),
+            max_size=3,
+        )
+    )
+    listed = "".join(f" {n}{sep}" for n, sep in items)
+    trail = draw(st.sampled_from(["", " ", ", ", ": ", " = '", "#", "-", '("', "==", " ~= ", "\t"]))
+    return junk + head + listed + trail
+
+
+_STANDARDS = ["ISO", "IEC", "RFC", "ITU-T", "NIST SP", "EN"]
+_HEADS = [*_STANDARDS, "section", "Sect.", "v", "V", "§", "§§", "annex", "Fig.", "specs", "version", "__version__",
+          "oid", "ObjectIdentifier", "sections", "Clauses", "versions", "pkg", "ſections", "see"]  # fmt: skip
+
+
+@settings(max_examples=4000)
+@given(before=_numbered())
+@example(before="see sections 5.2.4, ")
+@example(before="figures 1 and ")
+@example(before="RFC 9110. ")
+@example(before="ISO 8601- ")
+@example(before='__version__ = "')
+@example(before="version: ")
+@example(before="an object identifier(")
+@example(before="requests==")
+@example(before="Sect. ")
+def test_the_address_look_backs_answer_as_their_searches(before: str) -> None:
+    """The dotted quad's look-backs (a section, a standard, a version's operator or key, an
+    object identifier, a list after a plural section word) answer as the searches they gate."""
+    assert numbered_before(before) == any(rx.search(before) for rx in _NUMBERING), before
+    assert listed_before(before) == (_NUMBERS_LISTED.search(before) is not None), before
+
+
+_EXAMPLE_PIECES = st.sampled_from(
+    ["e.g.", "E.G.", "e. g.", "eg.", "for example", "For Instance", "such as", "like", "example:", "Example",
+     ",", ":", " ", "  ", "\t", '"', "'", "`", "(", "x", "digits", "S", "é", "ſuch as", "\n", "."]
+)  # fmt: skip
+
+
+@settings(max_examples=3000)
+@given(pieces=st.lists(_EXAMPLE_PIECES, max_size=12))
+@example(pieces=["such as", ",", "    ", "  ", "    ", "  ", "    ", "'"])
+def test_an_example_word_is_looked_for_only_where_it_can_end(pieces: list[str]) -> None:
+    """``example_may_end`` turns the search away only where the search would find nothing."""
+    text = "".join(pieces)
+    if _EXAMPLE_BEFORE.search(text) is not None:
+        assert example_may_end(text[-16:]), text

@@ -108,10 +108,7 @@ class IpAddressRecognizer(IpRecognizer):
             return True
         if _VERSION_AFTER.match(text, end):
             return True  # "requires matplotlib 1.2.3.4 or higher": a version, whatever precedes it
-        before = text[max(0, start - 40) : start]
-        if any(rx.search(before) for rx in _NUMBERING):
-            return True
-        return _NUMBERS_LISTED.search(text[max(0, start - 120) : start]) is not None
+        return numbered_before(text[max(0, start - 40) : start]) or listed_before(text[max(0, start - 120) : start])
 
 
 @lru_cache(maxsize=256)
@@ -170,6 +167,52 @@ _NUMBERS_LISTED = re.compile(
     r"(?i:\b(?:sections|sects\.|secs\.|clauses|chapters|paragraphs|articles|annexes|appendices|figures|versions"
     r"|releases)|§§)[ #:]*(?:[0-9]+(?:\.[0-9]+)*[a-z]?[ \t]*(?:,|,?[ \t]*(?:and|or|to|through|&)|-|–)[ \t]*)+\Z"
 )
+# Each search above is tried at every place of its window with every alternative (≈ 20 µs for the
+# lot, on every dotted quad); each ends at the window's end, so the characters it must end with are
+# looked at first. What may trail each (stripped), and what the rest must then end with:
+_SECTION_TRAIL = " #:-,\"'("  # after a section or reference word ([ #:-]* and [ #,"'(-]*)
+_SECTION_LAST = frozenset("n.ervxhcs§NERVXHCS")  # section, sect., release, chapter, v, annex, … §
+_STANDARD_LAST = frozenset("0123456789.-")  # "RFC 9110 ", "ISO 32000-2:2020, "
+_LISTED_ENDS = (",", "and", "or", "to", "through", "&", "-", "–")
+
+
+def numbered_before(before: str) -> bool:
+    """``any(rx.search(before) for rx in _NUMBERING)``, each search run only where the end of
+    ``before`` lets it match."""
+    if not before.isascii():  # case folding beyond ASCII ("ſ" is an "s" to the searches)
+        return any(rx.search(before) for rx in _NUMBERING)
+    if not before:
+        return False
+    bare = before.rstrip(" \t")
+    tail = before.rstrip(_SECTION_TRAIL)
+    low = before.lower()
+    if tail and tail[-1] in _SECTION_LAST and (_NUMBERING[0].search(before) or _NUMBERING[1].search(before)):
+        return True
+    if before[-1] == " " and before.rstrip(" ,")[-1:] in _STANDARD_LAST and _NUMBERING[2].search(before):
+        return True
+    if bare[-1:] == "=" and _NUMBERING[3].search(before):
+        return True
+    quoted = bare.rstrip("\"'").rstrip(" \t")
+    if quoted[-1:] in (":", "=") and "version" in low and _NUMBERING[4].search(before):
+        return True
+    return ("oid" in low or "object" in low) and _NUMBERING[5].search(before) is not None
+
+
+def listed_before(before: str) -> bool:
+    """``_NUMBERS_LISTED.search(before)``, run only where the end of ``before`` lets it match: a
+    list's separator or conjunction last, "§§" or a plural section word in it."""
+    if not before.isascii():
+        return _NUMBERS_LISTED.search(before) is not None
+    if not before.rstrip(" \t").endswith(_LISTED_ENDS):
+        return False
+    low = before.lower()
+    if "§§" not in low and not any(w in low for w in _LISTED_WORDS):
+        return False
+    return _NUMBERS_LISTED.search(before) is not None
+
+
+_LISTED_WORDS = ("sections", "sects.", "secs.", "clauses", "chapters", "paragraphs", "articles", "annexes",
+                 "appendices", "figures", "versions", "releases")  # fmt: skip
 # what follows a version, not an address: "1.2.3.4 or higher", "or later", "and newer", "and above"
 _VERSION_AFTER = re.compile(r"\+?[ \t]+(?:or|and)[ \t]+(?:higher|later|newer|above|greater|up)\b")
 _DOCUMENTATION = tuple(
