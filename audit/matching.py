@@ -36,6 +36,7 @@ async def match_fingerprint(engine: AsyncEngine, fp: str) -> AsyncIterator[Docum
     """Requests (forwarded or refused: see ``row.forwarded``) whose prompt or a segment is ``fp``."""
     if not fp or fp.strip(_HEX):
         return  # records hold hex fingerprints only (audit.records), and it has no segment key
+    fp = fp.lower()  # as the writer spells them (hexdigest): "AB12…" copied from a report is the same
     seqs = select(S.c.request_seq).where(S.c.fp_key == segment_key(fp))
     stmt = (
         rows_select(ExposureFilter(forwarded_only=False))

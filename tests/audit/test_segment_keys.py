@@ -51,6 +51,9 @@ def test_a_document_matches_exactly_the_requests_that_carried_it(db_url, tmp_pat
                 expected = {f"{nonce}-{i}" for i, (whole, segs) in enumerate(requests) if fp == whole or fp in segs}
                 found = {m.row.request_id async for m in match_fingerprint(store.engine, fp)}
                 assert {r for r in found if r.startswith(nonce)} == expected
+                # the same fingerprint in capitals (copied from a report that prints them so)
+                upper = {m.row.request_id async for m in match_fingerprint(store.engine, fp.upper())}
+                assert {r for r in upper if r.startswith(nonce)} == expected
         finally:
             await store.close()
 
