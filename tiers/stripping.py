@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import replace
+from functools import lru_cache
 
 from .errors import StripError
 from .types import Content, Decision, Finding, Segment, Stripped
@@ -33,10 +34,15 @@ _LABELS = {
 }
 
 
+@lru_cache(maxsize=1024)
 def label_for(entity_type: str) -> str:
-    """The placeholder label of an entity type (``EMAIL_ADDRESS`` -> ``EMAIL``)."""
+    """The placeholder label of an entity type (``EMAIL_ADDRESS`` -> ``EMAIL``): every finding
+    asks, and a text has a few types (a user's recognizer may add more: the cache is bounded)."""
     label = _LABELS.get(entity_type, entity_type)
-    return re.sub(r"[^A-Z0-9_]", "_", label.upper()) or "ID"
+    return _NOT_LABEL.sub("_", label.upper()) or "ID"
+
+
+_NOT_LABEL = re.compile(r"[^A-Z0-9_]")
 
 
 class _Allocator:

@@ -172,7 +172,10 @@ PUBLISHED_EXAMPLE_IBANS = frozenset(
 
 
 def _compact(text: str) -> str:
-    return re.sub(r"[^0-9A-Za-z]", "", text)
+    return _NOT_ALNUM.sub("", text)
+
+
+_NOT_ALNUM = re.compile(r"[^0-9A-Za-z]")
 
 
 _BBAN_PART = re.compile(r"([0-9]+)!([nac])")
