@@ -67,3 +67,5 @@ def test_every_count_failing_is_502_with_its_rows(endpoint: str, fakes: FakeUpst
     ]
     first, second = (row.request_id for row in rows)
     assert second == first + "-1" and all(row.endpoint == endpoint for row in rows)
+    # after every fallback failed, the answer still names the request its rows are filed under
+    assert r.headers.get("x-request-id") == first
