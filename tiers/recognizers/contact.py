@@ -69,7 +69,7 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True  # "``@contextlib.contextmanager" in reST, "%@gmail.com" in a LIKE pattern
         if _TEMPLATE_FIELD.search(local):
             return True  # f"{info.subdomain}@ssh.hf.space": the mailbox is filled in later
-        registered = labels[-3] if len(labels) >= 3 and labels[-2] in _SECOND_LEVEL else labels[-2:][0]
+        registered = labels[-3] if len(labels) >= 3 and labels[-2] in _SECOND_LEVEL else labels[max(0, len(labels) - 2)]
         if registered[2:4] == "--" and not registered.startswith("xn--"):
             # RFC 5891 4.2.3.1: "--" in a label's third and fourth places is reserved for
             # A-labels ("xn--"); no registry delegates "a0--0", a generator's output does. Below

@@ -171,15 +171,16 @@ _NUMBERS_LISTED = re.compile(
 # lot, on every dotted quad); each ends at the window's end, so the characters it must end with are
 # looked at first. What may trail each (stripped), and what the rest must then end with:
 _SECTION_TRAIL = " #:-,\"'("  # after a section or reference word ([ #:-]* and [ #,"'(-]*)
-_SECTION_LAST = frozenset("n.ervxhcs§NERVXHCS")  # section, sect., release, chapter, v, annex, … §
+_SECTION_LAST = frozenset("n.ervxhcsNERVXHCS")  # section, sect., release, chapter, v, annex, …
 _STANDARD_LAST = frozenset("0123456789.-")  # "RFC 9110 ", "ISO 32000-2:2020, "
-_LISTED_ENDS = (",", "and", "or", "to", "through", "&", "-", "–")
+_LISTED_ENDS = (",", "and", "or", "to", "through", "&", "-")
 
 
 def numbered_before(before: str) -> bool:
     """``any(rx.search(before) for rx in _NUMBERING)``, each search run only where the end of
     ``before`` lets it match."""
-    if not before.isascii():  # case folding beyond ASCII ("ſ" is an "s" to the searches)
+    # a window beyond ASCII ("§", "–", case folding: "ſ" is an "s" to the searches) is searched
+    if not before.isascii():
         return any(rx.search(before) for rx in _NUMBERING)
     if not before:
         return False
@@ -200,13 +201,13 @@ def numbered_before(before: str) -> bool:
 
 def listed_before(before: str) -> bool:
     """``_NUMBERS_LISTED.search(before)``, run only where the end of ``before`` lets it match: a
-    list's separator or conjunction last, "§§" or a plural section word in it."""
+    list's separator or conjunction last and a plural section word in it."""
     if not before.isascii():
         return _NUMBERS_LISTED.search(before) is not None
     if not before.rstrip(" \t").endswith(_LISTED_ENDS):
         return False
     low = before.lower()
-    if "§§" not in low and not any(w in low for w in _LISTED_WORDS):
+    if not any(w in low for w in _LISTED_WORDS):
         return False
     return _NUMBERS_LISTED.search(before) is not None
 
