@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["code_around", "code_identifier", "in_code_position"]
+__all__ = ["code_around", "code_identifier", "in_code_position", "spelt_in_code"]
 
 # prefixes after which a name has an inner capital: McDonald, MacArthur, FitzGerald, DeVries …
 _NAME_PREFIXES = frozenset("mc mac fitz de le la di du da van von ten ter del della des st ap al el o d".split())
@@ -117,4 +117,56 @@ def in_code_position(text: str, start: int, end: int) -> bool:
         # "Owner: Müller" in a document capitalises its label
         if k[:1].islower() or "." in k or "_" in k:
             return True
+    return False
+
+
+# how far around a candidate its words are looked for as an identifier: the definition a
+# docstring describes ("def turan_graph(n, r): Return the Turan Graph") is that close
+_SPELT_WINDOW = 4096
+_IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+# around an identifier that is an account's or a file's, not code's: "@maria_gonzalez",
+# "/home/maria_gonzalez/", "maria_gonzalez@corp.com", "~maria_gonzalez", "C:\\Users\\…"
+_ACCOUNT_AROUND = frozenset("@/~\\")
+
+
+def spelt_in_code(text: str, start: int, end: int) -> bool:
+    """Whether the words of ``text[start:end]`` (two or more, letters only) name something the
+    code around them defines or uses: joined in camel case ("Huey Chord" beside ``HueyChord``),
+    or in snake case inside a longer identifier or a call ("Edit Distance" beside
+    ``graph_edit_distance``, "Turan Graph" beside ``def turan_graph(``). A person's name
+    spelt as an identifier alone is a handle ("maria_gonzalez" as a login, a JSON key or a home
+    directory) and keeps the name a name; so does one beside "@", "/", "~" or "\\". A login
+    with more after the name (``maria_gonzalez_admin``) reads as code: it names the person
+    itself, and no recognizer strips it."""
+    words = text[start:end].split()
+    if len(words) < 2 or not all(w.isalpha() and w.isascii() for w in words):
+        return False
+    lo, hi = max(0, start - _SPELT_WINDOW), min(len(text), end + _SPELT_WINDOW)
+    camel = "".join(w[:1].upper() + w[1:].lower() for w in words)
+    snake = "_".join(w.lower() for w in words)
+    return _found_as(text, camel, lo, hi, camel=True) or _found_as(text, snake, lo, hi, camel=False)
+
+
+def _found_as(text: str, spelt: str, lo: int, hi: int, *, camel: bool) -> bool:
+    at = text.find(spelt, lo, hi)
+    while at >= 0:
+        s, e = at, at + len(spelt)
+        while s > 0 and text[s - 1] in _IDENTIFIER_CHARS:
+            s -= 1
+        while e < len(text) and text[e] in _IDENTIFIER_CHARS:
+            e += 1
+        own = text[s:e]
+        account = (s > 0 and text[s - 1] in _ACCOUNT_AROUND) or (e < len(text) and text[e] in _ACCOUNT_AROUND)
+        if not account:
+            if camel:
+                # a camel-cased identifier that starts or ends with the words ("HueyChord",
+                # "MyHueyChord"), not the words inside a longer one's hump ("HueyChords")
+                if not text[at + len(spelt) : at + len(spelt) + 1].islower():
+                    return True
+            elif not text[at - 1 : at].isalnum() and not text[at + len(spelt) : at + len(spelt) + 1].isalnum():
+                # whole words of the identifier ("edit_distance" in "graph_edit_distance", not
+                # in "credit_distances"), and more than the name or called ("turan_graph(")
+                if own != spelt or text[e : e + 1] == "(":
+                    return True
+        at = text.find(spelt, at + 1, hi)
     return False

@@ -94,8 +94,12 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         one at a documentation domain, where nobody's mailbox is; elsewhere ``user:jane@acme.com``
         in a log line is the address. And ``git@github.com:owner/repo.git`` is a repository's
         address in SSH's scp syntax (a user on a host, then ``:`` and a path), no mailbox: an
-        address ends a sentence's clause with a blank after its colon."""
+        address ends a sentence's clause with a blank after its colon. A URL's user part that is an
+        object's id or a key in hex or digits (a Sentry DSN's ``https://<32 hex>@o123.ingest.sentry.io``,
+        ``ssh://<job id>@ssh.hf.jobs``) is a login to that host, no mailbox."""
         if end + 1 < len(text) and text[end] == ":" and text[end + 1] in _PATH_START:
+            return True
+        if start >= 3 and text[start - 3 : start] == "://" and _ID_USER.match(text, start) is not None:
             return True
         if start == 0 or text[start - 1] != ":":
             return False  # both shapes below end with the colon right before the address
@@ -107,6 +111,8 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         return documentation_domain(text[start:end].rsplit("@", 1)[1])
 
 
+# a user part of 16 hex digits or more, or 8 digits or more, and nothing else before the "@"
+_ID_USER = re.compile(r"(?:[0-9A-Fa-f]{16,}|[0-9]{8,})@")
 # second-level names under which registries delegate ("acme.co.uk", "uni.ac.jp")
 _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", "or", "go"})
 # the first character of the path after "user@host:" in SSH's scp syntax ("owner/repo.git",

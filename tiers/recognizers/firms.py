@@ -133,6 +133,8 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
         iteration": :mod:`._eponyms`), also where the text names it without its object after
         writing it with one ("the Held-Karp relaxation" … "the Held-Karp solution"); code in
         the place of a name (:mod:`._code`)."""
+        if "," in text[start:end] and _LIST_BEFORE.search(text, max(0, start - 40), start):
+            return True  # "on Top and Bottom, Left and Right": a longer list's tail, no firm's name
         return (
             eponym_after(text, end, broad=True)
             or in_code_position(text, start, end)
@@ -140,6 +142,9 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
         )
 
 
+# a capitalised word and a conjunction right before joined names: they continue a list with a
+# conjunction of its own ("Top and Bottom, Left and Right"); a firm's name has one conjunction
+_LIST_BEFORE = re.compile(r"\b[A-Z][a-z]+[ ](?:and|&|und|et)[ ]\Z")
 # not "|": Markdown rows would make every "x: int | None" of code a candidate (≈ 25 ms per MB)
 _SEP = ",;\t"
 # the longest line judged as a table row (characters); a cell of a longer line is no table's

@@ -31,7 +31,7 @@ from functools import lru_cache
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
-from ._code import in_code_position
+from ._code import in_code_position, spelt_in_code
 from ._english_words import is_english_word
 from ._eponyms import eponym_after
 from ._given_names import given_names
@@ -100,7 +100,8 @@ def _until_common(text: str, nouns: bool = False) -> int:
     word is part of the name ("Anna von Berg"), and so is a capitalised one before a word of a
     name ("Lou-Ann Le Borgne", "Marco Di Stefano", "Eva Van Dyke"). ``nouns``: after the first
     word, a title's noun (:func:`title_noun`) ends it too ("Sage Handbook" -> "Sage"; "Anthony
-    Baker" stays whole)."""
+    Baker" stays whole). A place's noun after the first word makes it a place: 0 ("Solomon
+    Islands")."""
     keep = 0
     words = list(_WORDS.finditer(text))
     for i, m in enumerate(words):
@@ -110,6 +111,8 @@ def _until_common(text: str, nouns: bool = False) -> int:
             continue
         if keep and w.lower() in _PARTICLES and after[:1].isupper() and not is_common(after):
             continue
+        if keep and w.lower() in _PLACE_NOUNS and title_noun(w):
+            return 0  # the words before are a place's name ("Lao People's Democratic Republic")
         if is_common(w) or (nouns and keep and title_noun(w)):
             break
         keep = m.end()
@@ -139,6 +142,25 @@ _PLACEHOLDER_NAMES = frozenset(
 )
 
 
+# the nouns of places' names ("Mariana Islands", "Solomon Islands", "Ellice Islands"): the
+# capitalised words before one name that place, whatever given name they start with, where other
+# nouns of titles end a name only after a given name that is a word too ("Sage Handbook"); the
+# ones a census surname spells ("Isles", "Coast", "Kingdom", "Bay") are no title's nouns and stay in a name
+_PLACE_NOUNS = frozenset(
+    """islands archipelago atoll mountains highlands lowlands plateau peninsula republic principality
+    emirate emirates territory territories provinces region county district prefecture governorate
+    desert straits gulf""".split()
+)
+# a street named after a person: "1895 Preston White Drive", "rue Victor Hugo" (the address
+# recognizer finds the address; the name in it is the street's, not a person's)
+_STREET_TYPES = frozenset(
+    """Street Avenue Road Boulevard Lane Drive Court Way Place Terrace Close Crescent Parkway Highway Square
+    Straße Strasse Allee Platz""".split()
+)
+_WORD_AFTER = re.compile(r"[ ]?(\w+)")
+_NUMBER_BEFORE = re.compile(r"\b[0-9]{1,5}[A-Za-z]?,?[ ]+\Z")  # the house number of that street
+_STREET_BEFORE = re.compile(r"\b(?i:rue|avenue|boulevard|place|allée|allee|quai|chemin|impasse|cours)[ ]+\Z")
+_QUOTED_GREETING = re.compile(r"""["'`](?i:hello|hi|hey|dear|hallo|bonjour)[ ]*,?[ ]*\Z""")
 # a given name after these is part of a place or a team ("Los Angeles Kings", "New York Bulls")
 _PLACE_PREFIXES = frozenset("los las new san santa santo sao saint sainte st fort port mount lake el".split())
 # the first words of places of two words ("Hong Kong", "Sri Lanka", "Porto Rico", "Mont Blanc",
@@ -174,6 +196,19 @@ def word_given_names() -> frozenset[str]:
     return frozenset(words) & given_names(1)
 
 
+def _street_name(text: str, start: int, end: int) -> bool:
+    """Whether ``text[start:end]`` names a street: a house number before it and a street's type
+    after it or as its last word ("1895 Preston White Drive"), or a French street's type before
+    it ("rue Victor Hugo")."""
+    if _STREET_BEFORE.search(text, max(0, start - 12), start) is not None:
+        return True
+    if _NUMBER_BEFORE.search(text, max(0, start - 12), start) is None:
+        return False
+    after = _WORD_AFTER.match(text, end)
+    last = text[start:end].rsplit(None, 1)[-1]
+    return last in _STREET_TYPES or (after is not None and after.group()[:1] == " " and after.group(1) in _STREET_TYPES)
+
+
 class _NameRecognizer(TiersPatternRecognizer):
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Code in the place of a name (:mod:`._code`), a placeholder name, or an eponym before
@@ -183,6 +218,8 @@ class _NameRecognizer(TiersPatternRecognizer):
             " ".join(value.lower().split()) in _PLACEHOLDER_NAMES
             or ("," not in value and eponym_after(text, end))  # "Vazirani, Vijay Approximation …" cites
             or in_code_position(text, start, end)
+            or spelt_in_code(text, start, end)
+            or _street_name(text, start, end)
         )
 
 
@@ -414,6 +451,11 @@ class TitledPersonRecognizer(_NameRecognizer):
             return True
         if _TITLE_ALONE.fullmatch(text, start, end):
             return True  # a title names nobody without a name: "Hello Mr. {name}", "Dear Dr. <NAME>"
+        if " " not in text[start:end].strip() and _QUOTED_GREETING.search(text, max(0, start - 12), start):
+            # a string that opens with a greeting and one word ('Hello, Ada!', "Hi Bob"): a
+            # program's output or an example; a letter greets by a line of its own
+            # (GreetingPersonRecognizer) or by a full name
+            return True
         if " " not in text[start:end] and eponym_after(text, end, genitive=True):
             # "checked by Euler's formula": the formula checked; a surname alone, as science
             # writes an eponym ("Maria Gonzalez's method" keeps its given name and stays)

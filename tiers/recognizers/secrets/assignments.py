@@ -59,6 +59,9 @@ _PROSE = re.compile(
     r"|on|as|it|not|will|can|must|should|your|you)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
 )
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
+# lower-case words with " / " between alternatives ("template data / text", "read / write"): a
+# description under a token's name; a passphrase joins its words by blanks or hyphens
+_ALTERNATIVES = re.compile(r"^[a-z]+(?: [a-z]+)*(?: / [a-z]+(?: [a-z]+)*)+$")
 # a media type (RFC 6838: a registered top-level type, a subtype, a "+suffix"): a constant's
 # value in every HTTP library (``APPLICATION_JWT = 'application/jwt'``), never a credential
 _MEDIA_TYPE = re.compile(
@@ -147,6 +150,8 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # docstrings' ``password: Redis password to use``, messages
     if _NUMBER.match(value) and (strength is not Strength.STRONG or not value.isdigit()):
         return False  # ``10_000``, ``3.5``: a quantity
+    if strength is not Strength.STRONG and _ALTERNATIVES.match(value):
+        return False  # ``TOKEN_DATA: "template data / text"``: a description naming alternatives
     if strength is not Strength.STRONG and _CAMEL_NAME.match(value):
         return False  # ``"JWTCookieAuth"``: an identifier
     if strength is Strength.STRONG:
