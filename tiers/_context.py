@@ -20,7 +20,7 @@ import re2
 
 from ._re2_raw import spans_of
 
-__all__ = ["ContextIndex", "keyed_as_quantity", "phrase_key"]
+__all__ = ["ContextIndex", "keyed_as_quantity", "phrase_key", "power_of_two"]
 
 _WORD = re.compile(r"[a-z0-9]+")
 _SEP = r"[\s_-]*"
@@ -40,6 +40,17 @@ _QUANTITY_WORDS = frozenset(
     weights total sum step steps epoch epochs page pages pid bytes tokens max min limit capacity
     frequency freq rate ratio level order ordinal""".split()
 )
+
+
+def power_of_two(value: str) -> bool:
+    """Whether ``value`` is the decimal digits of a power of two from 65,536 up (16777216,
+    1048576): a size, a capacity or a bit mask, as code writes them (minified React's lanes sit
+    beside a function named ``Dl``, a driver's licence's context word). An identifier's number
+    is one by chance one time in millions."""
+    if not value.isdigit() or value[0] == "0" or len(value) < 5:
+        return False
+    n = int(value)
+    return n >= 65536 and n & (n - 1) == 0
 
 
 def keyed_as_quantity(text: str, start: int) -> bool:

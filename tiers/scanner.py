@@ -28,7 +28,7 @@ import re2
 import regex
 from presidio_analyzer import EntityRecognizer, PatternRecognizer
 
-from ._context import ContextIndex, keyed_as_quantity, phrase_key
+from ._context import ContextIndex, keyed_as_quantity, phrase_key, power_of_two
 from ._re2_raw import NO_MATCH, SpanMatcher, spans_of
 from ._relax import relax
 from .errors import RecognizerError
@@ -450,6 +450,8 @@ class Scanner:
         if verdict is None or (ctx_places is not None and keyed_as_quantity(text, s)):
             return None  # (a weak hit whose own key names a quantity: see keyed_as_quantity)
         vs, ve, validated = verdict
+        if ctx_places is not None and power_of_two(text[vs:ve]):
+            return None  # a weak hit that is a size or a mask (see power_of_two)
         return Hit(comp.entity, vs, ve, comp.rec.name, 1.0 if validated else score)
 
 

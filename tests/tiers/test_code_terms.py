@@ -14,7 +14,10 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier
+from tiers._context import power_of_two
 from tiers.recognizers._code import spelt_in_code
+from tiers.recognizers._english_words import is_english_word
+from tiers.recognizers._surnames import is_surname
 
 from .conftest import content
 
@@ -263,3 +266,66 @@ def test_words_offered_as_alternatives_describe_a_token_but_a_passphrase_is_one(
     assert passphrase in _values(clf, f'    {key}: "{passphrase}",\n', "SECRET")
     # under a password's name any value is one, alternatives or not
     assert described in _values(clf, f'    DB_PASSWORD: "{described}",\n', "SECRET")
+
+
+# -- a tenth group's classes: fetch modes, schema types, optional chaining, masks, licences -------
+
+
+@_SETTINGS
+@given(
+    mode=st.sampled_from(["include", "omit", "same-origin", "boolean?", "string[]", "number?"]),
+    key=st.sampled_from(["credentials", "password", "apiKey", "secret"]),
+    syntax=st.sampled_from(["t.{k}=`{v}`", '"{k}": "{v}",', "{k}: '{v}'", '{k} = "{v}"']),
+    secret=st.sampled_from(["Zx9!mQ2#vL7p", "hT4%rW8qLs2!", "Pq7#Vn2!xK9m"]),
+)
+def test_a_fetch_mode_or_a_schema_type_is_no_credential(
+    clf: Classifier, mode: str, key: str, syntax: str, secret: str
+) -> None:
+    assert not _values(clf, syntax.format(k=key, v=mode) + "\n", "SECRET")
+    assert secret in _values(clf, syntax.format(k="password", v=secret) + "\n", "SECRET")
+
+
+@_SETTINGS
+@given(
+    obj=st.from_regex(r"[a-z]{3,8}[0-9]?", fullmatch=True),
+    attr=st.sampled_from(["authInfo", "token", "password", "apiKey"]),
+    key=st.sampled_from(["auth", "token", "password", "apiKey"]),
+)
+def test_optional_chaining_is_code_under_any_key(clf: Classifier, obj: str, attr: str, key: str) -> None:
+    assert not _values(clf, f"const {key} = {obj}?.{attr};\n", "SECRET")
+
+
+@_SETTINGS
+@given(exponent=st.integers(16, 40), other=st.integers(65537, 10**10))
+def test_a_power_of_two_beside_a_context_word_is_no_licence(clf: Classifier, exponent: int, other: int) -> None:
+    mask = str(2**exponent)
+    assume(other & (other - 1) != 0 and len(str(other)) >= 7)
+    text = f"(r=El,El={mask},Dl(e,t,n),El=r) DL {other}"
+    licences = _values(clf, text, "US_DRIVER_LICENSE")
+    assert mask not in licences
+    assert power_of_two(mask) and not power_of_two(str(other))
+
+
+@_SETTINGS
+@given(
+    subject=st.sampled_from(["you", "You", "the Licensee", "we"]),
+    label=st.sampled_from(["Confidential - do not distribute", "DO NOT DISTRIBUTE", "Please do not distribute."]),
+)
+def test_do_not_distribute_with_a_subject_is_a_condition_not_a_label(clf: Classifier, subject: str, label: str) -> None:
+    condition = f"provided that {subject} do not Distribute the Modified Version."
+    assert not _values(clf, condition, "CONFIDENTIALITY_MARKER")
+    assert _values(clf, f"{label}\n{condition}", "CONFIDENTIALITY_MARKER")
+
+
+@_SETTINGS
+@given(
+    word=st.sampled_from(["UNKNOWN", "NONE", "NOBODY", "ANONYMOUS"]),
+    surname=st.sampled_from(["SMITH", "GONZALEZ", "MILLER"]),
+    role=st.sampled_from(["Author: ", "Owner: ", "Contact: "]),
+)
+def test_a_word_in_capitals_after_a_role_is_no_person_but_a_surname_is(
+    clf: Classifier, word: str, surname: str, role: str
+) -> None:
+    assume(is_english_word(word.lower()) and not is_surname(word))
+    assert word not in _values(clf, f"{role}{word}\nVersion: 1.0\n", "PERSON")
+    assert surname in _values(clf, f"{role}{surname}\nVersion: 1.0\n", "PERSON")

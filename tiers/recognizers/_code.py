@@ -122,7 +122,9 @@ def in_code_position(text: str, start: int, end: int) -> bool:
 
 # how far around a candidate its words are looked for as an identifier: the definition a
 # docstring describes ("def turan_graph(n, r): Return the Turan Graph") is that close
-_SPELT_WINDOW = 4096
+_SPELT_WINDOW = 1024
+_SPELT_PLACES = 4  # places of the spelling read per candidate
+_IDENTIFIER_REACH = 64  # characters read each side of a place for the identifier holding it
 _IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 # around an identifier that is an account's or a file's, not code's: "@maria_gonzalez",
 # "/home/maria_gonzalez/", "maria_gonzalez@corp.com", "~maria_gonzalez", "C:\\Users\\…"
@@ -148,25 +150,31 @@ def spelt_in_code(text: str, start: int, end: int) -> bool:
 
 
 def _found_as(text: str, spelt: str, lo: int, hi: int, *, camel: bool) -> bool:
+    """Whether ``spelt`` stands in ``text[lo:hi]`` as code. Only the first few places are read,
+    and an identifier only so far around each (a page of the same name and handle took seconds
+    per megabyte when every place in every candidate's window was read)."""
     at = text.find(spelt, lo, hi)
-    while at >= 0:
-        s, e = at, at + len(spelt)
-        while s > 0 and text[s - 1] in _IDENTIFIER_CHARS:
+    for _ in range(_SPELT_PLACES):
+        if at < 0:
+            return False
+        after = at + len(spelt)
+        s = at
+        while s > max(0, at - _IDENTIFIER_REACH) and text[s - 1] in _IDENTIFIER_CHARS:
             s -= 1
-        while e < len(text) and text[e] in _IDENTIFIER_CHARS:
+        e = after
+        while e < min(len(text), after + _IDENTIFIER_REACH) and text[e] in _IDENTIFIER_CHARS:
             e += 1
-        own = text[s:e]
         account = (s > 0 and text[s - 1] in _ACCOUNT_AROUND) or (e < len(text) and text[e] in _ACCOUNT_AROUND)
         if not account:
             if camel:
                 # a camel-cased identifier that starts or ends with the words ("HueyChord",
                 # "MyHueyChord"), not the words inside a longer one's hump ("HueyChords")
-                if not text[at + len(spelt) : at + len(spelt) + 1].islower():
+                if not text[after : after + 1].islower():
                     return True
-            elif not text[at - 1 : at].isalnum() and not text[at + len(spelt) : at + len(spelt) + 1].isalnum():
+            elif not text[at - 1 : at].isalnum() and not text[after : after + 1].isalnum():
                 # whole words of the identifier ("edit_distance" in "graph_edit_distance", not
                 # in "credit_distances"), and more than the name or called ("turan_graph(")
-                if own != spelt or text[e : e + 1] == "(":
+                if (s, e) != (at, after) or text[e : e + 1] == "(":
                     return True
         at = text.find(spelt, at + 1, hi)
     return False

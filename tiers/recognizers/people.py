@@ -200,9 +200,13 @@ def _street_name(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` names a street: a house number before it and a street's type
     after it or as its last word ("1895 Preston White Drive"), or a French street's type before
     it ("rue Victor Hugo")."""
-    if _STREET_BEFORE.search(text, max(0, start - 12), start) is not None:
+    before = text[max(0, start - 12) : start]
+    if before[-1:] != " ":
+        return False
+    if _STREET_BEFORE.search(before) is not None:
         return True
-    if _NUMBER_BEFORE.search(text, max(0, start - 12), start) is None:
+    number = before.rstrip(" ,")  # "1895 ", "12a, "
+    if not (number[-1:].isdigit() or number[-2:-1].isdigit()) or _NUMBER_BEFORE.search(before) is None:
         return False
     after = _WORD_AFTER.match(text, end)
     last = text[start:end].rsplit(None, 1)[-1]
@@ -456,6 +460,9 @@ class TitledPersonRecognizer(_NameRecognizer):
             # program's output or an example; a letter greets by a line of its own
             # (GreetingPersonRecognizer) or by a full name
             return True
+        word = text[start:end].strip().rstrip(".")
+        if word.isupper() and word.isalpha() and is_english_word(word.lower()) and not is_surname(word):
+            return True  # "Author: UNKNOWN", "Owner: NONE": a word in capitals, no surname
         if " " not in text[start:end] and eponym_after(text, end, genitive=True):
             # "checked by Euler's formula": the formula checked; a surname alone, as science
             # writes an eponym ("Maria Gonzalez's method" keeps its given name and stays)

@@ -75,6 +75,16 @@ _EXACT = frozenset(
         "bytes",
         "int",
         "bool",
+        # a schema's type names (also optional or a list: "boolean?", "string[]")
+        "boolean",
+        "number",
+        "integer",
+        "float",
+        "array",
+        # the Fetch API's credentials modes (``credentials: "include"``): no credential
+        "include",
+        "omit",
+        "same-origin",
         "secretstr",
         "optional",
         "required",
@@ -218,6 +228,7 @@ def _placeholder(value: str, min_len: int) -> bool:
     if (
         len(v) < min_len
         or low in _EXACT
+        or low.removesuffix("?").removesuffix("[]") in _EXACT
         or _TEMPLATE.search(v)
         or _PRINTF.match(v)
         or (_VERBS.match(v) and not _escaped_text(v))

@@ -41,7 +41,8 @@ _PARSE = re.compile(
 )
 _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
 _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
-_DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
+# (``?.``: JavaScript's optional chaining, ``options?.authInfo``)
+_DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\??\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
 _REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|[\])]\{[0-9]+(?:,[0-9]*)?\}|\.[*+]|\[[a-zA-Z0-9]-[a-zA-Z0-9]")
 # a value that is one bracket expression naming the digit or letter range, repeated or not: a
 # grammar's character set (h11's ``token = r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"``, RFC 7230 tchar)
@@ -83,7 +84,7 @@ def _code_path(value: str) -> bool:
         # a word of three letters or more, then letters and underscores: written as that (the
         # same language as word runs, which could split "aaa…a0" exponentially many ways)
         re.fullmatch(r"_*(?:[a-z]{3}|[A-Z]{3}|[A-Z][a-z]{2})[A-Za-z_]*", part)
-        for part in re.split(r"\.|::|->", value.rstrip(";,"))
+        for part in re.split(r"\??\.|::|->", value.rstrip(";,"))
     )
 
 
@@ -132,8 +133,9 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # a URN names a type ("urn:ietf:params:oauth:…"); a quote ends a string we were in
     if not quoted and (_CODE_REF.match(value) and not any(c.isdigit() for c in value)):
         return False
-    # an attribute path has no digits (``settings.DB_PASSWORD``); ``aaa.A23452`` is a value
-    path = _code_path(value) and not any(c.isdigit() for c in value)
+    # an attribute path has no digits (``settings.DB_PASSWORD``); ``aaa.A23452`` is a value, but
+    # optional chaining is code whatever its names hold (``options2?.authInfo``)
+    path = _code_path(value) and ("?." in value or not any(c.isdigit() for c in value))
     if not quoted and (_CODE_SHAPE.search(value) or path):
         return False
     if strength is not Strength.STRONG and path:
