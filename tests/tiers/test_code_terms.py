@@ -329,3 +329,77 @@ def test_a_word_in_capitals_after_a_role_is_no_person_but_a_surname_is(
     assume(is_english_word(word.lower()) and not is_surname(word))
     assert word not in _values(clf, f"{role}{word}\nVersion: 1.0\n", "PERSON")
     assert surname in _values(clf, f"{role}{surname}\nVersion: 1.0\n", "PERSON")
+
+
+@_SETTINGS
+@given(
+    state=st.sampled_from(["MA", "CA", "NY", "TX", "DC", "WA"]),
+    zip5=st.integers(1000, 99999),
+    plus4=st.integers(1, 9999),
+    sep=st.sampled_from([" ", ", ", "\n    ", ",\n"]),
+    phone=st.sampled_from(["(415) 555-2671", "+1 617 542 5942", "+44 20 7946 0958"]),
+)
+def test_a_zip_plus_4_after_a_state_is_no_phone(
+    clf: Classifier, state: str, zip5: int, plus4: int, sep: str, phone: str
+) -> None:
+    code = f"{zip5:05d}-{plus4:04d}"
+    text = (
+        f"write to the Free Software Foundation, Inc., 51 Franklin Street, Boston, {state}{sep}{code} USA. Tel. {phone}"
+    )
+    phones = _values(clf, text, "PHONE_NUMBER")
+    assert code not in phones
+    assert phone in phones
+
+
+_SCRIPTS = ["Old Hungarian", "Garay", "Malayalam", "Meroitic Cursive", "Rumi Numeral Symbols", "Old Turkic"]
+
+
+@_SETTINGS
+@given(
+    given_name=st.sampled_from(["Hanifi", "Mende", "Maria", "Jonas"]),
+    term=st.sampled_from(["Rohingya", "Kikakui", "Extended"]),
+    at=st.integers(1, 4),
+    row=st.sampled_from(['    "{c}",  # {v}', "    0x{n:05X},  # .. 0x{n:05X} ; {v}", "    {n},  // {v}"]),
+    people=st.permutations(_PEOPLE),
+)
+def test_a_comment_column_of_terms_holds_no_person_but_one_of_people_does(
+    clf: Classifier, given_name: str, term: str, at: int, row: str, people: list[tuple[str, str]]
+) -> None:
+    candidate = f"{given_name} {term}"
+    terms = [*_SCRIPTS[:at], candidate, *_SCRIPTS[at:]]
+    lines = [row.format(c=f"c{i}", n=0x10000 + i * 64, v=v) for i, v in enumerate(terms)]
+    assert candidate not in _values(clf, "\n".join(lines) + "\n", "PERSON")
+    # the same rows naming people are people; so is a person among firms in a CSV's last column
+    names = [f"{g} {s}" for g, s in people[:5]]
+    lines = [row.format(c=f"c{i}", n=0x10000 + i * 64, v=v) for i, v in enumerate(names)]
+    assert set(names) <= _values(clf, "\n".join(lines) + "\n", "PERSON")
+    csv = "id;account\n1;Acme\n2;Globex\n" + f"3;{names[0]}\n" + "4;Initech\n5;Umbrella\n"
+    assert names[0] in _values(clf, csv, "PERSON")
+
+
+@_SETTINGS
+@given(
+    key=st.sampled_from(["pat", "token", "api_key", "access_key"]),
+    line=st.sampled_from(['call i32 asm sideeffect "mov $1, $2", "=r,r"( i32 123 )', 'f(a, b) == {"x": [1, 2]}']),
+    selector=st.sampled_from([".special-token:empty::before{", "a.token:hover {", "#api-key:focus{"]),
+    secret=st.sampled_from(["ghp_ZxC9mQ2vL7pWq8RtY3uI0oPaS4dF6gH1jK2l", "Zx9mQ2vL7pWq8RtY3uI0oPaS"]),
+)
+def test_code_and_selectors_under_a_tokens_name_are_no_tokens(
+    clf: Classifier, key: str, line: str, selector: str, secret: str
+) -> None:
+    assert not _values(clf, f"        {key} = '{line}'\n", "SECRET")
+    assert not _values(clf, f"{selector}\n    position: relative;\n}}\n", "SECRET")
+    assert secret in _values(clf, f"        {key} = '{secret}'\n", "SECRET")
+
+
+@_SETTINGS
+@given(
+    salutation=st.sampled_from(["Welcome", "Thanks", "Hello", "Congratulations"]),
+    given_name=st.sampled_from(["John", "Maria", "Jonas"]),
+    surname=st.sampled_from(["Penfold", "Gonzalez", "Brandt"]),
+)
+def test_a_salutation_before_a_comma_is_no_surname(
+    clf: Classifier, salutation: str, given_name: str, surname: str
+) -> None:
+    assert f"{salutation}, {given_name}" not in _values(clf, f'page.getByText("{salutation}, {given_name}")', "PERSON")
+    assert f"{surname}, {given_name}" in _values(clf, f"signed: {surname}, {given_name}\n", "PERSON")

@@ -412,6 +412,8 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         value = text[start:end]
         if in_decimal(text, start, end) or in_integer_sequence(text, start, end):
             return True  # ``78498 78527.3994291277`` in a table of values: a number, not a phone
+        if _ZIP_PLUS_4.fullmatch(value) and _us_state_before(text, start):
+            return True  # "Boston, MA 02110-1301" (the GPL's every header): a ZIP+4 code
         phone_word = near_phone_word(text, max(0, start - 64), start)
         if value.isdigit():
             return not phone_word
@@ -466,6 +468,21 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
 
 
 _DIGIT_GROUPS = re.compile(r"[0-9]+")
+_ZIP_PLUS_4 = re.compile(r"[0-9]{5}-[0-9]{4}")
+_STATE_BEFORE = re.compile(r"\b([A-Z]{2})[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?\Z")
+# the USPS codes of the states, DC and the territories
+_US_STATES = frozenset(
+    """AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY
+    NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC PR GU VI AS MP""".split()
+)
+
+
+def _us_state_before(text: str, start: int) -> bool:
+    """Whether a US state's code stands right before ``start`` (a blank, a comma or a line break between)."""
+    m = _STATE_BEFORE.search(text, max(0, start - 12), start)
+    return m is not None and m.group(1) in _US_STATES
+
+
 # Regions whose numbers are written in pairs of digits ("01 42 68 53 00"; "0 800 123 456" for
 # special numbers): a group of five, seven or nine digits is none of theirs. Two equal groups of
 # five joined by a dash are a range ("01001–09999" of postcodes, the dash folded to "-"), which

@@ -151,6 +151,10 @@ _PLACE_NOUNS = frozenset(
     emirate emirates territory territories provinces region county district prefecture governorate
     desert straits gulf""".split()
 )
+_SALUTATIONS = frozenset(
+    "welcome hello hi hey thanks thank cheers congratulations congrats sorry goodbye bye morning evening "
+    "afternoon night greetings regards dear hallo danke willkommen bonjour merci salut bienvenue".split()
+)
 # a street named after a person: "1895 Preston White Drive", "rue Victor Hugo" (the address
 # recognizer finds the address; the name in it is the street's, not a person's)
 _STREET_TYPES = frozenset(
@@ -276,6 +280,8 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 # "Conference, George", "Proceedings, Anna": a title's noun is no surname (the
                 # census spells every surname the dictionary has that is one: "Penfold, Sarah")
                 and not title_noun(words[0])
+                # "Welcome, John", "Thanks, Anna": a greeting before the comma, no surname
+                and words[0].lower() not in _SALUTATIONS
             ):
                 return 0, len(text)
             return None
@@ -354,7 +360,11 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         Unicode's block names)."""
         if "," in text[start:end] and (_ENUMERATION_AFTER.match(text, end) or _ABBREVIATION_AFTER.match(text, end)):
             return True
-        return super().reject_at(text, start, end) or self._term_table(text, start, end)
+        return (
+            super().reject_at(text, start, end)
+            or self._term_table(text, start, end)
+            or self._term_column(text, start, end)
+        )
 
     def _term_table(self, text: str, start: int, end: int) -> bool:
         """Whether the candidate is inside the quoted key that starts its line (or a value that
@@ -377,6 +387,60 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         keys = [k for k in _neighbour_keys(text, row) if _TERM_SHAPE.fullmatch(k)]
         names = sum(self.refine_span(k) is not None for k in keys)
         return len(keys) - names >= 2 and names <= len(keys) - names
+
+    def _term_column(self, text: str, start: int, end: int) -> bool:
+        """Whether the candidate is the last field of a code line's comment, after its mark or
+        a ";", "|" or tab in it, and the same field of the rows around it (up to three above and
+        three below) holds terms, as :meth:`_term_table` judges keys: Unicode's block names in
+        ``0x10D00,  # .. 0x10D3F ; Hanifi Rohingya`` or ``"Rohg",  # Hanifi Rohingya`` rows. A
+        column of people (``"mgonzalez",  # Maria Gonzalez``) is one of names; a data file's
+        column (a CSV's) is not judged here: firms and people may share one."""
+        row = _row_start(text, start)
+        if row is None:
+            return False
+        line_end = _line_end(text, end)
+        if text[end:line_end].strip(" \t\r.,;") or not text[row:start].rstrip(" \t"):
+            return False  # more after the candidate on its line, or nothing before it
+        before = text[row:start].rstrip(" \t")
+        sep = "//" if before.endswith("//") else before[-1]
+        if sep not in _COLUMN_SEPARATORS or not _CODE_COMMENT.search(text, row, start):
+            return False  # a comment's column only: a CSV's last column may mix firms and people
+        fields = [f for f in _neighbour_fields(text, row, sep) if _TERM_SHAPE.fullmatch(f)]
+        names = sum(self.refine_span(f) is not None for f in fields)
+        return len(fields) - names >= 2 and names <= len(fields) - names
+
+
+# what stands before a table's last field: a column separator or a comment's mark
+_COLUMN_SEPARATORS = frozenset({";", "|", "\t", "#", "//"})
+# code, then a comment on the same line ("0x10D00,  # …", '"Rohg",  # …', "x = 1;  // …")
+_CODE_COMMENT = re.compile(r"\S[ \t]+(?:#|//)")
+
+
+def _neighbour_fields(text: str, row: int, sep: str) -> list[str]:
+    """The last fields after ``sep`` of the rows right above and below the row starting at
+    ``row``, up to ``_TABLE_ROWS`` each way; the column ends at the first line without ``sep``."""
+    fields: list[str] = []
+    pos = row
+    for _ in range(_TABLE_ROWS):
+        above = _row_start(text, pos - 1) if pos > 0 else None
+        if above is None:
+            break
+        line = text[above : pos - 1]
+        if sep not in line:
+            break
+        fields.append(line.rsplit(sep, 1)[1].strip(" \t\r.,;"))
+        pos = above
+    pos = _line_end(text, row)
+    for _ in range(_TABLE_ROWS):
+        if text[pos : pos + 1] != "\n":
+            break
+        nxt = _line_end(text, pos + 1)
+        line = text[pos + 1 : nxt]
+        if sep not in line:
+            break
+        fields.append(line.rsplit(sep, 1)[1].strip(" \t\r.,;"))
+        pos = nxt
+    return fields
 
 
 # a quoted string that starts its line, as a dict's key or a list's item does

@@ -60,6 +60,7 @@ _PROSE = re.compile(
     r"|on|as|it|not|will|can|must|should|your|you)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
 )
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
+_CODE_MARKS = frozenset("\"'()$=,{}[];")
 # lower-case words with " / " between alternatives ("template data / text", "read / write"): a
 # description under a token's name; a passphrase joins its words by blanks or hyphens
 _ALTERNATIVES = re.compile(r"^[a-z]+(?: [a-z]+)*(?: / [a-z]+(?: [a-z]+)*)+$")
@@ -148,6 +149,12 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # ``"csrf_token"``: a name
     if not quoted and strength is not Strength.STRONG and any(c.isspace() for c in value):
         return False  # a token has no spaces: unquoted, that is code or prose
+    if not quoted and value.rstrip().endswith("{"):
+        return False  # ``.special-token:empty::before{``: a block opens, a selector or code
+    if strength is not Strength.STRONG and " " in value and sum(c in _CODE_MARKS for c in value) >= 3:
+        # ``pat = 'call i32 asm "mov $1, $2", "=r,r"( i32 123 )'``: blanks and code's marks, a
+        # pattern or a line of code; a passphrase under a token's name is words
+        return False
     if any(c.isspace() for c in value) and _PROSE.search(value):
         return False  # docstrings' ``password: Redis password to use``, messages
     if _NUMBER.match(value) and (strength is not Strength.STRONG or not value.isdigit()):
