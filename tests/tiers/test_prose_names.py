@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tiers import Classifier, TiersConfig
 from tiers.recognizers._german_nouns import is_feminine_noun
 from tiers.recognizers._given_names import given_names
+from tiers.recognizers.people import _PLACE_FIRST, _PLACE_PREFIXES
 from tiers.recognizers._surnames import is_plain_surname
 from tiers.recognizers._vocabulary import NOT_SURNAMES, is_common
 
@@ -60,11 +61,16 @@ _INVENTED_GIVEN = st.builds(
 # Given names that are also places or words (France, Georgia; German feminine nouns) are left
 # out, as for the invented ones: before a verb the recognizers read them as the place or the
 # noun ("France Télévisions a constaté"), on purpose; a title before them still makes a person.
+# So are the first words of places ("Santa", "Sierra", "Hong": "Santa Clara a ouvert").
 _GAZETTEER_GIVEN = st.sampled_from(
     sorted(
         n.capitalize()
         for n in given_names(3)
-        if not is_common(n) and "-" not in n and n not in NOT_SURNAMES and not is_feminine_noun(n.capitalize())
+        if not is_common(n)
+        and "-" not in n
+        and n not in NOT_SURNAMES
+        and not is_feminine_noun(n.capitalize())
+        and n not in _PLACE_PREFIXES | _PLACE_FIRST
     )
 )
 # invented surnames, for the gazetteer given names
