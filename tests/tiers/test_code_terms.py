@@ -1,11 +1,13 @@
 """Values that only look like people, mailboxes and hosts in code and reference data, each beside
 the real thing, which stays found.
 
-Found on a tenth read of real packages (2026-12-05): a docstring's "Turan Graph" under ``def
-turan_graph(n, r):``, a span name "Huey Chord" beside the class ``HueyChord``, a Sentry DSN's key
-and a job's id in ``scheme://<id>@host`` read as mailboxes, "3.1.1.6" in a list of version
-strings and "Guile 3.0.5.130-5a1e7" read as hosts, "Northern Mariana Islands" read as a person
-and CNRI's "1895 Preston White Drive" holding one.
+Found on real packages (2026-12-05): a docstring's "Turan Graph" under ``def turan_graph(n,
+r):``, a span name "Huey Chord" beside ``isinstance(item, HueyChord)``, "3.1.1.6" in a list of
+version strings and "Guile 3.0.5.130-5a1e7" read as hosts, "Northern Mariana Islands" read as a
+person and CNRI's "1895 Preston White Drive" holding one. Each property also holds the real thing
+beside it, including the counterexamples an adversarial review of the first version of these
+rules found (a name beside its own handle or file, a surname greeted in a quoted chat message,
+"please place Maria Gonzalez", a private host with a "-dev" tag, a token in a Git URL).
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ _SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[Heal
 # surname no English word), and nouns of code and maths that no census surname spells
 _PEOPLE = [("Maria", "Gonzalez"), ("Anna", "Kowalski"), ("Jonas", "Brandt"), ("Pierre", "Lefebvre"),
            ("Wei", "Zhang"), ("Leonie", "Hoffmann"), ("Samuel", "Okafor")]  # fmt: skip
+# people whose surname is a word of the dictionary too: the identifier rule may read their names
+_WORD_PEOPLE = [("Anna", "Hill"), ("John", "Baker"), ("Maria", "Stone"), ("Jonas", "Fisher")]
 _TERMS = ["Graph", "Chord", "Task", "Path", "Solver", "Lattice", "Queue", "Matrix"]
 _GIVEN_WORDS = ["Turan", "Huey", "Diamond", "Mariana", "Maria", "Jonas", "Wei"]
 
@@ -48,15 +52,16 @@ def _snake(*words: str) -> str:
 @given(
     given_name=st.sampled_from(_GIVEN_WORDS),
     term=st.sampled_from(_TERMS),
-    person=st.sampled_from(_PEOPLE),
+    person=st.sampled_from(_PEOPLE + _WORD_PEOPLE),
     form=st.sampled_from(
         [
             "def {s}(n, r):",
             "def test_{s}_path(self):",
             "x = {c}()",
             "isinstance(item, {c})",
-            "tags['{s}_id'] = 1",
+            "class {c}:",
             "`graph_{s}`",
+            "g.{s}_cache",
         ]
     ),  # fmt: skip
 )
@@ -73,7 +78,7 @@ def test_a_term_spelt_as_an_identifier_nearby_is_no_person(
 
 @_SETTINGS
 @given(
-    person=st.sampled_from(_PEOPLE),
+    person=st.sampled_from(_PEOPLE + _WORD_PEOPLE),
     handle=st.sampled_from(
         [
             "@{s}",
@@ -87,16 +92,21 @@ def test_a_term_spelt_as_an_identifier_nearby_is_no_person(
             "~{s}_bak/notes",
             "user = '{s}'",
             r"C:\\Users\\{s}_x",
+            "{c}_CV.pdf",
+            "{s}_resume.pdf",
+            "#{c}",
+            "{c} in Jira",
+            "{c}2024",
+            "file: {s}_1982",
         ]
     ),  # fmt: skip
 )
 def test_a_name_beside_its_own_handle_stays_a_name(clf: Classifier, person: tuple[str, str], handle: str) -> None:
-    """A person's name spelt as an identifier alone is that person's login, key or home, and one
-    beside "@", "/", "~" or "\\" (a mention, a mailbox, a home directory) is theirs however
-    long: the name is still found. (Not covered: an unquoted login with more after the name,
-    ``maria_gonzalez_admin``, reads as code; the login then names the person anyway.)"""
+    """A person's name spelt as an identifier that is no code (a login, a key, a mention, a
+    mailbox, a home directory, a file's name, a record's id) is theirs: the name is still found,
+    whether or not the surname is a word of the dictionary."""
     name = f"{person[0]} {person[1]}"
-    text = f"{name} ({handle.format(s=_snake(*person))}) reviewed the change.\n"
+    text = f"{name} ({handle.format(s=_snake(*person), c=''.join(person))}) reviewed the change.\n"
     assert name in _values(clf, text, "PERSON"), text
 
 
@@ -111,6 +121,10 @@ def test_spelt_in_code_reads_whole_words_of_an_identifier() -> None:
     text = "class HueyChords: ...\nspan = 'Huey Chord'"
     at = text.index("Huey Chord")
     assert not spelt_in_code(text, at, at + len("Huey Chord"))
+    # a surname that is no word of the dictionary is never read as a term
+    text = "def maria_gonzalez_report(x): ...\nby Maria Gonzalez"
+    at = text.index("Maria Gonzalez")
+    assert not spelt_in_code(text, at, at + len("Maria Gonzalez"))
 
 
 # -- places and streets ----------------------------------------------------------------------------
@@ -120,7 +134,7 @@ def test_spelt_in_code_reads_whole_words_of_an_identifier() -> None:
 @given(
     given_name=st.sampled_from(["Mariana", "Solomon", "Marshall", "Ellice", "Maria", "Jonas"]),
     noun=st.sampled_from(["Islands", "Archipelago", "Republic", "Territories", "Peninsula", "Highlands"]),
-    person=st.sampled_from(_PEOPLE),
+    person=st.sampled_from(_PEOPLE + _WORD_PEOPLE),
     before=st.sampled_from(["", "Northern ", "the "]),
 )
 def test_a_given_name_before_a_place_noun_names_a_place(
@@ -131,13 +145,15 @@ def test_a_given_name_before_a_place_noun_names_a_place(
     people = _values(clf, text, "PERSON")
     assert not any(noun in p for p in people), people
     assert name in people
+    # a person's name before a place's noun in a title is the person ("Region Lead")
+    assert name in _values(clf, f"{name} {noun} Lead approved the discount.", "PERSON")
 
 
 @_SETTINGS
 @given(
     person=st.sampled_from(_PEOPLE),
     number=st.integers(1, 9999),
-    street=st.sampled_from(["Drive", "Avenue", "Road", "Boulevard", "Lane", "Street"]),
+    street=st.sampled_from(["Drive", "Avenue", "Boulevard", "Street"]),
 )
 def test_a_street_named_after_a_person_is_an_address_not_a_person(
     clf: Classifier, person: tuple[str, str], number: int, street: str
@@ -148,35 +164,22 @@ def test_a_street_named_after_a_person_is_an_address_not_a_person(
     addresses = _values(clf, text, "ADDRESS")
     assert any(f"{number} {name} {street}" in a for a in addresses), addresses
     assert people == [name]  # the person asked, once; the street's name is the address's
+    # a verb, an id before a name, a surname that is a street's type: people
+    for other in (f"Please place {name} on the list.", f"Employee {number} {name} joined.",
+                  f"{number}, {name}, left", f"ID: {number} Diane Lane and {number} Glenn Close",
+                  f"ticket #{number} {name} Drive team", f"ID: {number} {name} Avenue office"):  # fmt: skip
+        found = _values(clf, other, "PERSON")
+        assert found & {name, "Diane Lane", "Glenn Close"}, (other, found)
 
 
-# -- a URL's user part that is an id --------------------------------------------------------------
-
-
-@_SETTINGS
-@given(
-    user=st.one_of(st.from_regex(r"[0-9a-f]{16,40}", fullmatch=True), st.from_regex(r"[0-9]{8,20}", fullmatch=True)),
-    scheme=st.sampled_from(["https", "ssh", "git+ssh", "amqp"]),
-    host=st.sampled_from(["o4506985151856640.ingest.us.sentry.io", "ssh.hf.jobs", "queue.acme-corp.de"]),
-    mailbox=st.from_regex(r"[a-z]{2,8}\.[a-z]{2,10}", fullmatch=True),
-)
-def test_an_id_as_a_urls_user_is_no_mailbox(clf: Classifier, user: str, scheme: str, host: str, mailbox: str) -> None:
-    text = f'DSN = "{scheme}://{user}@{host}/42"  # owner {mailbox}@acme-corp.de\n'
-    mails = _values(clf, text, "EMAIL_ADDRESS")
-    assert mails == {f"{mailbox}@acme-corp.de"}, mails
-    # the same id written as a mailbox, and a person's login in a URL, are addresses
-    assert f"{user}@{host}" in _values(clf, f"write to {user}@{host} today", "EMAIL_ADDRESS")
-    assert f"{mailbox}@{host}" in _values(clf, f"{scheme}://{mailbox}@{host}/42", "EMAIL_ADDRESS")
-
-
-# -- dotted numbers that are versions and sections, default routers -------------------------------
+# -- dotted numbers that are versions and sections -------------------------------------------------
 
 _octet = st.integers(0, 255)
 
 
 @_SETTINGS
 @given(
-    small=st.tuples(st.integers(1, 9), st.integers(0, 9), st.integers(0, 9), st.integers(0, 99)),
+    small=st.tuples(st.integers(1, 9), st.integers(0, 9), st.integers(0, 9), st.integers(0, 9)),
     private=st.tuples(st.integers(0, 255), st.integers(0, 255), st.integers(2, 254)),
     sep=st.sampled_from(["\n        ", ", ", " and "]),
 )
@@ -185,66 +188,40 @@ def test_a_quad_of_single_digit_numbers_is_a_version_beside_a_real_address(
 ) -> None:
     version = ".".join(map(str, small))
     host = f"10.{private[0]}.{private[1]}.{private[2]}"
-    assume(host not in ("10.0.0.1",))
     text = f"versions 1.5.2b2{sep}{version}{sep}3.10a; the build host is {host}\n"
     assert _values(clf, text, "IP_ADDRESS") == {host}
 
 
 @_SETTINGS
 @given(
-    quad=st.tuples(st.integers(11, 223), _octet, _octet, st.integers(10, 254)),
+    version=st.tuples(st.integers(1, 9), st.integers(0, 9), st.integers(0, 9), st.integers(10, 255)),
+    host=st.tuples(st.sampled_from([10, 93, 172, 192]), st.integers(16, 168), _octet, st.integers(10, 254)),
     tag=st.sampled_from(["-beta2", "-rc1", "-SNAPSHOT", "-5a1e7", "-g5a1e7f0", "-dev3"]),
 )
-def test_a_release_with_its_build_tag_is_no_address(clf: Classifier, quad: tuple[int, int, int, int], tag: str) -> None:
-    value = ".".join(map(str, quad))
-    assume(quad[0] not in (127,))
-    found = _values(clf, f"using Guile {value}{tag}.", "IP_ADDRESS")
-    assert value not in found
-    # a range of addresses and an address with a word after its dash stay addresses
-    other = ".".join(map(str, (*quad[:3], quad[3] - 1)))
-    spans = _values(clf, f"allow {other}-{value} and {value}-eth0", "IP_ADDRESS")
-    if value in _values(clf, f"allow {value} now", "IP_ADDRESS"):  # a public or private host here
-        assert value in spans and other in spans
-
-
-@given(last=st.integers(2, 254), block=st.sampled_from(["192.168.0", "192.168.1", "10.0.0", "172.16.0"]))
-@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-def test_a_default_router_is_no_host_but_its_neighbours_are(clf: Classifier, last: int, block: str) -> None:
-    host = f"{block}.{last}"
-    text = f"gateway {block}.1, then ssh to {host}"
-    assert _values(clf, text, "IP_ADDRESS") == {host}
-
-
-# -- a greeting in a program's string; a list's tail ----------------------------------------------
-
-
-@_SETTINGS
-@given(
-    given_name=st.sampled_from(["Ada", "Maria", "Jonas", "Wei", "Leonie"]),
-    greeting=st.sampled_from(["Hello, ", "Hi ", "hello ", "Dear "]),
-    quote=st.sampled_from(["'", '"', "`"]),
-    person=st.sampled_from(_PEOPLE),
-)
-def test_a_programs_greeting_of_one_word_is_no_person_but_a_letters_is(
-    clf: Classifier, given_name: str, greeting: str, quote: str, person: tuple[str, str]
+def test_a_release_with_its_build_tag_is_no_address_but_a_tagged_host_is(
+    clf: Classifier, version: tuple[int, int, int, int], host: tuple[int, int, int, int], tag: str
 ) -> None:
-    code = f"    ExecutionResult(data={{'greeting': {quote}{greeting}{given_name}!{quote}}}, errors=None)\n"
-    assert given_name not in _values(clf, code, "PERSON")
-    name = f"{person[0]} {person[1]}"
-    # a full name in the same string, and a letter's own greeting line, are people
-    assert name in _values(clf, f"body = {quote}{greeting}{name}, your order shipped.{quote}\n", "PERSON")
-    assert given_name in _values(clf, f"{greeting}{given_name},\nthe invoice is attached.\n", "PERSON")
+    release = ".".join(map(str, version))
+    assert release not in _values(clf, f"using Guile {release}{tag}.", "IP_ADDRESS")
+    address = ".".join(map(str, host))
+    assume(address in _values(clf, f"allow {address} now", "IP_ADDRESS"))
+    assert address in _values(clf, f"hosts: {address}{tag}, then scp file {address}{tag}:/tmp", "IP_ADDRESS")
+
+
+# -- a list's tail, alternatives, greetings ---------------------------------------------------------
 
 
 @_SETTINGS
 @given(
     firm=st.sampled_from(["Watts, Black and Field", "Baker, Botts and Lovell", "Sullivan, Cromwell and Hale"]),
-    lead=st.sampled_from(["Top and ", "North & ", "Links und "]),
+    lead=st.sampled_from(["Top and ", "North & ", "Front and "]),
 )
 def test_a_lists_tail_is_no_firm_but_a_firm_after_prose_is(clf: Classifier, firm: str, lead: str) -> None:
     tail = firm.replace("Watts", "Bottom").replace("Baker", "Bottom").replace("Sullivan", "Bottom")
     assert not _values(clf, f"trim the pixels on {lead}{tail} first.", "ORGANIZATION")
     assert firm in _values(clf, f"the contract with {firm} was signed.", "ORGANIZATION")
+    # after another firm and a conjunction, a list of firms
+    assert firm in _values(clf, f"We retained Skadden and {firm}.", "ORGANIZATION")
 
 
 _word = st.sampled_from("template data text read write horse battery staple correct violet orbit".split())
@@ -268,21 +245,41 @@ def test_words_offered_as_alternatives_describe_a_token_but_a_passphrase_is_one(
     assert described in _values(clf, f'    DB_PASSWORD: "{described}",\n', "SECRET")
 
 
-# -- a tenth group's classes: fetch modes, schema types, optional chaining, masks, licences -------
+@_SETTINGS
+@given(
+    salutation=st.sampled_from(["Welcome", "Thanks", "Hello", "Hey", "Bye"]),
+    given_name=st.sampled_from(["John", "Maria", "Jonas", "Samuel"]),
+    surname=st.sampled_from(["Penfold", "Gonzalez", "Brandt"]),
+    quote=st.sampled_from(['"', "'", ""]),
+)
+def test_a_salutation_before_a_comma_is_no_surname_but_the_greeted_is_a_person(
+    clf: Classifier, salutation: str, given_name: str, surname: str, quote: str
+) -> None:
+    people = _values(clf, f"reply: {quote}{salutation}, {given_name} - the contract is ready{quote}", "PERSON")
+    assert f"{salutation}, {given_name}" not in people
+    assert given_name in people
+    assert f"{surname}, {given_name}" in _values(clf, f"signed: {surname}, {given_name}\n", "PERSON")
+    # a surname greeted in a quoted chat message is the person greeted
+    assert surname in _values(clf, f'{{"content": "Hi {surname}, the lab results are in"}}', "PERSON")
+
+
+# -- fetch modes, schema types, optional chaining, code under a token's name, masks ----------------
 
 
 @_SETTINGS
 @given(
-    mode=st.sampled_from(["include", "omit", "same-origin", "boolean?", "string[]", "number?"]),
-    key=st.sampled_from(["credentials", "password", "apiKey", "secret"]),
     syntax=st.sampled_from(["t.{k}=`{v}`", '"{k}": "{v}",', "{k}: '{v}'", '{k} = "{v}"']),
-    secret=st.sampled_from(["Zx9!mQ2#vL7p", "hT4%rW8qLs2!", "Pq7#Vn2!xK9m"]),
+    mode=st.sampled_from(["include", "omit", "same-origin"]),
+    schema=st.sampled_from(["boolean?", "string[]", "number?", "integer"]),
+    key=st.sampled_from(["credentials", "password", "apiKey", "secret"]),
 )
 def test_a_fetch_mode_or_a_schema_type_is_no_credential(
-    clf: Classifier, mode: str, key: str, syntax: str, secret: str
+    clf: Classifier, syntax: str, mode: str, schema: str, key: str
 ) -> None:
-    assert not _values(clf, syntax.format(k=key, v=mode) + "\n", "SECRET")
-    assert secret in _values(clf, syntax.format(k="password", v=secret) + "\n", "SECRET")
+    assert not _values(clf, syntax.format(k="credentials", v=mode) + "\n", "SECRET")
+    assert not _values(clf, syntax.format(k=key, v=schema) + "\n", "SECRET")
+    # a fetch mode's word under a password's name is that password
+    assert mode in _values(clf, syntax.format(k="password", v=mode) + "\n", "SECRET")
 
 
 @_SETTINGS
@@ -290,31 +287,45 @@ def test_a_fetch_mode_or_a_schema_type_is_no_credential(
     obj=st.from_regex(r"[a-z]{3,8}[0-9]?", fullmatch=True),
     attr=st.sampled_from(["authInfo", "token", "password", "apiKey"]),
     key=st.sampled_from(["auth", "token", "password", "apiKey"]),
+    secret=st.sampled_from(["Kx9mQ2?.Horse", "Zq7?.Vn2xK9m"]),
 )
-def test_optional_chaining_is_code_under_any_key(clf: Classifier, obj: str, attr: str, key: str) -> None:
+def test_optional_chaining_is_code_but_a_value_with_its_marks_is_not(
+    clf: Classifier, obj: str, attr: str, key: str, secret: str
+) -> None:
     assert not _values(clf, f"const {key} = {obj}?.{attr};\n", "SECRET")
+    assert secret in _values(clf, f"DB_PASSWORD={secret}\nAPI_KEY={secret}\n", "SECRET")
+
+
+@_SETTINGS
+@given(
+    key=st.sampled_from(["pat", "token", "api_key", "access_key"]),
+    line=st.sampled_from(['call i32 asm sideeffect "mov $1, $2", "=r,r"( i32 123 )', 'f(a, b) == {"x": [1, 2]}']),
+    selector=st.sampled_from([".special-token:empty::before{", "a.token:hover {", "#api-key:focus{"]),
+    secret=st.sampled_from(
+        ["ghp_ZxC9mQ2vL7pWq8RtY3uI0oPaS4dF6gH1jK2l", "Zx9mQ2vL7pWq8RtY3uI0oPaS", "a8F!k (2x) $z=Q9"]
+    ),
+)
+def test_code_and_selectors_under_a_tokens_name_are_no_tokens(
+    clf: Classifier, key: str, line: str, selector: str, secret: str
+) -> None:
+    assert not _values(clf, f"        {key} = '{line}'\n", "SECRET")
+    assert not _values(clf, f"{selector}\n    position: relative;\n}}\n", "SECRET")
+    assert secret in _values(clf, f"        {key} = '{secret}'\n", "SECRET")
 
 
 @_SETTINGS
 @given(exponent=st.integers(16, 40), other=st.integers(65537, 10**10))
 def test_a_power_of_two_beside_a_context_word_is_no_licence(clf: Classifier, exponent: int, other: int) -> None:
     mask = str(2**exponent)
-    assume(other & (other - 1) != 0 and len(str(other)) >= 7)
-    text = f"(r=El,El={mask},Dl(e,t,n),El=r) DL {other}"
+    assume(other & (other - 1) != 0 and 7 <= len(str(other)) <= 9)
+    text = f"(r=El,El={mask},Dl(e,t,n),El=r)\nDL {other}"
     licences = _values(clf, text, "US_DRIVER_LICENSE")
     assert mask not in licences
+    assert str(other) in _values(clf, f"DL {other}", "US_DRIVER_LICENSE")
     assert power_of_two(mask) and not power_of_two(str(other))
 
 
-@_SETTINGS
-@given(
-    subject=st.sampled_from(["you", "You", "the Licensee", "we"]),
-    label=st.sampled_from(["Confidential - do not distribute", "DO NOT DISTRIBUTE", "Please do not distribute."]),
-)
-def test_do_not_distribute_with_a_subject_is_a_condition_not_a_label(clf: Classifier, subject: str, label: str) -> None:
-    condition = f"provided that {subject} do not Distribute the Modified Version."
-    assert not _values(clf, condition, "CONFIDENTIALITY_MARKER")
-    assert _values(clf, f"{label}\n{condition}", "CONFIDENTIALITY_MARKER")
+# -- licences, roles, postcodes, tokens in URLs ----------------------------------------------------
 
 
 @_SETTINGS
@@ -339,7 +350,7 @@ def test_a_word_in_capitals_after_a_role_is_no_person_but_a_surname_is(
     sep=st.sampled_from([" ", ", ", "\n    ", ",\n"]),
     phone=st.sampled_from(["(415) 555-2671", "+1 617 542 5942", "+44 20 7946 0958"]),
 )
-def test_a_zip_plus_4_after_a_state_is_no_phone(
+def test_a_zip_plus_4_after_a_state_is_no_phone_but_a_number_after_a_word_is(
     clf: Classifier, state: str, zip5: int, plus4: int, sep: str, phone: str
 ) -> None:
     code = f"{zip5:05d}-{plus4:04d}"
@@ -349,57 +360,21 @@ def test_a_zip_plus_4_after_a_state_is_no_phone(
     phones = _values(clf, text, "PHONE_NUMBER")
     assert code not in phones
     assert phone in phones
-
-
-_SCRIPTS = ["Old Hungarian", "Garay", "Malayalam", "Meroitic Cursive", "Rumi Numeral Symbols", "Old Turkic"]
-
-
-@_SETTINGS
-@given(
-    given_name=st.sampled_from(["Hanifi", "Mende", "Maria", "Jonas"]),
-    term=st.sampled_from(["Rohingya", "Kikakui", "Extended"]),
-    at=st.integers(1, 4),
-    row=st.sampled_from(['    "{c}",  # {v}', "    0x{n:05X},  # .. 0x{n:05X} ; {v}", "    {n},  // {v}"]),
-    people=st.permutations(_PEOPLE),
-)
-def test_a_comment_column_of_terms_holds_no_person_but_one_of_people_does(
-    clf: Classifier, given_name: str, term: str, at: int, row: str, people: list[tuple[str, str]]
-) -> None:
-    candidate = f"{given_name} {term}"
-    terms = [*_SCRIPTS[:at], candidate, *_SCRIPTS[at:]]
-    lines = [row.format(c=f"c{i}", n=0x10000 + i * 64, v=v) for i, v in enumerate(terms)]
-    assert candidate not in _values(clf, "\n".join(lines) + "\n", "PERSON")
-    # the same rows naming people are people; so is a person among firms in a CSV's last column
-    names = [f"{g} {s}" for g, s in people[:5]]
-    lines = [row.format(c=f"c{i}", n=0x10000 + i * 64, v=v) for i, v in enumerate(names)]
-    assert set(names) <= _values(clf, "\n".join(lines) + "\n", "PERSON")
-    csv = "id;account\n1;Acme\n2;Globex\n" + f"3;{names[0]}\n" + "4;Initech\n5;Umbrella\n"
-    assert names[0] in _values(clf, csv, "PERSON")
+    # a state's code that is a word or a country ("DE", "OR", "ME") without a town before it
+    for carrier in ("Hotline DE 06221-5678", "Please call 0711-123456 OR 06221-5678"):
+        assert "06221-5678" in _values(clf, carrier, "PHONE_NUMBER")
 
 
 @_SETTINGS
 @given(
-    key=st.sampled_from(["pat", "token", "api_key", "access_key"]),
-    line=st.sampled_from(['call i32 asm sideeffect "mov $1, $2", "=r,r"( i32 123 )', 'f(a, b) == {"x": [1, 2]}']),
-    selector=st.sampled_from([".special-token:empty::before{", "a.token:hover {", "#api-key:focus{"]),
-    secret=st.sampled_from(["ghp_ZxC9mQ2vL7pWq8RtY3uI0oPaS4dF6gH1jK2l", "Zx9mQ2vL7pWq8RtY3uI0oPaS"]),
+    token=st.from_regex(r"[0-9a-f]{40}", fullmatch=True),
+    marker=st.sampled_from(["do not distribute", "do not forward"]),
+    subject=st.sampled_from(["you", "we", "they"]),
 )
-def test_code_and_selectors_under_a_tokens_name_are_no_tokens(
-    clf: Classifier, key: str, line: str, selector: str, secret: str
+def test_tokens_in_urls_and_asked_for_confidentiality_stay_found(
+    clf: Classifier, token: str, marker: str, subject: str
 ) -> None:
-    assert not _values(clf, f"        {key} = '{line}'\n", "SECRET")
-    assert not _values(clf, f"{selector}\n    position: relative;\n}}\n", "SECRET")
-    assert secret in _values(clf, f"        {key} = '{secret}'\n", "SECRET")
-
-
-@_SETTINGS
-@given(
-    salutation=st.sampled_from(["Welcome", "Thanks", "Hello", "Congratulations"]),
-    given_name=st.sampled_from(["John", "Maria", "Jonas"]),
-    surname=st.sampled_from(["Penfold", "Gonzalez", "Brandt"]),
-)
-def test_a_salutation_before_a_comma_is_no_surname(
-    clf: Classifier, salutation: str, given_name: str, surname: str
-) -> None:
-    assert f"{salutation}, {given_name}" not in _values(clf, f'page.getByText("{salutation}, {given_name}")', "PERSON")
-    assert f"{surname}, {given_name}" in _values(clf, f"signed: {surname}, {given_name}\n", "PERSON")
+    """Counterexamples to rules tried and taken out: a token as a Git URL's user is reported
+    (as the mailbox it is shaped like), and a marker asked of someone is a marker."""
+    assert _values(clf, f"git clone https://{token}@github.com/acme/private.git", "EMAIL_ADDRESS")
+    assert _values(clf, f"Please make sure {subject} do not distribute this deck.", "CONFIDENTIALITY_MARKER")

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from ._english_words import is_english_word
+
 __all__ = ["code_around", "code_identifier", "in_code_position", "spelt_in_code"]
 
 # prefixes after which a name has an inner capital: McDonald, MacArthur, FitzGerald, DeVries …
@@ -126,22 +128,19 @@ _SPELT_WINDOW = 1024
 _SPELT_PLACES = 4  # places of the spelling read per candidate
 _IDENTIFIER_REACH = 64  # characters read each side of a place for the identifier holding it
 _IDENTIFIER_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
-# around an identifier that is an account's or a file's, not code's: "@maria_gonzalez",
-# "/home/maria_gonzalez/", "maria_gonzalez@corp.com", "~maria_gonzalez", "C:\\Users\\…"
-_ACCOUNT_AROUND = frozenset("@/~\\")
 
 
 def spelt_in_code(text: str, start: int, end: int) -> bool:
-    """Whether the words of ``text[start:end]`` (two or more, letters only) name something the
-    code around them defines or uses: joined in camel case ("Huey Chord" beside ``HueyChord``),
-    or in snake case inside a longer identifier or a call ("Edit Distance" beside
-    ``graph_edit_distance``, "Turan Graph" beside ``def turan_graph(``). A person's name
-    spelt as an identifier alone is a handle ("maria_gonzalez" as a login, a JSON key or a home
-    directory) and keeps the name a name; so does one beside "@", "/", "~" or "\\". A login
-    with more after the name (``maria_gonzalez_admin``) reads as code: it names the person
-    itself, and no recognizer strips it."""
+    """Whether the words of ``text[start:end]`` (two or more, letters only, the last a word of
+    the dictionary) name something the code around them defines or uses: joined in camel case
+    or in snake case, as an identifier in a code position ("Turan Graph" under ``def
+    turan_graph(``, "Edit Distance" beside ```graph_edit_distance```, "Huey Chord" beside
+    ``isinstance(item, HueyChord)``). A person's surname is rarely a word of the dictionary
+    ("Maria Gonzalez"); where it is ("Anna Hill"), a handle, a file name or a mention spelt so
+    (``anna_hill_resume.pdf``, ``#AnnaHill``, ``@anna_hill``) is in no code position and keeps
+    the name a name."""
     words = text[start:end].split()
-    if len(words) < 2 or not all(w.isalpha() and w.isascii() for w in words):
+    if len(words) < 2 or not all(w.isalpha() and w.isascii() for w in words) or not is_english_word(words[-1]):
         return False
     lo, hi = max(0, start - _SPELT_WINDOW), min(len(text), end + _SPELT_WINDOW)
     camel = "".join(w[:1].upper() + w[1:].lower() for w in words)
@@ -150,9 +149,10 @@ def spelt_in_code(text: str, start: int, end: int) -> bool:
 
 
 def _found_as(text: str, spelt: str, lo: int, hi: int, *, camel: bool) -> bool:
-    """Whether ``spelt`` stands in ``text[lo:hi]`` as code. Only the first few places are read,
-    and an identifier only so far around each (a page of the same name and handle took seconds
-    per megabyte when every place in every candidate's window was read)."""
+    """Whether ``spelt`` stands in ``text[lo:hi]`` inside an identifier in a code position. Only
+    the first few places are read, and an identifier only so far around each (a page of the same
+    name and handle took seconds per megabyte when every place in every candidate's window was
+    read)."""
     at = text.find(spelt, lo, hi)
     for _ in range(_SPELT_PLACES):
         if at < 0:
@@ -164,17 +164,28 @@ def _found_as(text: str, spelt: str, lo: int, hi: int, *, camel: bool) -> bool:
         e = after
         while e < min(len(text), after + _IDENTIFIER_REACH) and text[e] in _IDENTIFIER_CHARS:
             e += 1
-        account = (s > 0 and text[s - 1] in _ACCOUNT_AROUND) or (e < len(text) and text[e] in _ACCOUNT_AROUND)
-        if not account:
-            if camel:
-                # a camel-cased identifier that starts or ends with the words ("HueyChord",
-                # "MyHueyChord"), not the words inside a longer one's hump ("HueyChords")
-                if not text[after : after + 1].islower():
-                    return True
-            elif not text[at - 1 : at].isalnum() and not text[after : after + 1].isalnum():
-                # whole words of the identifier ("edit_distance" in "graph_edit_distance", not
-                # in "credit_distances"), and more than the name or called ("turan_graph(")
-                if (s, e) != (at, after) or text[e : e + 1] == "(":
-                    return True
+        whole = (
+            not text[after : after + 1].islower()  # "HueyChord", not "HueyChords"
+            if camel
+            # whole words of a snake-case identifier ("edit_distance" in "graph_edit_distance",
+            # not in "credit_distances")
+            else not text[at - 1 : at].isalnum() and not text[after : after + 1].isalnum()
+        )
+        if whole and _code_position(text, s, e):
+            return True
         at = text.find(spelt, at + 1, hi)
     return False
+
+
+def _code_position(text: str, s: int, e: int) -> bool:
+    """Whether the identifier ``text[s:e]`` is called or defined, quoted as code, an attribute, or
+    a class tested against."""
+    if text[e : e + 1] == "(" or text[s - 1 : s] in (".", "`"):
+        return True
+    return _DEFINED_OR_TESTED.search(text, max(0, s - 80), s) is not None
+
+
+# "def name", "class Name", "isinstance(item, Name", "except Name"
+_DEFINED_OR_TESTED = re.compile(
+    r"(?:\b(?:def|class|except|raise)[ ]+|\b(?:isinstance|issubclass)\([^()\n]{0,60},[ ]*)\Z"
+)

@@ -94,12 +94,8 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         one at a documentation domain, where nobody's mailbox is; elsewhere ``user:jane@acme.com``
         in a log line is the address. And ``git@github.com:owner/repo.git`` is a repository's
         address in SSH's scp syntax (a user on a host, then ``:`` and a path), no mailbox: an
-        address ends a sentence's clause with a blank after its colon. A URL's user part that is an
-        object's id or a key in hex or digits (a Sentry DSN's ``https://<32 hex>@o123.ingest.sentry.io``,
-        ``ssh://<job id>@ssh.hf.jobs``) is a login to that host, no mailbox."""
+        address ends a sentence's clause with a blank after its colon."""
         if end + 1 < len(text) and text[end] == ":" and text[end + 1] in _PATH_START:
-            return True
-        if start >= 3 and text[start - 3 : start] == "://" and _ID_USER.match(text, start) is not None:
             return True
         if start == 0 or text[start - 1] != ":":
             return False  # both shapes below end with the colon right before the address
@@ -111,8 +107,6 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         return documentation_domain(text[start:end].rsplit("@", 1)[1])
 
 
-# a user part of 16 hex digits or more, or 8 digits or more, and nothing else before the "@"
-_ID_USER = re.compile(r"(?:[0-9A-Fa-f]{16,}|[0-9]{8,})@")
 # second-level names under which registries delegate ("acme.co.uk", "uni.ac.jp")
 _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", "or", "go"})
 # the first character of the path after "user@host:" in SSH's scp syntax ("owner/repo.git",
@@ -469,7 +463,9 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
 
 _DIGIT_GROUPS = re.compile(r"[0-9]+")
 _ZIP_PLUS_4 = re.compile(r"[0-9]{5}-[0-9]{4}")
-_STATE_BEFORE = re.compile(r"\b([A-Z]{2})[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?\Z")
+# a town, a comma and the state's code, as US addresses write them ("Boston, MA 02110-1301"); a
+# code alone ("Hotline DE 06221-5678", "… OR 06221-5678") is a word or a country
+_STATE_BEFORE = re.compile(r"[A-Za-z.],[ \t]*([A-Z]{2})[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?\Z")
 # the USPS codes of the states, DC and the territories
 _US_STATES = frozenset(
     """AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY
@@ -478,8 +474,9 @@ _US_STATES = frozenset(
 
 
 def _us_state_before(text: str, start: int) -> bool:
-    """Whether a US state's code stands right before ``start`` (a blank, a comma or a line break between)."""
-    m = _STATE_BEFORE.search(text, max(0, start - 12), start)
+    """Whether a town and a US state's code stand right before ``start`` (a blank, a comma or a
+    line break between)."""
+    m = _STATE_BEFORE.search(text, max(0, start - 16), start)
     return m is not None and m.group(1) in _US_STATES
 
 

@@ -41,6 +41,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._code import code_around, code_identifier, in_code_position
+from ._english_words import is_english_word
 from ._eponyms import eponym_after, eponym_elsewhere
 from ._german_nouns import is_feminine_noun
 from ._table_cells import cells as _cells
@@ -133,8 +134,11 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
         iteration": :mod:`._eponyms`), also where the text names it without its object after
         writing it with one ("the Held-Karp relaxation" … "the Held-Karp solution"); code in
         the place of a name (:mod:`._code`)."""
-        if "," in text[start:end] and _LIST_BEFORE.search(text, max(0, start - 40), start):
-            return True  # "on Top and Bottom, Left and Right": a longer list's tail, no firm's name
+        before = _LIST_BEFORE.search(text, max(0, start - 40), start) if "," in text[start:end] else None
+        if before is not None and is_english_word(before.group(1)) and not is_plain_surname(before.group(1)):
+            # "on Top and Bottom, Left and Right": a longer list of words, no firm's name; a
+            # firm before the conjunction ("Skadden and Baker, Botts and Lovell") is a list of firms
+            return True
         return (
             eponym_after(text, end, broad=True)
             or in_code_position(text, start, end)
@@ -144,7 +148,7 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
 
 # a capitalised word and a conjunction right before joined names: they continue a list with a
 # conjunction of its own ("Top and Bottom, Left and Right"); a firm's name has one conjunction
-_LIST_BEFORE = re.compile(r"\b[A-Z][a-z]+[ ](?:and|&|und|et)[ ]\Z")
+_LIST_BEFORE = re.compile(r"\b([A-Z][a-z]+)[ ](?:and|&|und|et)[ ]\Z")
 # not "|": Markdown rows would make every "x: int | None" of code a candidate (≈ 25 ms per MB)
 _SEP = ",;\t"
 # the longest line judged as a table row (characters); a cell of a longer line is no table's

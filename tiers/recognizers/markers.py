@@ -17,8 +17,6 @@ phrases: ``process_validation`` and ``batch_record`` are ordinary identifiers in
 
 from __future__ import annotations
 
-import re
-
 from collections.abc import Iterable
 
 import re2
@@ -111,18 +109,6 @@ class MarkerRecognizer(TiersPatternRecognizer):
         alts = "|".join(_phrase(p, joiners) for p in sorted(set(phrases), key=len, reverse=True))
         regex = r"(?i)(?:^|[^A-Za-z0-9_])(?P<value>" + alts + r")(?:$|[^A-Za-z0-9_])"
         super().__init__(patterns=[Pattern(name, regex, 0.9)], entity=entity, name=name)
-
-    def reject_at(self, text: str, start: int, end: int) -> bool:
-        """An imperative with a subject before it is a sentence's verb, no label: "provided that
-        you do not Distribute the Modified Version" (the Artistic License) states a condition;
-        "Confidential - do not distribute", "Please do not distribute." label the text."""
-        if text[start:end][:6].lower() != "do not":
-            return False
-        return _SUBJECT_BEFORE.search(text, max(0, start - 16), start) is not None
-
-
-# the subjects a licence or a contract gives its verbs ("you do not", "the Licensee does not")
-_SUBJECT_BEFORE = re.compile(r"(?i:\b(?:you|we|they|i|he|she|licensee|licensor|recipient|user|users))[ \t]+\Z")
 
 
 class ConfidentialInformationRecognizer(TiersPatternRecognizer):

@@ -70,10 +70,10 @@ class IpAddressRecognizer(IpRecognizer):
             # 0.0.0.0/8, "this network" (RFC 1122 3.2.1.3): a source address while a host boots,
             # never one to reach; a dotted quad that starts with 0 is a version ("0.98.5.3")
             return True
-        if ip.version == 4 and _small_numbers(pattern_text):
-            # "2.4.8.19", "3.1.1.6", "7.9.2.2": single-digit numbers (the last up to two digits)
-            # number a section or a release; among public addresses about one in 2,000 has
-            # this shape (a private one never has: 10, 172 and 192 have more digits)
+        if ip.version == 4 and _single_digits(pattern_text.split("/", 1)[0]):
+            # "3.1.1.6", "7.9.2.2", "2.7.2.2": four single-digit numbers number a section or a
+            # release; about one public address in 17,000 has this shape (a private one never
+            # has: 10, 172 and 192 have more digits)
             return True
         if ip.version == 4 and ip.is_private and _all_ones_host(ip):
             return True  # 10.255.255.255, 192.168.255.255: a private block's broadcast, no host
@@ -111,8 +111,10 @@ class IpAddressRecognizer(IpRecognizer):
             return True
         if _DOTTED_MORE.match(text, end) or _DOTTED_LESS.search(text[max(0, start - 2) : start]):
             return True
-        if _BUILD_AFTER.match(text, end):
-            return True  # "Guile 3.0.5.130-5a1e7", "1.2.3.4-beta2": a release and its build
+        if _BUILD_AFTER.match(text, end) and _single_digits(text[start:end], last=3):
+            # "Guile 3.0.5.130-5a1e7", "1.2.3.45-beta2": a release and its build; a host with a
+            # tag ("10.1.2.3-dev", "172.16.5.20-rc2") has a network's first numbers
+            return True
         if _VERSION_AFTER.match(text, end):
             return True  # "requires matplotlib 1.2.3.4 or higher": a version, whatever precedes it
         return numbered_before(text[max(0, start - 40) : start]) or listed_before(text[max(0, start - 120) : start])
@@ -129,10 +131,9 @@ def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return None
 
 
-def _small_numbers(text: str) -> bool:
-    """Whether a dotted quad's first three numbers have one digit and its last at most two."""
-    quad = text.split("/", 1)[0]
-    return len(quad) <= 8 and quad[1] == quad[3] == quad[5] == "."
+def _single_digits(quad: str, last: int = 1) -> bool:
+    """Whether a dotted quad's first three numbers have one digit each and its last at most ``last``."""
+    return len(quad) <= 6 + last and quad[1:2] == quad[3:4] == quad[5:6] == "."
 
 
 def _netmask(value: int) -> bool:
@@ -147,13 +148,10 @@ def _all_ones_host(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> bool:
 
 
 _PRIVATE_BLOCKS = tuple(ipaddress.ip_network(n) for n in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"))
-# the placeholder addresses of examples, the public resolvers, and the first host of the private
-# networks that routers and cloud templates set up by default (192.168.0.1, 192.168.1.1, 10.0.0.1,
-# 172.16.0.1: the same in millions of networks, so no one's host, as a netmask is no one's)
+# the placeholder addresses of examples and the public resolvers: no one's host
 _EXAMPLE_ADDRESSES = frozenset(
-    {"255.255.255.255", "1.2.3.4", "1.2.3.5", "4.3.2.1", "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9",
-     "192.168.0.1", "192.168.1.1", "10.0.0.1", "172.16.0.1"}
-)  # fmt: skip
+    {"255.255.255.255", "1.2.3.4", "1.2.3.5", "4.3.2.1", "8.8.8.8", "8.8.4.4", "1.1.1.1", "1.0.0.1", "9.9.9.9"}
+)
 _DOTTED_MORE = re.compile(r"\.[0-9]")
 _DOTTED_LESS = re.compile(r"[0-9]\.$")
 # What numbers a part of a document or a release when it stands right before a dotted quad: the

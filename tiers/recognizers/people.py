@@ -101,7 +101,8 @@ def _until_common(text: str, nouns: bool = False) -> int:
     name ("Lou-Ann Le Borgne", "Marco Di Stefano", "Eva Van Dyke"). ``nouns``: after the first
     word, a title's noun (:func:`title_noun`) ends it too ("Sage Handbook" -> "Sage"; "Anthony
     Baker" stays whole). A place's noun after the first word makes it a place: 0 ("Solomon
-    Islands")."""
+    Islands"), unless a surname comes before the noun ("Anna Kowalski Region Lead": the name
+    ends there)."""
     keep = 0
     words = list(_WORDS.finditer(text))
     for i, m in enumerate(words):
@@ -112,7 +113,12 @@ def _until_common(text: str, nouns: bool = False) -> int:
         if keep and w.lower() in _PARTICLES and after[:1].isupper() and not is_common(after):
             continue
         if keep and w.lower() in _PLACE_NOUNS and title_noun(w):
-            return 0  # the words before are a place's name ("Lao People's Democratic Republic")
+            # the words before name a place ("Lao People's Democratic Republic", "Mariana
+            # Islands") unless a surname stands among them: "Anna Kowalski Region Lead" ends
+            # the name before the noun
+            if any(is_surname(x.group()) and "'" not in x.group() for x in words[1:i]):
+                break
+            return 0
         if is_common(w) or (nouns and keep and title_noun(w)):
             break
         keep = m.end()
@@ -157,14 +163,14 @@ _SALUTATIONS = frozenset(
 )
 # a street named after a person: "1895 Preston White Drive", "rue Victor Hugo" (the address
 # recognizer finds the address; the name in it is the street's, not a person's)
-_STREET_TYPES = frozenset(
-    """Street Avenue Road Boulevard Lane Drive Court Way Place Terrace Close Crescent Parkway Highway Square
-    Straße Strasse Allee Platz""".split()
-)
+_STREET_TYPES = frozenset("Street Avenue Boulevard Drive Parkway Highway".split())
 _WORD_AFTER = re.compile(r"[ ]?(\w+)")
-_NUMBER_BEFORE = re.compile(r"\b[0-9]{1,5}[A-Za-z]?,?[ ]+\Z")  # the house number of that street
-_STREET_BEFORE = re.compile(r"\b(?i:rue|avenue|boulevard|place|allée|allee|quai|chemin|impasse|cours)[ ]+\Z")
-_QUOTED_GREETING = re.compile(r"""["'`](?i:hello|hi|hey|dear|hallo|bonjour)[ ]*,?[ ]*\Z""")
+# a house number: digits (and a letter), not after what ends an id's label or a list's item
+_NUMBER_BEFORE = re.compile(r"\b[0-9]{1,5}[A-Za-z]?[ ]+\Z")
+_NOT_BEFORE_A_HOUSE_NUMBER = frozenset(",.:#/-0123456789")
+_STREET_BEFORE = re.compile(
+    r"\b[0-9]{1,4}(?:[ ]?(?:bis|ter))?,?[ ]+(?:rue|avenue|boulevard|allée|allee|quai|chemin|impasse)[ ]+\Z"
+)
 # a given name after these is part of a place or a team ("Los Angeles Kings", "New York Bulls")
 _PLACE_PREFIXES = frozenset("los las new san santa santo sao saint sainte st fort port mount lake el".split())
 # the first words of places of two words ("Hong Kong", "Sri Lanka", "Porto Rico", "Mont Blanc",
@@ -201,17 +207,19 @@ def word_given_names() -> frozenset[str]:
 
 
 def _street_name(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` names a street: a house number before it and a street's type
-    after it or as its last word ("1895 Preston White Drive"), or a French street's type before
-    it ("rue Victor Hugo")."""
-    before = text[max(0, start - 12) : start]
+    """Whether ``text[start:end]`` names a street: a house number right before it and a street's
+    type after it or as its last word ("1895 Preston White Drive"), or a house number and a French street's type
+    before it ("12 rue Victor Hugo"). Only types that are no surname and no verb count ("Diane
+    Lane", "Glenn Close", "place Maria on the list" stay people)."""
+    before = text[max(0, start - 24) : start]
     if before[-1:] != " ":
         return False
     if _STREET_BEFORE.search(before) is not None:
         return True
-    number = before.rstrip(" ,")  # "1895 ", "12a, "
-    if not (number[-1:].isdigit() or number[-2:-1].isdigit()) or _NUMBER_BEFORE.search(before) is None:
-        return False
+    number = before.rstrip(" ")  # "1895 ", "12a "
+    m = _NUMBER_BEFORE.search(before) if number[-1:].isdigit() or number[-2:-1].isdigit() else None
+    if m is None or before[: m.start()].rstrip(" ")[-1:] in _NOT_BEFORE_A_HOUSE_NUMBER:
+        return False  # no number, or an id's ("ID: 4711", "ticket #4711", "10442, ")
     after = _WORD_AFTER.match(text, end)
     last = text[start:end].rsplit(None, 1)[-1]
     return last in _STREET_TYPES or (after is not None and after.group()[:1] == " " and after.group(1) in _STREET_TYPES)
@@ -272,6 +280,10 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             return None  # most candidates: capitalised words without a given name
         words = _WORDS.findall(text)
         if "," in text:  # the list form: the given name comes last ("Certainly, Jane" is none)
+            if len(words) == 2 and words[0].lower() in _SALUTATIONS and self._is_given(words[1]):
+                # "Welcome, John", "Hey, Samuel": a greeting before the comma, no surname; the
+                # given name after it is the one greeted
+                return text.rindex(words[1]), len(text)
             if (
                 len(words) == 2
                 and self._is_given(words[1])
@@ -280,8 +292,6 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 # "Conference, George", "Proceedings, Anna": a title's noun is no surname (the
                 # census spells every surname the dictionary has that is one: "Penfold, Sarah")
                 and not title_noun(words[0])
-                # "Welcome, John", "Thanks, Anna": a greeting before the comma, no surname
-                and words[0].lower() not in _SALUTATIONS
             ):
                 return 0, len(text)
             return None
@@ -360,11 +370,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         Unicode's block names)."""
         if "," in text[start:end] and (_ENUMERATION_AFTER.match(text, end) or _ABBREVIATION_AFTER.match(text, end)):
             return True
-        return (
-            super().reject_at(text, start, end)
-            or self._term_table(text, start, end)
-            or self._term_column(text, start, end)
-        )
+        return super().reject_at(text, start, end) or self._term_table(text, start, end)
 
     def _term_table(self, text: str, start: int, end: int) -> bool:
         """Whether the candidate is inside the quoted key that starts its line (or a value that
@@ -387,60 +393,6 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         keys = [k for k in _neighbour_keys(text, row) if _TERM_SHAPE.fullmatch(k)]
         names = sum(self.refine_span(k) is not None for k in keys)
         return len(keys) - names >= 2 and names <= len(keys) - names
-
-    def _term_column(self, text: str, start: int, end: int) -> bool:
-        """Whether the candidate is the last field of a code line's comment, after its mark or
-        a ";", "|" or tab in it, and the same field of the rows around it (up to three above and
-        three below) holds terms, as :meth:`_term_table` judges keys: Unicode's block names in
-        ``0x10D00,  # .. 0x10D3F ; Hanifi Rohingya`` or ``"Rohg",  # Hanifi Rohingya`` rows. A
-        column of people (``"mgonzalez",  # Maria Gonzalez``) is one of names; a data file's
-        column (a CSV's) is not judged here: firms and people may share one."""
-        row = _row_start(text, start)
-        if row is None:
-            return False
-        line_end = _line_end(text, end)
-        if text[end:line_end].strip(" \t\r.,;") or not text[row:start].rstrip(" \t"):
-            return False  # more after the candidate on its line, or nothing before it
-        before = text[row:start].rstrip(" \t")
-        sep = "//" if before.endswith("//") else before[-1]
-        if sep not in _COLUMN_SEPARATORS or not _CODE_COMMENT.search(text, row, start):
-            return False  # a comment's column only: a CSV's last column may mix firms and people
-        fields = [f for f in _neighbour_fields(text, row, sep) if _TERM_SHAPE.fullmatch(f)]
-        names = sum(self.refine_span(f) is not None for f in fields)
-        return len(fields) - names >= 2 and names <= len(fields) - names
-
-
-# what stands before a table's last field: a column separator or a comment's mark
-_COLUMN_SEPARATORS = frozenset({";", "|", "\t", "#", "//"})
-# code, then a comment on the same line ("0x10D00,  # …", '"Rohg",  # …', "x = 1;  // …")
-_CODE_COMMENT = re.compile(r"\S[ \t]+(?:#|//)")
-
-
-def _neighbour_fields(text: str, row: int, sep: str) -> list[str]:
-    """The last fields after ``sep`` of the rows right above and below the row starting at
-    ``row``, up to ``_TABLE_ROWS`` each way; the column ends at the first line without ``sep``."""
-    fields: list[str] = []
-    pos = row
-    for _ in range(_TABLE_ROWS):
-        above = _row_start(text, pos - 1) if pos > 0 else None
-        if above is None:
-            break
-        line = text[above : pos - 1]
-        if sep not in line:
-            break
-        fields.append(line.rsplit(sep, 1)[1].strip(" \t\r.,;"))
-        pos = above
-    pos = _line_end(text, row)
-    for _ in range(_TABLE_ROWS):
-        if text[pos : pos + 1] != "\n":
-            break
-        nxt = _line_end(text, pos + 1)
-        line = text[pos + 1 : nxt]
-        if sep not in line:
-            break
-        fields.append(line.rsplit(sep, 1)[1].strip(" \t\r.,;"))
-        pos = nxt
-    return fields
 
 
 # a quoted string that starts its line, as a dict's key or a list's item does
@@ -519,11 +471,6 @@ class TitledPersonRecognizer(_NameRecognizer):
             return True
         if _TITLE_ALONE.fullmatch(text, start, end):
             return True  # a title names nobody without a name: "Hello Mr. {name}", "Dear Dr. <NAME>"
-        if " " not in text[start:end].strip() and _QUOTED_GREETING.search(text, max(0, start - 12), start):
-            # a string that opens with a greeting and one word ('Hello, Ada!', "Hi Bob"): a
-            # program's output or an example; a letter greets by a line of its own
-            # (GreetingPersonRecognizer) or by a full name
-            return True
         word = text[start:end].strip().rstrip(".")
         if word.isupper() and word.isalpha() and is_english_word(word.lower()) and not is_surname(word):
             return True  # "Author: UNKNOWN", "Owner: NONE": a word in capitals, no surname

@@ -81,10 +81,6 @@ _EXACT = frozenset(
         "integer",
         "float",
         "array",
-        # the Fetch API's credentials modes (``credentials: "include"``): no credential
-        "include",
-        "omit",
-        "same-origin",
         "secretstr",
         "optional",
         "required",

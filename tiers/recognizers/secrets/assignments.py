@@ -61,6 +61,14 @@ _PROSE = re.compile(
 )
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
 _CODE_MARKS = frozenset("\"'()$=,{}[];")
+_LONG_WORDS = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{3,}(?![A-Za-z0-9])")  # words of code or prose, not a token's runs
+# optional chaining on names written as code writes them, a lower-case start each
+# (``options2?.authInfo``, ``config.browser.launchOptions?.channel``); "Kx9mQ2?.Horse" is a value
+_OPTIONAL_CHAIN = re.compile(
+    r"^[a-z_$][A-Za-z0-9_$]*(?:\??\.[a-z_$][A-Za-z0-9_$]*)*\?\.[a-z_$][A-Za-z0-9_$]*(?:\??\.[a-z_$][A-Za-z0-9_$]*)*[;,]?$"
+)
+# the Fetch API's credentials modes, under its own key (``credentials: "include"``)
+_FETCH_MODES = frozenset({"include", "omit", "same-origin"})
 # lower-case words with " / " between alternatives ("template data / text", "read / write"): a
 # description under a token's name; a passphrase joins its words by blanks or hyphens
 _ALTERNATIVES = re.compile(r"^[a-z]+(?: [a-z]+)*(?: / [a-z]+(?: [a-z]+)*)+$")
@@ -122,6 +130,8 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
         return False
     if key and names_its_key(value, key):
         return False
+    if value in _FETCH_MODES and key.rsplit(".", 1)[-1].lower() in ("credentials", "withcredentials"):
+        return False  # ``fetch(url, {credentials: "include"})``
     if strength is not Strength.STRONG and encodes_words(value):
         return False  # a vocabulary's token as base64 ("token_bytes": "IENydXNoaW5n", " Crushing")
     return any(_accept_spelling(v, strength, quoted) for v in spellings(value))
@@ -136,7 +146,7 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False
     # an attribute path has no digits (``settings.DB_PASSWORD``); ``aaa.A23452`` is a value, but
     # optional chaining is code whatever its names hold (``options2?.authInfo``)
-    path = _code_path(value) and ("?." in value or not any(c.isdigit() for c in value))
+    path = _code_path(value) and (_OPTIONAL_CHAIN.match(value) is not None or not any(c.isdigit() for c in value))
     if not quoted and (_CODE_SHAPE.search(value) or path):
         return False
     if strength is not Strength.STRONG and path:
@@ -151,7 +161,12 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # a token has no spaces: unquoted, that is code or prose
     if not quoted and value.rstrip().endswith("{"):
         return False  # ``.special-token:empty::before{``: a block opens, a selector or code
-    if strength is not Strength.STRONG and " " in value and sum(c in _CODE_MARKS for c in value) >= 3:
+    if (
+        strength is not Strength.STRONG
+        and " " in value
+        and sum(c in _CODE_MARKS for c in value) >= 3
+        and len(_LONG_WORDS.findall(value)) >= 3
+    ):
         # ``pat = 'call i32 asm "mov $1, $2", "=r,r"( i32 123 )'``: blanks and code's marks, a
         # pattern or a line of code; a passphrase under a token's name is words
         return False
