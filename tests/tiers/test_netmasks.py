@@ -16,12 +16,13 @@ _CARRIERS = ["netmask {m}", "mask={m}", 'subnet_mask: "{m}"', "{m}", "ip {h} mas
 
 def _hosts() -> st.SearchStrategy[str]:
     """Public unicast addresses that no rule reads as something else (no mask, no example or
-    public resolver's address such as 1.0.0.1)."""
+    public resolver's address such as 1.0.0.1, no version's shape)."""
     return (
         st.integers(0x01000000, 0xDFFFFFFF)
         .map(lambda n: ipaddress.IPv4Address(n))
         .filter(lambda a: a.is_global and not a.is_multicast and str(a).split(".")[-1] not in ("0", "255"))
         .filter(lambda a: str(a) not in _EXAMPLE_ADDRESSES)
+        .filter(lambda a: max(a.packed) > 9)  # "4.0.0.1": four single digits number a release
         .map(str)
     )
 
