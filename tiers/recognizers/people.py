@@ -149,9 +149,9 @@ _PLACEHOLDER_NAMES = frozenset(
 
 
 # the nouns of places' names ("Mariana Islands", "Solomon Islands", "Ellice Islands"): the
-# capitalised words before one name that place, whatever given name they start with, where other
-# nouns of titles end a name only after a given name that is a word too ("Sage Handbook"); the
-# ones a census surname spells ("Isles", "Coast", "Kingdom", "Bay") are no title's nouns and stay in a name
+# capitalised words before one name that place when no surname stands among them (other nouns of
+# titles end a name only after a given name that is a word too: "Sage Handbook"); the ones a
+# census surname spells ("Isles", "Coast", "Kingdom", "Bay") are no title's nouns
 _PLACE_NOUNS = frozenset(
     """islands archipelago atoll mountains highlands lowlands plateau peninsula republic principality
     emirate emirates territory territories provinces region county district prefecture governorate
@@ -161,13 +161,13 @@ _SALUTATIONS = frozenset(
     "welcome hello hi hey thanks thank cheers congratulations congrats sorry goodbye bye morning evening "
     "afternoon night greetings regards dear hallo danke willkommen bonjour merci salut bienvenue".split()
 )
-# a street named after a person: "1895 Preston White Drive", "rue Victor Hugo" (the address
+# a street named after a person: "1895 Preston White Drive", "12 rue Victor Hugo" (the address
 # recognizer finds the address; the name in it is the street's, not a person's)
 _STREET_TYPES = frozenset("Street Avenue Boulevard Drive Parkway Highway".split())
 _WORD_AFTER = re.compile(r"[ ]?(\w+)")
 # a house number: digits (and a letter), not after what ends an id's label or a list's item
 _NUMBER_BEFORE = re.compile(r"\b[0-9]{1,5}[A-Za-z]?[ ]+\Z")
-_NOT_BEFORE_A_HOUSE_NUMBER = frozenset(",.:#/-0123456789")
+_NOT_BEFORE_A_HOUSE_NUMBER = frozenset(",.:#/-")
 _STREET_BEFORE = re.compile(
     r"\b[0-9]{1,4}(?:[ ]?(?:bis|ter))?,?[ ]+(?:rue|avenue|boulevard|allée|allee|quai|chemin|impasse)[ ]+\Z"
 )
@@ -208,9 +208,9 @@ def word_given_names() -> frozenset[str]:
 
 def _street_name(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` names a street: a house number right before it and a street's
-    type after it or as its last word ("1895 Preston White Drive"), or a house number and a French street's type
-    before it ("12 rue Victor Hugo"). Only types that are no surname and no verb count ("Diane
-    Lane", "Glenn Close", "place Maria on the list" stay people)."""
+    type after it or as its last word ("1895 Preston White Drive"), or a house number and a
+    French street's type before it ("12 rue Victor Hugo"). Only types that are no surname and no
+    verb count ("Diane Lane", "Glenn Close", "place Maria on the list" stay people)."""
     before = text[max(0, start - 24) : start]
     if before[-1:] != " ":
         return False
