@@ -378,18 +378,27 @@ def test_a_media_type_is_no_credential(clf: Classifier, top: str, subtype: str, 
 
 @_SETTINGS
 @given(
-    st.text("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789", min_size=20, max_size=40),
+    st.integers(0, 2**32).map(random.Random),
     st.integers(0, 19),
     st.sampled_from(["X-_X", "x--x", "_xX_", "--__"]),
 )
 def test_a_signature_with_four_mask_characters_in_a_row_is_still_a_jwts(
-    clf: Classifier, random_part: str, at: int, run: str
+    clf: Classifier, rnd: random.Random, at: int, run: str
 ) -> None:
     """A random base64url signature meets "x", "X", "-" and "_" four in a row about once in
     1,700 draws (CI drew ``…y--gTRX-_X8``): the token stays found; a signature of mask
     characters in documentation (``xxxxxxxx-xxxx``) is still none."""
-    assume(sum(c.isupper() for c in random_part) and sum(c.islower() for c in random_part))
+    # a seeded generator, not hypothesis's own draws: those shrink to runs of "0" and "a", which
+    # are masks, not the random signature this is about
+    alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+    random_part = "".join(rnd.choice(alphabet) for _ in range(32))
+    assume(any(c.isupper() for c in random_part) and any(c.islower() for c in random_part))
     assume(any(c.isdigit() for c in random_part))
+    # the run is four long: the random characters around it are no mask characters themselves
+    assume(
+        random_part[at - 1 : at + 1].isalnum()
+        and random_part[at - 1 : at + 1].strip("xX") == random_part[at - 1 : at + 1]
+    )
     signature = random_part[:at] + run + random_part[at:]
     header = _b64url(b'{ "alg": "HS256", "typ": "JWT" }')
     payload = _b64url(b'{ "sub": "23143591", "scope": "read write" }')
