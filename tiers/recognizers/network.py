@@ -111,7 +111,7 @@ class IpAddressRecognizer(IpRecognizer):
             return True
         if _DOTTED_MORE.match(text, end) or _DOTTED_LESS.search(text[max(0, start - 2) : start]):
             return True
-        if _BUILD_AFTER.match(text, end) and _single_digits(text[start:end], last=3):
+        if _single_digits(text[start:end], last=3) and _BUILD_AFTER.match(text, end):
             # "Guile 3.0.5.130-5a1e7", "1.2.3.45-beta2": a release and its build; a host with a
             # tag ("10.1.2.3-dev", "172.16.5.20-rc2") has a network's first numbers
             return True
