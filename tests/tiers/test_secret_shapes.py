@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier
+from tiers.recognizers.secrets import provider_formats
+from tiers.recognizers.secrets.providers import ProviderFormat
 from tiers.recognizers.secrets._shape import parse_shape
 from tiers.recognizers.secrets._values import is_placeholder, joined_words
 
@@ -204,6 +206,56 @@ def test_letter_tokens_after_a_distinct_prefix_are_found(
     text = carrier[1].format(t=token)
     s = text.index(token)
     assert covered(secret_spans(clf, text), s, s + len(token)), text
+
+
+@_SETTINGS
+@given(
+    st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", min_size=12, max_size=40).filter(
+        lambda b: any(c.isupper() for c in b) and len(set(b[-16:])) >= 4 and not re.search(r"(?i)xxxx|(.)\1{3}", b)
+    ),
+    st.sampled_from(["", "3", "b3", "_v2"]),
+    st.sampled_from(CARRIERS),
+)
+def test_lichess_tokens_with_capitals_are_found(
+    clf: Classifier, letters: str, tail: str, carrier: tuple[str, str]
+) -> None:
+    """After ``lip_`` code writes snake-case names in lower case (``lip_sync_weight``): a body
+    with a capital is a token, however its letters split (``lip_NsxyGhdnzoQTEDb3``)."""
+    token = "lip_" + letters + tail
+    assume(len(token) >= 20)
+    text = carrier[1].format(t=token)
+    s = text.index(token)
+    assert covered(secret_spans(clf, text), s, s + len(token)), text
+
+
+@_SETTINGS
+@given(st.lists(st.from_regex(r"[a-z]{3,9}", fullmatch=True), min_size=3, max_size=6), st.sampled_from(_CODE_CARRIERS))
+def test_snake_names_after_lip_are_no_tokens(clf: Classifier, words: list[str], carrier: str) -> None:
+    token = "lip_" + "_".join(words)
+    assume(len(token) >= 20)
+    text = carrier.format(t=token)
+    s = text.index(token)
+    assert not any(a < s + len(token) and b > s for a, b in secret_spans(clf, text)), text
+
+
+_PREFIXED = [
+    f for f in provider_formats() if f.shape.parts[0][0] == "lit" and str(f.shape.parts[0][1]).lstrip("(")[:1].isalnum()
+]
+
+
+@_SETTINGS
+@given(st.sampled_from(_PREFIXED), st.integers(0, 2**32), st.sampled_from("Qz7_"), st.sampled_from(CARRIERS))
+def test_a_prefix_inside_a_word_starts_no_token(
+    clf: Classifier, fmt: ProviderFormat, seed: int, before: str, carrier: tuple[str, str]
+) -> None:
+    """A format's prefix after a letter, digit or underscore is the tail of a longer name
+    (``eyeBrowHvb.``, ``xghp_``): no token of that format starts there, with or without an
+    alternation's parenthesis in the table's notation (``(hvs|hvb|hvr).``)."""
+    token = fmt.shape.sample(seed=seed)
+    text = carrier[1].format(t=before + token)
+    s = text.index(before + token) + 1
+    spans = secret_spans(clf, text)
+    assert not any(a == s for a, _ in spans), (fmt.fmt, text, spans)
 
 
 _PAIR_NAME = re.compile(r"(^|;)([A-Za-z]+)=")

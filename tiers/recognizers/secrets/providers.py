@@ -42,7 +42,9 @@ class ProviderFormat:
             lead_chars = CLASSES[first[1][0]] + "_"
         else:
             assert isinstance(first[1], str)
-            lead_chars = _WORD_CHARS if first[1][:1].isalnum() else ""
+            # an alternation's paren is no character of the token: ``(ghp|gho)_`` starts with a
+            # letter, and a letter or digit before it makes the match the tail of a longer word
+            lead_chars = _WORD_CHARS if first[1].lstrip("(")[:1].isalnum() else ""
         lead = f"(?:^|[^{_escape(lead_chars)}])" if lead_chars else ""
         tail = ""
         if self.shape.bounded_end and self.shape.last_chars:
@@ -82,6 +84,10 @@ _NUMBERED = re.compile(r"(?<=[A-Za-z])[0-9]{1,3}(?=[_.-]|$)")
 # base62 characters hold none one time in eight, and random letters split into such runs often
 # enough that the rule dropped 1 % of random Flutterwave test keys and 0.6 % of Razorpay keys
 _NAME_PREFIXES = ("tss_", "prf_", "s.", "lip_")
+# after these only snake-case names in lower case (``lip_sync_weight``): Lichess's tokens are
+# base62 and 16 or more long, and their letters split into capitalised runs about once in 5,000
+# draws (``lip_NsxyGhdnzoQTEDb3``); in lower case with no digit once in a million
+_SNAKE_PREFIXES = ("lip_",)
 
 
 def _code_name(token: str) -> bool:
@@ -90,6 +96,8 @@ def _code_name(token: str) -> bool:
     ``s.getElementsByTagName``): twenty base64url characters hold none three times in a hundred,
     and then seldom split into words."""
     if not token.startswith(_NAME_PREFIXES):
+        return False
+    if token.startswith(_SNAKE_PREFIXES) and not token.islower():
         return False
     unnumbered = _NUMBERED.sub("", token)
     return (
