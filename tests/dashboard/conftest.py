@@ -102,7 +102,7 @@ def _traffic(seeded: Seeded) -> None:
 
     send("acme", "What is the capital of France?")  # Tier 1 -> vendor
     send("acme", "Please email bob@corp.example.com about the delay.")  # Tier 2 -> vendor, stripped
-    send("acme", "Refund card 4111 1111 1111 1111 today.")  # Tier 3 -> local (on-prem)
+    send("acme", "Refund card 4556 0172 8390 6414 today.")  # Tier 3 -> local (on-prem)
     send("acme", "Summarise this: " + UNDERCOUNT + " lorem ipsum dolor sit amet " * 80)  # integrity
     send("globex", "Hello from globex, how are you?")  # Tier 1
     send("globex", "Forward to carol@corp.example.com the report.")  # Tier 2

@@ -156,7 +156,7 @@ def test_upstreams_keys_and_policy_pages(page: Any, seeded: Seeded) -> None:
     assert "dedicated, onprem" in page.inner_text("#rule-tier3")
     assert "CREDIT_CARD" in page.inner_text("#rule-tier3")
     before = seeded.count("SELECT COUNT(*) FROM audit_requests")
-    sample = "Ask eve@corp.example.com about card 4111 1111 1111 1111 — TRYIT-SAMPLE-7731"
+    sample = "Ask eve@corp.example.com about card 4556 0172 8390 6414 — TRYIT-SAMPLE-7731"
     page.fill("#sample", sample)
     page.click("#try-it")
     assert page.get_attribute("#try-result", "data-tier") == "3"
@@ -164,7 +164,7 @@ def test_upstreams_keys_and_policy_pages(page: Any, seeded: Seeded) -> None:
         "#highlighted mark", "ms => ms.map(m => [m.dataset.entity, m.firstChild.textContent])"
     )
     assert ["EMAIL_ADDRESS", "eve@corp.example.com"] in marks
-    assert ["CREDIT_CARD", "4111 1111 1111 1111"] in marks
+    assert ["CREDIT_CARD", "4556 0172 8390 6414"] in marks
     shot(page, "policy-try-it")
     # Nothing stored: no audit row, and the sample is nowhere in the database files.
     assert seeded.count("SELECT COUNT(*) FROM audit_requests") == before

@@ -188,7 +188,7 @@ def test_every_page_on_postgresql(postgres_db: str, tmp_path: Path, classifier: 
         gw.admin(lambda st: create_admin(st.engine, "root", PASSWORD, None))
         client = gw.openai(gw.create_key("acme"))
         client.chat.completions.create(model="chat", messages=[{"role": "user", "content": "hello"}])
-        client.chat.completions.create(model="chat", messages=[{"role": "user", "content": "card 4111 1111 1111 1111"}])
+        client.chat.completions.create(model="chat", messages=[{"role": "user", "content": "card 4556 0172 8390 6414"}])
         with httpx.Client(base_url=gw.url) as web:
             assert _attempt(web, "root", PASSWORD).status_code == 303
             overview = web.get("/admin/", params={"range": "1h"}).text

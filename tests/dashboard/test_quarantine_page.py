@@ -103,7 +103,7 @@ def test_tier3_refused_when_its_only_upstream_is_quarantined(seeded: Seeded) -> 
         while True:  # this gateway reads the change at its next poll
             try:
                 client.chat.completions.create(model="chat", messages=[{"role": "user",
-                                               "content": "Refund card 4111 1111 1111 1111 today."}])  # fmt: skip
+                                               "content": "Refund card 4556 0172 8390 6414 today."}])  # fmt: skip
             except openai.APIStatusError as exc:
                 assert exc.status_code == 503 and exc.body["code"] == "upstream_quarantined"  # type: ignore[index]  # an error body is a dict
                 break

@@ -45,7 +45,7 @@ def test_demo_run_of_the_readme_example(tmp_path: Path) -> None:
         assert "\u2039PHONE_1\u203a" in streamed and streamed.endswith("Call +49 30 1234 5678 please")
         try:
             client.chat.completions.create(
-                model="gpt-4o-mini", messages=[{"role": "user", "content": "Refund card 4111 1111 1111 1111"}]
+                model="gpt-4o-mini", messages=[{"role": "user", "content": "Refund card 4556 0172 8390 6414"}]
             )
             raise AssertionError("a Tier-3 prompt reached the demo vendor")
         except openai.PermissionDeniedError as exc:

@@ -17,7 +17,7 @@ from tests.gateway.conftest import base_config
 from tests.support.harness import SECRETS, FakeUpstreams, GatewayHarness
 
 PROMPTS = ["What is the capital of France?", "Please email bob@corp.example.com about the delay.",
-           "Refund card 4111 1111 1111 1111 today."]  # Tier 1, 2 (stripped, shared), 3 (on-prem)  # fmt: skip
+           "Refund card 4556 0172 8390 6414 today."]  # Tier 1, 2 (stripped, shared), 3 (on-prem)  # fmt: skip
 
 
 def _cli(cfg: Path, *args: str) -> Any:

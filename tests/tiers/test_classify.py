@@ -20,7 +20,7 @@ from .conftest import content
         ("Ping maria.gonzalez@example.com about the release.", Tier.INTERNAL),
         ("The deploy host is build-01.corp.example.com.", Tier.INTERNAL),
         ("Export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY now", Tier.INTERNAL),
-        ("Refund card 4111 1111 1111 1111 please.", Tier.RESTRICTED),
+        ("Refund card 4556 0172 8390 6414 please.", Tier.RESTRICTED),
         ("Customer Confidential: Q3 pricing for the tender.", Tier.RESTRICTED),
         ("Attach the GMP batch record for Lot L240311A.", Tier.RESTRICTED),
     ],
@@ -44,7 +44,7 @@ def test_findings_and_reasons_carry_no_text(clf: Classifier) -> None:
 def test_client_floor_raises_never_lowers(clf: Classifier) -> None:
     """A client floor raises the tier of clean text, and cannot lower a Tier 3 text."""
     assert clf.classify(content("hello"), floor=Tier.RESTRICTED).tier == Tier.RESTRICTED
-    assert clf.classify(content("card 4111 1111 1111 1111"), floor=Tier.GENERAL).tier == Tier.RESTRICTED
+    assert clf.classify(content("card 4556 0172 8390 6414"), floor=Tier.GENERAL).tier == Tier.RESTRICTED
     assert "client floor: tier 2" in clf.classify(content("hi"), floor=Tier.INTERNAL).reasons
 
 

@@ -64,8 +64,8 @@ def test_fields_no_schema_names_are_read_whole() -> None:
         "user": "jane@corp.example.com",
         "metadata": {
             "ticket": "T-1",
-            "inner": {"id": "4111111111111111", "type": "x y"},
-            "n": 4111111111111111,
+            "inner": {"id": "4556017283906414", "type": "x y"},
+            "n": 4556017283906414,
             "small": 12345,
             "jane@corp.example.com": True,
         },
@@ -88,10 +88,10 @@ def test_fields_no_schema_names_are_read_whole() -> None:
         (("metadata", "inner"), "inner", "key"),
         (("metadata", "inner", "id"), "id", "key"),
         (("metadata", "inner", "type"), "type", "key"),
-        (("metadata", "inner", "id"), "4111111111111111", "text"),
+        (("metadata", "inner", "id"), "4556017283906414", "text"),
         (("metadata", "inner", "type"), "x y", "text"),
         (("metadata", "n"), "n", "key"),
-        (("metadata", "n"), "4111111111111111", "number"),
+        (("metadata", "n"), "4556017283906414", "number"),
         (("metadata", "small"), "small", "key"),
         (("metadata", "jane@corp.example.com"), "jane@corp.example.com", "key"),
         (("messages", 0, "notes"), "notes", "key"),
@@ -104,10 +104,10 @@ def test_a_keyword_at_a_schema_path_is_read_when_it_is_not_a_keyword() -> None:
     """``role`` and ``type`` are left out only while they look like protocol keywords."""
     body = {
         "model": "m",
-        "messages": [{"role": "jane@corp.example.com", "content": [{"type": "4111 1111 1111 1111", "text": "hi"}]}],
+        "messages": [{"role": "jane@corp.example.com", "content": [{"type": "4556 0172 8390 6414", "text": "hi"}]}],
     }
     texts = [s.text for s in extract_content("chat", body).segments]
-    assert "jane@corp.example.com" in texts and "4111 1111 1111 1111" in texts
+    assert "jane@corp.example.com" in texts and "4556 0172 8390 6414" in texts
 
 
 def _b64(data: bytes) -> str:
@@ -151,7 +151,7 @@ def test_inline_text_files_are_decoded_and_read(part: dict, kind: str | None) ->
         {"type": "file", "file": {"file_data": "not base64 at all!!"}},
         {"type": "file", "file": {"file_data": "data:text/plain;charset=utf-16;base64," + _b64(b"IBAN here")}},
         {"type": "file", "file": {"file_data": _b64(b"\n%PDF-1.4 (IBAN here)")}},
-        {"type": "input_audio", "input_audio": {"data": _b64(b"my card is 4111 1111 1111 1111"), "format": "wav"}},
+        {"type": "input_audio", "input_audio": {"data": _b64(b"my card is 4556 0172 8390 6414"), "format": "wav"}},
     ],
 )
 def test_what_cannot_be_read_is_opaque(part: dict) -> None:
@@ -176,7 +176,7 @@ def test_stripped_keys_numbers_files_and_tokens_are_written_back() -> None:
     string, a changed file re-encoded as it came, changed token ids as text (with their siblings)."""
     body = {
         "model": "m",
-        "metadata": {"a": 1, "jane@x.org": 2, "n": 4111111111111111},
+        "metadata": {"a": 1, "jane@x.org": 2, "n": 4556017283906414},
         "messages": [
             {
                 "role": "user",
@@ -189,7 +189,7 @@ def test_stripped_keys_numbers_files_and_tokens_are_written_back() -> None:
     c = extract_content("chat", body)
     swapped = Content(
         tuple(
-            replace(s, text=s.text.replace("jane@x.org", "<EMAIL_1>").replace("4111111111111111", "<CARD_1>"))
+            replace(s, text=s.text.replace("jane@x.org", "<EMAIL_1>").replace("4556017283906414", "<CARD_1>"))
             for s in c.segments
         ),
         c.opaque,
@@ -198,7 +198,7 @@ def test_stripped_keys_numbers_files_and_tokens_are_written_back() -> None:
     assert list(out["metadata"]) == ["a", "<EMAIL_1>", "n"] and out["metadata"]["n"] == "<CARD_1>"
     data = out["messages"][0]["content"][0]["file"]["file_data"]
     assert data.startswith("data:text/plain;base64,") and base64.b64decode(data.split(",", 1)[1]) == b"mail <EMAIL_1>"
-    assert body["metadata"]["n"] == 4111111111111111  # the original is untouched
+    assert body["metadata"]["n"] == 4556017283906414  # the original is untouched
     emb = {"input": [list(b"a@b.io"), list(b"hello")]}
     decode = lambda ids: bytes(ids).decode()
     c2 = extract_content("embeddings", emb, decode_tokens=decode)

@@ -42,10 +42,10 @@ def test_hidden_email_is_found_and_stripped(clf: Classifier, trick: str, hidden:
 @pytest.mark.parametrize(
     "hidden",
     [
-        "４１１１ １１１１ １１１１ １１１１",
-        "٤١١١ ١١١١ ١١١١ ١١١١",
-        "4111\u200b1111\u200b1111\u200b1111",
-        "4111 1111 1111 111\u00ad1",
+        "４５５６ ０１７２ ８３９０ ６４１４",
+        "٤٥٥٦ ٠١٧٢ ٨٣٩٠ ٦٤١٤",
+        "4556\u200b0172\u200b8390\u200b6414",
+        "4556 0172 8390 641\u00ad4",
     ],
 )
 def test_hidden_card_digits_are_found(clf: Classifier, hidden: str) -> None:

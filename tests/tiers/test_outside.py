@@ -111,7 +111,7 @@ OUTSIDE_POSITIVES = [
     ("PERSON", "Juergen Heintze hat bestätigt.", "Juergen Heintze"),
     ("PERSON", "Gonzalez, Maria signed", "Gonzalez, Maria"),
     ("PHONE_NUMBER", "call 4155552671 today", "4155552671"),
-    ("CREDIT_CARD", "card 4111 1111 1111 1111 on file", "4111 1111 1111 1111"),
+    ("CREDIT_CARD", "card 4556 0172 8390 6414 on file", "4556 0172 8390 6414"),
     ("US_SSN", "ssn_536228451", "536228451"),
     ("CONFIDENTIALITY_MARKER", "we signed an NDA last week", "NDA"),
     ("IP_ADDRESS", "the gateway at 192.168.10.20 drops it", "192.168.10.20"),

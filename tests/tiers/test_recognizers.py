@@ -51,9 +51,9 @@ POSITIVES = [
     ("PHONE_NUMBER", "mobile {} any time", "98765 43210"),
     ("PHONE_NUMBER", "office {}", "(362) 748-7752"),
     # cards and IBANs
-    ("CREDIT_CARD", "card {} exp 12/29", "4111 1111 1111 1111"),
-    ("CREDIT_CARD", "paid with {}", "5500-0000-0000-0004"),
-    ("CREDIT_CARD", "amex {}", "3782 822463 10005"),
+    ("CREDIT_CARD", "card {} exp 12/29", "4556 0172 8390 6414"),
+    ("CREDIT_CARD", "paid with {}", "5352-9841-7760-2149"),
+    ("CREDIT_CARD", "amex {}", "3759 876543 21004"),
     ("IBAN_CODE", "pay to {}", "DE41 2605 0000 1562 8071 31"),
     ("IBAN_CODE", "IBAN: {}", "GB54LOYD30963812345672"),
     # national ids
@@ -84,10 +84,10 @@ POSITIVES = [
     ("IP_ADDRESS", "requires matplotlib 0.98.5.3 or higher on {}", "172.16.9.8"),
     ("IP_ADDRESS", "the hosts {} and 10.0.0.9", "10.0.0.7"),
     # digits beside decimals, sequences and constants of code (seventh group)
-    ("CREDIT_CARD", "record (17, {}, 12, 2027)", "4111111111111111"),
-    ("CREDIT_CARD", "card {} today", "4000.0000 0000 0002"),
-    ("CREDIT_CARD", "card {} today", "4111.1111.1111.1111"),
-    ("CREDIT_CARD", "cards = [6011111111111117, 4012888888881881, {}]", "5500000000000004"),
+    ("CREDIT_CARD", "record (17, {}, 12, 2027)", "4556017283906414"),
+    ("CREDIT_CARD", "card {} today", "4520.1395 8832 7014"),
+    ("CREDIT_CARD", "card {} today", "4556.0172.8390.6414"),
+    ("CREDIT_CARD", "cards = [4520139588327014, 4556017283906414, {}]", "5352984177602149"),
     ("PHONE_NUMBER", "mobile {}. Or 6 78498 78527.3994", "98765 43210"),
     ("US_BANK_NUMBER", "if TYPE_CHECKING:\n    pass\nACCOUNT_NO = {}\n", "156384712"),
     ("US_BANK_NUMBER", "checking account {} at the bank", "156384712"),
@@ -213,7 +213,7 @@ NEAR_MISSES = [
     ("PHONE_NUMBER", "total 1234567 units"),
     ("PHONE_NUMBER", "call 555-123-4567 (invalid area code)"),
     # cards failing Luhn or the issuer prefix
-    ("CREDIT_CARD", "card 4111 1111 1111 1112"),
+    ("CREDIT_CARD", "card 4556 0172 8390 6415"),
     ("CREDIT_CARD", "number 1234 5678 9012 3456"),
     # the integer part of a decimal (mpmath's tables): no card has a fraction
     ("CREDIT_CARD", "        -49586681013729.32611558353\n    6 4031078400000.0"),

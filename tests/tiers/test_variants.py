@@ -50,20 +50,20 @@ TIER3 = [
     ("IBAN_CODE", "pay to {} today", "gb54_loyd_3096_3812_3456_72"),
     # a greedy candidate runs into the next word or number; it is cut back to the valid value
     ("IBAN_CODE", "pay {} from the account", "BE68 5390 0754 7034"),
-    ("CREDIT_CARD", "card {} 12 units", "4111 1111 1111 1111"),
-    ("CREDIT_CARD", "visa {} ok", "4111 1111 1111 1111 003"),
+    ("CREDIT_CARD", "card {} 12 units", "4556 0172 8390 6414"),
+    ("CREDIT_CARD", "visa {} ok", "4556 0172 8390 6414 008"),
     # cards with other separators: a dotted card once went out as a MAC address plus ".1111"
-    ("CREDIT_CARD", "card {} exp 12/29", "4111  1111  1111  1111"),
-    ("CREDIT_CARD", "card {} exp 12/29", "4111\t1111\t1111\t1111"),
-    ("CREDIT_CARD", "card {} exp 12/29", "4111 1111\n1111 1111"),
-    ("CREDIT_CARD", "card {} exp 12/29", "4111.1111.1111.1111"),
-    ("CREDIT_CARD", "card {} exp 12/29", "4111/1111/1111/1111"),
-    ("CREDIT_CARD", "card {} exp 12/29", "4111_1111_1111_1111"),
-    ("CREDIT_CARD", "paid with {}", "5500.0000.0000.0004"),
-    ("CREDIT_CARD", "amex {}", "3782.822463.10005"),
-    ("CREDIT_CARD", "amex {} ok", "3782  822463\t10005"),
+    ("CREDIT_CARD", "card {} exp 12/29", "4556  0172  8390  6414"),
+    ("CREDIT_CARD", "card {} exp 12/29", "4556\t0172\t8390\t6414"),
+    ("CREDIT_CARD", "card {} exp 12/29", "4556 0172\n8390 6414"),
+    ("CREDIT_CARD", "card {} exp 12/29", "4556.0172.8390.6414"),
+    ("CREDIT_CARD", "card {} exp 12/29", "4556/0172/8390/6414"),
+    ("CREDIT_CARD", "card {} exp 12/29", "4556_0172_8390_6414"),
+    ("CREDIT_CARD", "paid with {}", "5352.9841.7760.2149"),
+    ("CREDIT_CARD", "amex {}", "3759.876543.21004"),
+    ("CREDIT_CARD", "amex {} ok", "3759  876543\t21004"),
     # a card one group per line counts next to a card word
-    ("CREDIT_CARD", "card number:\n{}\nexp 12/29", "4111\n1111\n1111\n1111"),
+    ("CREDIT_CARD", "card number:\n{}\nexp 12/29", "4556\n0172\n8390\n6414"),
     # SSNs without dashes, with the context word inside an identifier or other separators
     ("US_SSN", '{{"social_security_number": "{}"}}', "536228451"),
     ("US_SSN", '{{"customer_ssn": "{}"}}', "536228451"),
@@ -158,13 +158,13 @@ def test_percent_encoded_address_maps_back_to_the_encoded_span(clf: Classifier) 
 
 NEAR_MISSES = [
     # a column of four-digit numbers is not a card without a card word nearby
-    ("CREDIT_CARD", "qty\n4111\n1111\n1111\n1111\ntotal 8444"),
+    ("CREDIT_CARD", "qty\n4556\n0172\n8390\n6414\ntotal 8444"),
     ("CREDIT_CARD", "| id | qty |\n|---|---|\n| 4532 | 0151 |\n| 1283 | 0366 |\n"),
     # digits of unrelated numbers across lines, failing Luhn
-    ("CREDIT_CARD", "4111 1111\n1111 1112\n"),
+    ("CREDIT_CARD", "4556 0172\n8390 6415\n"),
     ("IBAN_CODE", "de89 3704 0044 0532 0130 01"),
     # dotted numbers that are versions, dates or decimals
-    ("CREDIT_CARD", "build 4111.1111.1111.1112 and 2024.01.15 and 3.14159265358979"),
+    ("CREDIT_CARD", "build 4556.0172.8390.6415 and 2024.01.15 and 3.14159265358979"),
     # the word confidential in prose, in code and as part of another word
     ("CONFIDENTIALITY_MARKER", "please keep this confidential between us"),
     ("CONFIDENTIALITY_MARKER", "CONFIDENTIAL = 3\nlevel = Level.CONFIDENTIAL\n"),

@@ -23,7 +23,14 @@ from stdnum.iso7064 import mod_97_10
 
 from ._digits import in_decimal, in_integer_sequence
 
-__all__ = ["PUBLISHED_EXAMPLE_IBANS", "CardColumnRecognizer", "CardRecognizer", "IbanCodeRecognizer"]
+__all__ = [
+    "PUBLISHED_EXAMPLE_IBANS",
+    "PUBLISHED_TEST_CARDS",
+    "CardColumnRecognizer",
+    "CardRecognizer",
+    "IbanCodeRecognizer",
+    "is_test_card",
+]
 
 _GAP = r"(?:[ \t._/-]{1,3}|[ \t]{0,2}\r?\n[ \t]{0,2})?"
 _LINE = r"[ \t]{0,2}\r?\n[ \t]{0,2}"
@@ -86,12 +93,11 @@ class CardRecognizer(CreditCardRecognizer):
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Digits of a decimal (``0.2662102282047272``, a float's repr in every test suite;
         ``-49586681013729.326…``, mpmath's tables) or a term of a sequence literal (``[1, 1, 4,
-        108, 27648, 86400000, 4031078400000]``) are no card (:mod:`._digits`); one repeated pair
-        (``5454545454545454``) is a test pattern."""
+        108, 27648, 86400000, 4031078400000]``) are no card (:mod:`._digits`), nor a number
+        published for testing (:func:`is_test_card`)."""
         if in_decimal(text, start, end) or in_integer_sequence(text, start, end):
             return True
-        digits = "".join(c for c in text[start:end] if c.isdigit())
-        return len(set(digits[0::2])) == 1 and len(set(digits[1::2])) == 1
+        return is_test_card("".join(c for c in text[start:end] if c.isdigit()))
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The longest valid card that starts the candidate, cut at a group boundary."""
@@ -167,6 +173,62 @@ PUBLISHED_EXAMPLE_IBANS = frozenset(
         "GB82WEST12345698765432",  # the worked example of the mod 97 check (ECBS EBS204; Wikipedia's IBAN article)
         "GR1601101050000010547023795",  # python-stdnum's stdnum/iban.py doctest
         "BE31435411161155",  # python-stdnum's stdnum/iban.py doctest
+    }
+)
+
+
+def is_test_card(digits: str) -> bool:
+    """Whether a Luhn-valid card number is one the card schemes' processors publish for testing,
+    which code and its documentation use wherever payments are written (a payment form's tests, a
+    tracing guide's sample page): nobody's account, and as Tier 3 it refused every request of a
+    coding agent that read such code.
+
+    Those numbers are built of runs (``4111 1111 1111 1111``, ``4000 0000 0000 0002``,
+    ``5555 5555 5555 4444``) or one repeated pair (``4242 4242 4242 4242``), or are listed in
+    :data:`PUBLISHED_TEST_CARDS`. An issued number holds a run of nine equal digits about once in
+    ten million (eight places, 10^-8 each): a real card is not given up for this."""
+    return (
+        digits in PUBLISHED_TEST_CARDS
+        or _EQUAL_RUN.search(digits) is not None
+        or (len(set(digits[0::2])) == 1 and len(set(digits[1::2])) == 1)
+    )
+
+
+_EQUAL_RUN = re.compile(r"([0-9])\1{8}")
+
+# Test numbers without such a run, each Luhn-valid, with where it is published (the processors'
+# sandbox documentation; the numbers are facts, restated here).
+PUBLISHED_TEST_CARDS = frozenset(
+    {
+        # Stripe's testing documentation
+        "4000056655665556",
+        "5200828282828210",
+        "2223003122003222",
+        "5105105105105100",
+        "378282246310005",
+        "371449635398431",
+        "6011000990139424",
+        "3056930009020004",
+        "36227206271667",
+        "3566002020360505",
+        # PayPal's and Braintree's sandbox documentation
+        "4012888888881881",
+        "378734493671000",
+        "30569309025904",
+        "38520000023237",
+        "3530111333300000",
+        "6011000400000000",
+        "4005519200000004",
+        "4009348888881881",
+        "4012000033330026",
+        "4012000077777777",
+        "4217651111111119",
+        "4500600000000061",
+        # Authorize.Net's testing guide
+        "4007000000027",
+        "4012888818888",
+        "2223000010309703",
+        "2223000010309711",
     }
 )
 
