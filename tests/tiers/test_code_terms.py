@@ -378,3 +378,29 @@ def test_tokens_in_urls_and_asked_for_confidentiality_stay_found(
     (as the mailbox it is shaped like), and a marker asked of someone is a marker."""
     assert _values(clf, f"git clone https://{token}@github.com/acme/private.git", "EMAIL_ADDRESS")
     assert _values(clf, f"Please make sure {subject} do not distribute this deck.", "CONFIDENTIALITY_MARKER")
+
+
+_CASES = {"lower": str.lower, "title": str.title, "upper": str.upper}
+
+
+@_SETTINGS
+@given(
+    spell=st.tuples(*[st.sampled_from(sorted(_CASES))] * 3),
+    gap=st.sampled_from([" ", "  ", "\n"]),
+    subject=st.sampled_from(["you", "the recipient", "Licensee", "they"]),
+    rest=st.sampled_from(["the Modified Version", "this deck", "it.", "any copies"]),
+)
+def test_a_licence_s_defined_verb_is_no_marker(
+    clf: Classifier, spell: tuple[str, str, str], gap: str, subject: str, rest: str
+) -> None:
+    """The Artistic License's "provided that you do not Distribute the Modified Version": a
+    capitalised term in a lower-case sentence is a condition the licence defines. The phrase in
+    any other spelling (one case, title case, a capital opening it) stays a marker."""
+    words = [_CASES[case](word) for case, word in zip(spell, ("do", "not", "distribute"), strict=True)]
+    phrase = gap.join(words)
+    text = f"Provided that {subject} {phrase} {rest}"
+    found = _values(clf, text, "CONFIDENTIALITY_MARKER")
+    if spell == ("lower", "lower", "title"):
+        assert not found, text
+    else:
+        assert found == {phrase}, text

@@ -17,6 +17,7 @@ phrases: ``process_validation`` and ``batch_record`` are ordinary identifiers in
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 import re2
@@ -109,6 +110,16 @@ class MarkerRecognizer(TiersPatternRecognizer):
         alts = "|".join(_phrase(p, joiners) for p in sorted(set(phrases), key=len, reverse=True))
         regex = r"(?i)(?:^|[^A-Za-z0-9_])(?P<value>" + alts + r")(?:$|[^A-Za-z0-9_])"
         super().__init__(patterns=[Pattern(name, regex, 0.9)], entity=entity, name=name)
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """ "provided that you do not Distribute …": a licence's defined term (the Artistic
+        License capitalises its verbs as terms it defines) in a sentence in lower case is a
+        condition of the licence, not a label on the text. A label is written in one case
+        ("DO NOT DISTRIBUTE", "Do Not Distribute", "do not distribute") or opens a sentence."""
+        return _DEFINED_DISTRIBUTE.fullmatch(text, start, end) is not None
+
+
+_DEFINED_DISTRIBUTE = re.compile(r"do\s+not\s+Distribute")
 
 
 class ConfidentialInformationRecognizer(TiersPatternRecognizer):
