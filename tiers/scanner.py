@@ -228,8 +228,36 @@ class Scanner:
         for c in fast:
             if getattr(c.rec, "OWN_SET", False):
                 own.setdefault(id(c.rec), []).append(c)
+        # Patterns every match of which holds one of a few strings (``LITERALS``: provider tokens'
+        # prefixes) go into sets of their own, and a set of theirs runs only where one of its
+        # members' strings occurs: one pass over all those strings (a DFA of literals) says which.
+        # Prose holds none of them, and most code few: most of those sets' passes (three in four
+        # of all) are not run at all.
+        literals_of = {id(c): getattr(c.rec, "LITERALS", {}).get(c.name) for c in shared}
+        gated = sorted((c for c in shared if literals_of[id(c)]), key=lambda c: -min(map(len, literals_of[id(c)])))
+        shared = [c for c in shared if not literals_of[id(c)]]
         groups = [shared[start : start + _SET_SIZE] for start in range(0, len(shared), _SET_SIZE)]
         groups += [mine[start : start + _SET_SIZE] for mine in own.values() for start in range(0, len(mine), _SET_SIZE)]
+        ungated = len(groups)
+        groups += [gated[start : start + _SET_SIZE] for start in range(0, len(gated), _SET_SIZE)]
+        # literal -> the gated sets (numbered from 0) it turns on
+        turns_on: dict[str, set[int]] = {}
+        for k, members in enumerate(groups[ungated:]):
+            for c in members:
+                for lit in literals_of[id(c)] or ():
+                    turns_on.setdefault(lit, set()).add(k)
+        # (re2 Set of the literals, the gated sets each member turns on, its sentinel)
+        self._literals: tuple[Any, tuple[tuple[int, ...], ...], int] | None = None
+        if turns_on:
+            one = re2.Set.SearchSet(_RE2_OPTIONS)
+            sets_of = [tuple(sorted(turns_on[lit])) for lit in turns_on]
+            for lit in turns_on:
+                one.Add(re2.escape(lit))
+            sentinel = one.Add(r"\z")
+            sets_of.append(())
+            one.Compile()
+            self._literals = (one, tuple(sets_of), sentinel)
+        self._ungated = ungated
         for members in groups:
             one = re2.Set.SearchSet(_RE2_OPTIONS)
             for c in members:
@@ -318,7 +346,15 @@ class Scanner:
         # A pass per set says which patterns match at all; it pays for itself at every size
         # measured (1 KB to 3 MB), most on text where few patterns match.
         run = bytearray(self._base_mask)
-        for one, places_of, sentinel in self._sets:
+        live: set[int] | None = None  # the gated sets to run (None: all)
+        if self._literals is not None:
+            one, sets_of, sentinel = self._literals
+            present = one.Match(subject) or ()
+            if sentinel in present:  # (without it the pass gave up: every gated set runs)
+                live = {k for i in present for k in sets_of[i]}
+        for k, (one, places_of, sentinel) in enumerate(self._sets):
+            if live is not None and k >= self._ungated and k - self._ungated not in live:
+                continue  # none of its members' strings occurs: none of them can match
             matched = one.Match(subject) or ()
             if sentinel in matched:
                 for i in matched:

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import re2
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import TiersConfig
@@ -23,6 +23,7 @@ from tiers.normalize import normalize_text
 from tiers.recognizers import build_registry
 from tiers.recognizers.firms import CompanyCellRecognizer
 from tiers.recognizers.people_fields import PersonCellRecognizer
+from tiers.recognizers.secrets import provider_formats
 from tiers.scanner import Scanner
 
 # Values that shipped patterns of different recognizers match (some only near a context word).
@@ -61,7 +62,11 @@ _CONTEXT = ["card", "iban", "account", "passport", "ssn", "phone", "licence", "t
             "aadhaar", "medicare", "codice fiscale", "PESEL", "personnummer", "SIREN", "driver license"]  # fmt: skip
 _WORDS = "the plan for next quarter needs review before we ship it to every region and team".split()
 
-_pieces = st.one_of(st.sampled_from(_VALUES), st.sampled_from(_CONTEXT), st.sampled_from(_WORDS))
+# a token of any provider format (the literal gate: a set of theirs runs only where one of its
+# members' prefixes occurs), drawn from the format's own regex, so every alternative of a prefix
+_FORMATS = provider_formats()
+_tokens = st.sampled_from(_FORMATS).flatmap(lambda f: st.from_regex(f.shape.body, fullmatch=True))
+_pieces = st.one_of(st.sampled_from(_VALUES), st.sampled_from(_CONTEXT), st.sampled_from(_WORDS), _tokens)
 _texts = st.lists(_pieces, min_size=1, max_size=40).map(" ".join)
 
 
@@ -74,6 +79,7 @@ def scanners(config: TiersConfig) -> tuple[Scanner, Scanner]:
     # No set passes, no REQUIRES gate, no weak patterns off by their context words, and every
     # pattern turned on: what the scan did before any prefilter.
     every._sets = []
+    every._literals = None
     every._requires = None
     every._weak_bits = 0  # and no weak pattern turned off before its own context check
     every._base_mask = bytearray(b"\x01") * len(scanner._base_mask)
@@ -166,3 +172,46 @@ def test_own_set_patterns_share_a_set_with_nobody_else(scanners: tuple[Scanner, 
     for members in owners:
         assert not (members & own) or len(members) == 1, "an OWN_SET recognizer shares a set"
     assert max(len(places) - 1 for _, places, _ in scanner._sets) == 32
+
+
+@settings(max_examples=400, deadline=None)
+@given(fmt=st.sampled_from(_FORMATS), data=st.data())
+def test_every_value_of_a_format_holds_one_of_its_literals(fmt: Any, data: st.DataObject) -> None:
+    """The gate's soundness: any string a format's regex matches, whichever alternative of its
+    prefix it takes, holds one of the strings the gate looks for (``Shape.literals``)."""
+    value = data.draw(st.from_regex(fmt.shape.body, fullmatch=True))
+    literals = fmt.shape.literals
+    assume(literals)
+    assert any(lit in value for lit in literals), (fmt.fmt, literals, value)
+
+
+class _Counting:
+    """An RE2 set that counts its passes."""
+
+    def __init__(self, one: Any, calls: list[int], k: int) -> None:
+        self.one, self.calls, self.k = one, calls, k
+
+    def Match(self, subject: bytes) -> Any:  # noqa: N802 -- RE2's name
+        self.calls.append(self.k)
+        return self.one.Match(subject)
+
+
+def test_gated_sets_run_only_where_their_literals_occur(scanners: tuple[Scanner, Scanner]) -> None:
+    """Prose runs none of the gated sets; a token runs the set that holds its format, and its
+    finding comes through it (the gate can be wrong both ways: the property above holds the
+    findings, this that the passes are really saved)."""
+    scanner, _ = scanners
+    counted = copy.copy(scanner)
+    calls: list[int] = []
+    counted._sets = [
+        (_Counting(one, calls, k), places, sentinel) for k, (one, places, sentinel) in enumerate(scanner._sets)
+    ]
+    gated = set(range(scanner._ungated, len(scanner._sets)))
+    assert len(gated) >= len(scanner._sets) // 2
+    counted.scan(normalize_text(" ".join(_WORDS) * 50), _nothing)
+    assert calls and not set(calls) & gated
+    calls.clear()
+    token = "ghp_4f9Xk2LmQ8rT1vW6yZ0aB3cD5eF7gH9iJ2kL"
+    hits = counted.scan(normalize_text(f"{' '.join(_WORDS)} {token}"), _nothing)
+    assert len(set(calls) & gated) == 1
+    assert any(h.entity == "SECRET" for h in hits)

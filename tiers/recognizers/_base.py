@@ -29,6 +29,9 @@ class TiersPatternRecognizer(PatternRecognizer):
     # True: the scanner's first pass keeps these patterns in an RE2 set of their own (see
     # ``tiers.scanner``), for patterns that may start a match at nearly every word of code
     OWN_SET: bool = False
+    # pattern name -> strings one of which every match of that pattern holds, as written
+    # (case-sensitive): the scanner runs the set pass of such patterns only where one occurs
+    LITERALS: dict[str, tuple[str, ...]] = {}
 
     def __init__(
         self,

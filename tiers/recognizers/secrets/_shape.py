@@ -9,6 +9,7 @@ Classes are the character sets providers document (hex, base62, base64url …).
 
 from __future__ import annotations
 
+import itertools
 import random
 import re
 from dataclasses import dataclass
@@ -65,6 +66,18 @@ class Shape:
     bounded_end: bool
     parts: tuple[tuple[str, str | tuple[str, int, int | None]], ...]
 
+    @property
+    def literals(self) -> tuple[str, ...]:
+        """Strings one of which every value of this shape holds: the alternatives of its longest
+        literal part (``(glpat|glrt)-`` gives ``glpat-`` and ``glrt-``); empty when it has none."""
+        best: tuple[str, ...] = ()
+        for kind, spec in self.parts:
+            if kind == "lit" and isinstance(spec, str):
+                alts = _spellings(spec)
+                if alts and min(map(len, alts)) > min(map(len, best), default=0):
+                    best = alts
+        return best
+
     def sample(self, seed: int, short: bool = False) -> str:
         """A value of this shape (the minimum counts); ``short``: the last random part one
         character too short (a known negative)."""
@@ -108,6 +121,29 @@ def parse_shape(fmt: str) -> Shape:
         body.append(_literal(lit))
         last_chars, bounded = "", True
     return Shape("".join(body), last_chars, bounded, tuple(parts))
+
+
+def _spellings(lit: str) -> tuple[str, ...]:
+    """Every spelling of a literal part, or, where a group may be left out (``(SB-)?Mid-``), its
+    longest fixed piece alone (a value may hold no other whole)."""
+    fixed: list[str] = []
+    choices: list[list[str]] = []
+    optional = False
+    pos = 0
+    for m in _GROUP.finditer(lit):
+        fixed.append(lit[pos : m.start()])
+        choices += [[lit[pos : m.start()]], m.group(1).split("|")]
+        optional = optional or bool(m.group(2))
+        pos = m.end()
+    fixed.append(lit[pos:])
+    choices.append([lit[pos:]])
+    if optional:
+        longest = max(fixed, key=len)
+        return (longest,) if longest else ()
+    return tuple("".join(c) for c in itertools.product(*choices))
+
+
+_GROUP = re.compile(r"\(([^()]*)\)(\?)?")
 
 
 def _literal(text: str) -> str:

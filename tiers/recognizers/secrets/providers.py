@@ -142,6 +142,13 @@ class ProviderTokenRecognizer(TiersPatternRecognizer):
     def __init__(self) -> None:
         patterns = [Pattern(f"{f.provider}#{i}", f.regex, 0.9) for i, f in enumerate(provider_formats())]
         super().__init__(patterns=patterns)
+        # the scanner's literal gate (``TiersPatternRecognizer.LITERALS``): a format's prefix or
+        # marker of three characters or more; shorter ones ("SK", ":") stand in any text
+        self.LITERALS = {
+            f"{f.provider}#{i}": lits
+            for i, f in enumerate(provider_formats())
+            if (lits := f.shape.literals) and min(map(len, lits)) >= 3
+        }
 
     def invalidate_result(self, pattern_text: str) -> bool:
         return _masked(pattern_text)
