@@ -240,23 +240,18 @@ class Scanner:
         groups += [mine[start : start + _SET_SIZE] for mine in own.values() for start in range(0, len(mine), _SET_SIZE)]
         ungated = len(groups)
         groups += [gated[start : start + _SET_SIZE] for start in range(0, len(gated), _SET_SIZE)]
-        # literal -> the gated sets (numbered from 0) it turns on
-        turns_on: dict[str, set[int]] = {}
+        # One gate pass before the sets, over the strings that turn gated sets on and the words
+        # that ``REQUIRES`` asks for (below): one DFA of literals and words, a pass less than two.
+        gate = re2.Set.SearchSet(_RE2_OPTIONS)
+        turns_on: dict[str, set[int]] = {}  # literal -> the gated sets (numbered from 0) it turns on
         for k, members in enumerate(groups[ungated:]):
             for c in members:
                 for lit in literals_of[id(c)] or ():
                     turns_on.setdefault(lit, set()).add(k)
-        # (re2 Set of the literals, the gated sets each member turns on, its sentinel)
-        self._literals: tuple[Any, tuple[tuple[int, ...], ...], int] | None = None
-        if turns_on:
-            one = re2.Set.SearchSet(_RE2_OPTIONS)
-            sets_of = [tuple(sorted(turns_on[lit])) for lit in turns_on]
-            for lit in turns_on:
-                one.Add(re2.escape(lit))
-            sentinel = one.Add(r"\z")
-            sets_of.append(())
-            one.Compile()
-            self._literals = (one, tuple(sets_of), sentinel)
+        # member of the gate -> the gated sets it turns on
+        self._turns_on: dict[int, tuple[int, ...]] = {
+            gate.Add(re2.escape(lit)): tuple(ks) for lit, ks in turns_on.items()
+        }
         self._ungated = ungated
         for members in groups:
             one = re2.Set.SearchSet(_RE2_OPTIONS)
@@ -279,17 +274,14 @@ class Scanner:
             self._weak_bits |= bits
         # Patterns that count only where the text holds some word anywhere (a recognizer's
         # ``REQUIRES``: pattern name -> RE2 regex, e.g. a date in a table cell needs a birth word
-        # in a header or cell): one set pass over all such words, and a pattern whose word is
-        # absent does not run.
-        self._required: list[tuple[int, int]] = []  # (place in ``_patterns``, member of the set)
-        self._requires: tuple[Any, int] | None = None  # (re2 Set, sentinel)
+        # in a header or cell): in the gate pass, and a pattern whose word is absent does not run.
         needs = [(i, src) for i, c in enumerate(self._patterns) if (src := getattr(c.rec, "REQUIRES", {}).get(c.name))]
-        if needs:
-            one = re2.Set.SearchSet(_RE2_OPTIONS)
-            self._required = [(place, one.Add(src)) for place, src in needs]
-            sentinel = one.Add(r"\z")
-            one.Compile()
-            self._requires = (one, sentinel)
+        self._required = [(place, gate.Add(src)) for place, src in needs]  # (place in ``_patterns``, member)
+        self._gate: tuple[Any, int] | None = None  # (re2 Set, sentinel)
+        if self._turns_on or self._required:
+            sentinel = gate.Add(r"\z")
+            gate.Compile()
+            self._gate = (gate, sentinel)
 
     def _add_pattern_recognizer(self, rec: PatternRecognizer) -> None:
         entity = rec.supported_entities[0]
@@ -347,11 +339,14 @@ class Scanner:
         # measured (1 KB to 3 MB), most on text where few patterns match.
         run = bytearray(self._base_mask)
         live: set[int] | None = None  # the gated sets to run (None: all)
-        if self._literals is not None:
-            one, sets_of, sentinel = self._literals
-            present = one.Match(subject) or ()
-            if sentinel in present:  # (without it the pass gave up: every gated set runs)
-                live = {k for i in present for k in sets_of[i]}
+        present: set[int] | None = None  # the gate's members found (None: the pass gave up)
+        if self._gate is not None:
+            gate, sentinel = self._gate
+            present = set(gate.Match(subject) or ())
+            if sentinel in present:
+                live = {k for i in present for k in self._turns_on.get(i, ())}
+            else:  # without the sentinel the pass gave up: every gated set and pattern runs
+                present = None
         for k, (one, places_of, sentinel) in enumerate(self._sets):
             if live is not None and k >= self._ungated and k - self._ungated not in live:
                 continue  # none of its members' strings occurs: none of them can match
@@ -362,13 +357,10 @@ class Scanner:
             else:  # the pass gave up: every member runs
                 for p in places_of:
                     run[p] = 1
-        if self._requires is not None:
-            one, sentinel = self._requires
-            present = set(one.Match(subject) or ())
-            if sentinel in present:  # (without it the pass gave up: every pattern runs)
-                for place, member in self._required:
-                    if member not in present:
-                        run[place] = 0
+        if present is not None:
+            for place, member in self._required:
+                if member not in present:
+                    run[place] = 0
         places: dict[int, tuple[list[int], list[tuple[int, int]]]] | None = None
         if self._weak_bits:
             # Weak patterns count only near their recognizer's context words: those of every

@@ -79,8 +79,7 @@ def scanners(config: TiersConfig) -> tuple[Scanner, Scanner]:
     # No set passes, no REQUIRES gate, no weak patterns off by their context words, and every
     # pattern turned on: what the scan did before any prefilter.
     every._sets = []
-    every._literals = None
-    every._requires = None
+    every._gate = None
     every._weak_bits = 0  # and no weak pattern turned off before its own context check
     every._base_mask = bytearray(b"\x01") * len(scanner._base_mask)
     return scanner, every
