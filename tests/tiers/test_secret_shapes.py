@@ -18,7 +18,7 @@ from tiers import Classifier
 from tiers.recognizers.secrets import provider_formats
 from tiers.recognizers.secrets.providers import ProviderFormat
 from tiers.recognizers.secrets._shape import parse_shape
-from tiers.recognizers.secrets._values import is_placeholder, joined_words
+from tiers.recognizers.secrets._values import entropy, is_placeholder, joined_words, mixed_classes
 
 from .secret_corpus import CARRIERS
 from .test_secrets import covered, secret_spans, stripped_text
@@ -256,6 +256,27 @@ def test_a_prefix_inside_a_word_starts_no_token(
     s = text.index(before + token) + 1
     spans = secret_spans(clf, text)
     assert not any(a == s for a, _ in spans), (fmt.fmt, text, spans)
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(_PREFIXED),
+    st.integers(0, 2**32),
+    st.sampled_from(["\\n", "\\r\\n", "\\t", "\\u0022", "%0A", "%0D%0A", "%09", "%22"]),
+    st.sampled_from(['"a{t}"', "body=line1{t}&x=1", "{t}", "'SLACK{t}'"]),
+)
+def test_a_token_after_an_escape_written_out_is_found(
+    clf: Classifier, fmt: ProviderFormat, seed: int, escape: str, carrier: str
+) -> None:
+    """An escape written out (JSON's ``\\n``, ``\\u0022``, a form body's ``%0A``) ends the word
+    before it, though its last character is a letter or a digit: a token right after it (the
+    second line of a pasted AWS key file, a quoted value) is found whole."""
+    token = fmt.shape.sample(seed=seed)
+    assume(not re.search(r"(.)\1{3}|xxxx|0{10}", token, re.IGNORECASE) and len(set(token[-16:])) >= 4)
+    assume(mixed_classes(token) >= 2 or (len(token) >= 30 and entropy(token) >= 4.0))
+    text = carrier.format(t=escape + token)
+    s = text.index(escape + token) + len(escape)
+    assert covered(secret_spans(clf, text), s, s + len(token)), (fmt.fmt, text)
 
 
 _PAIR_NAME = re.compile(r"(^|;)([A-Za-z]+)=")

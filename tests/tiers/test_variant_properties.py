@@ -179,25 +179,27 @@ def test_published_test_cards_are_no_cards(clf: Classifier, digits: str, sep: st
     st.sampled_from(CARD_SHAPES),
     st.data(),
     st.sampled_from("0123456789"),
-    st.integers(8, 9),
+    st.integers(9, 12),
     st.sampled_from(["", " ", "-"]),
 )
-def test_a_run_of_nine_equal_digits_is_a_test_number(
+def test_a_run_of_twelve_equal_digits_is_a_test_number(
     clf: Classifier, shape: tuple[str, int, tuple[int, ...]], data: st.DataObject, digit: str, run: int, sep: str
 ) -> None:
-    """Nine equal digits in a row (``4000 0000 0000 0002``) make a test number; eight, in an
-    otherwise random card, still a card: the rule gives up about one issued card in ten million."""
+    """Twelve equal digits in a row (``4000 0000 0000 0002``) make a test number; nine to eleven,
+    in an otherwise random card, still a card: accounts issued in order and padded with zeros
+    hold runs of nine ("5425 2300 0000 0009")."""
     prefix, length, _groups = shape
     free = length - len(prefix) - 1 - run
+    assume(free >= 0)  # a four-digit issuer prefix leaves eleven digits to a 16-digit card
     at = data.draw(st.integers(0, free))
     rest = data.draw(st.text("0123456789", min_size=free, max_size=free))
     digits = luhn_complete(prefix + rest[:at] + digit * run + rest[at:])
-    assume(re.search(r"([0-9])\1{8}", digits) is None if run == 8 else True)
+    assume(re.search(r"([0-9])\1{11}", digits) is None if run < 12 else True)
     assume(len(set(digits[0::2])) > 1 or len(set(digits[1::2])) > 1)
     assume(digits not in PUBLISHED_TEST_CARDS)
     text = f"card {_grouped(digits, sep)} exp 12/29"
     cards = [text[f.start : f.end] for f in clf.classify(content(text)).findings if f.entity_type == "CREDIT_CARD"]
-    if run == 9:
+    if run == 12:
         assert cards == [], text
     else:
         assert [re.sub(r"\D", "", c) for c in cards] == [digits], text

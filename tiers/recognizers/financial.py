@@ -183,10 +183,12 @@ def is_test_card(digits: str) -> bool:
     tracing guide's sample page): nobody's account, and as Tier 3 it refused every request of a
     coding agent that read such code.
 
-    Those numbers are built of runs (``4111 1111 1111 1111``, ``4000 0000 0000 0002``,
+    Those numbers are built of long runs (``4111 1111 1111 1111``, ``4000 0000 0000 0002``,
     ``5555 5555 5555 4444``) or one repeated pair (``4242 4242 4242 4242``), or are listed in
-    :data:`PUBLISHED_TEST_CARDS`. An issued number holds a run of nine equal digits about once in
-    ten million (eight places, 10^-8 each): a real card is not given up for this."""
+    :data:`PUBLISHED_TEST_CARDS`. A run counts from twelve equal digits: longer than the nine
+    digits of an account number, so an issued card holds one only where the issuer's prefix ends
+    in three more of the same digit. Nine would give up real cards: accounts issued in order and
+    padded with zeros ("5425 2300 0000 0009") hold runs of nine."""
     return (
         digits in PUBLISHED_TEST_CARDS
         or _EQUAL_RUN.search(digits) is not None
@@ -194,7 +196,7 @@ def is_test_card(digits: str) -> bool:
     )
 
 
-_EQUAL_RUN = re.compile(r"([0-9])\1{8}")
+_EQUAL_RUN = re.compile(r"([0-9])\1{11}")
 
 # Test numbers without such a run, each Luhn-valid, with where it is published (the processors'
 # sandbox documentation; the numbers are facts, restated here).
@@ -202,6 +204,13 @@ PUBLISHED_TEST_CARDS = frozenset(
     {
         # Stripe's testing documentation
         "4000056655665556",
+        "4000000000009995",
+        "4000000000009987",
+        "4000000000009979",
+        "4000000000003220",
+        "4000000000003063",
+        "4000002500003155",
+        "4000002760003184",
         "5200828282828210",
         "2223003122003222",
         "5105105105105100",
@@ -226,6 +235,9 @@ PUBLISHED_TEST_CARDS = frozenset(
         "4500600000000061",
         # Authorize.Net's testing guide
         "4007000000027",
+        "5424000000000015",
+        "6011000000000012",
+        "38000000000006",
         "4012888818888",
         "2223000010309703",
         "2223000010309711",

@@ -112,14 +112,20 @@ class MarkerRecognizer(TiersPatternRecognizer):
         super().__init__(patterns=[Pattern(name, regex, 0.9)], entity=entity, name=name)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """ "provided that you do not Distribute …": a licence's defined term (the Artistic
-        License capitalises its verbs as terms it defines) in a sentence in lower case is a
-        condition of the licence, not a label on the text. A label is written in one case
-        ("DO NOT DISTRIBUTE", "Do Not Distribute", "do not distribute") or opens a sentence."""
-        return _DEFINED_DISTRIBUTE.fullmatch(text, start, end) is not None
+        """A licence's defined term inside a lower-case sentence ("provided that you do not
+        Distribute …": the Artistic License capitalises its verbs as terms it defines) is a
+        condition of the licence, not a label on the text. Only there: a lower-case word and one
+        space right before it, one space between its words. A label stands alone, in brackets,
+        after a comment's mark or a comma, or is written in one case ("DO NOT DISTRIBUTE",
+        "Do Not Distribute", "[do not Distribute]")."""
+        return (
+            _DEFINED_DISTRIBUTE.fullmatch(text, start, end) is not None
+            and _LOWER_WORD_BEFORE.search(text, max(0, start - 32), start) is not None
+        )
 
 
-_DEFINED_DISTRIBUTE = re.compile(r"do\s+not\s+Distribute")
+_DEFINED_DISTRIBUTE = re.compile(r"do not Distribute")
+_LOWER_WORD_BEFORE = re.compile(r"(?:^|[^A-Za-z])[a-z]+ \Z")
 
 
 class ConfidentialInformationRecognizer(TiersPatternRecognizer):

@@ -45,11 +45,17 @@ class ProviderFormat:
             # an alternation's paren is no character of the token: ``(ghp|gho)_`` starts with a
             # letter, and a letter or digit before it makes the match the tail of a longer word
             lead_chars = _WORD_CHARS if first[1].lstrip("(")[:1].isalnum() else ""
-        lead = f"(?:^|[^{_escape(lead_chars)}])" if lead_chars else ""
+        # an escape written out ends the word before it: "\\n" in JSON-escaped text, "%0A" in a
+        # form body, "\\u0022" (a quote) before the token; tried before the one character, so
+        # the escape's last letter or digit is never taken as the token's first
+        lead = f"(?:^|{_ESCAPE_BEFORE}|[^{_escape(lead_chars)}])" if lead_chars else ""
         tail = ""
         if self.shape.bounded_end and self.shape.last_chars:
             tail = f"(?:[^{_escape(self.shape.last_chars)}]|$)"
         return f"{lead}(?P<value>{self.shape.body}){tail}"
+
+
+_ESCAPE_BEFORE = r"\\[nrtbf]|\\u[0-9A-Fa-f]{4}|%[0-9A-Fa-f]{2}"
 
 
 def _escape(chars: str) -> str:
