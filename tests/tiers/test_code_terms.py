@@ -386,6 +386,8 @@ _CASES = {"lower": str.lower, "title": str.title, "upper": str.upper}
 
 
 _LICENCE_BEFORE = re.compile(r"(?:^|[^A-Za-z])[a-z]+ $")
+_MARKER_PLACES = ("Provided that you ", "Provided that Licensee ", "# ", "Board minutes [", "internal draft, ", "(", "", "Subject: ")  # fmt: skip
+_NEAR_MISSES = ("do not\nDistribute", "do  not Distribute", "do not  Distribute", "Do not Distribute", "do NOT Distribute", "do not DISTRIBUTE", "do not distribute")  # fmt: skip
 
 
 @_SETTINGS
@@ -405,18 +407,7 @@ def test_a_licence_s_defined_verb_is_no_marker(clf: Classifier, before: str, res
 @given(
     spell=st.tuples(*[st.sampled_from(sorted(_CASES))] * 3),
     gap=st.sampled_from([" ", "  ", "\n"]),
-    before=st.sampled_from(
-        [
-            "Provided that you ",
-            "Provided that Licensee ",
-            "# ",
-            "Board minutes [",
-            "internal draft, ",
-            "(",
-            "",
-            "Subject: ",
-        ]
-    ),  # fmt: skip
+    before=st.sampled_from(_MARKER_PLACES),
     rest=st.sampled_from(["the Modified Version", "this deck", "it.", "any copies"]),
 )
 def test_do_not_distribute_stays_a_marker_elsewhere(
@@ -434,17 +425,7 @@ def test_do_not_distribute_stays_a_marker_elsewhere(
 @_SETTINGS
 @given(
     before=st.sampled_from(["Provided that you ", "so long as the recipient ", "if they "]),
-    near=st.sampled_from(
-        [
-            "do not\nDistribute",
-            "do  not Distribute",
-            "do not  Distribute",
-            "Do not Distribute",
-            "do NOT Distribute",
-            "do not DISTRIBUTE",
-            "do not distribute",
-        ]
-    ),  # fmt: skip
+    near=st.sampled_from(_NEAR_MISSES),
 )
 def test_near_misses_of_the_licence_form_stay_markers(clf: Classifier, before: str, near: str) -> None:
     """One step from the licence's spelling in the same sentence (a line break or a double space
