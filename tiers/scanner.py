@@ -233,7 +233,9 @@ class Scanner:
         # members' strings occurs: one pass over all those strings (a DFA of literals) says which.
         # Prose holds none of them, and most code few: most of those sets' passes (three in four
         # of all) are not run at all.
-        literals_of = {id(c): getattr(c.rec, "LITERALS", {}).get(c.name) for c in shared}
+        literals_of: dict[int, tuple[str, ...]] = {
+            id(c): getattr(c.rec, "LITERALS", {}).get(c.name, ()) for c in shared
+        }
         gated = sorted((c for c in shared if literals_of[id(c)]), key=lambda c: -min(map(len, literals_of[id(c)])))
         shared = [c for c in shared if not literals_of[id(c)]]
         groups = [shared[start : start + _SET_SIZE] for start in range(0, len(shared), _SET_SIZE)]
@@ -246,7 +248,7 @@ class Scanner:
         turns_on: dict[str, set[int]] = {}  # literal -> the gated sets (numbered from 0) it turns on
         for k, members in enumerate(groups[ungated:]):
             for c in members:
-                for lit in literals_of[id(c)] or ():
+                for lit in literals_of[id(c)]:
                     turns_on.setdefault(lit, set()).add(k)
         # member of the gate -> the gated sets it turns on
         self._turns_on: dict[int, tuple[int, ...]] = {
@@ -347,8 +349,8 @@ class Scanner:
                 live = {k for i in present for k in self._turns_on.get(i, ())}
             else:  # without the sentinel the pass gave up: every gated set and pattern runs
                 present = None
-        for k, (one, places_of, sentinel) in enumerate(self._sets):
-            if live is not None and k >= self._ungated and k - self._ungated not in live:
+        for number, (one, places_of, sentinel) in enumerate(self._sets):
+            if live is not None and number >= self._ungated and number - self._ungated not in live:
                 continue  # none of its members' strings occurs: none of them can match
             matched = one.Match(subject) or ()
             if sentinel in matched:

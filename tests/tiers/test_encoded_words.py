@@ -79,3 +79,30 @@ def test_under_a_passwords_name_encoded_words_stay_a_secret(clf: Classifier, wor
     encoded = _b64(words)
     assume(len(encoded) >= 8)
     assert encoded in _secrets(clf, f'DB_PASSWORD="{encoded}"\n')
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    key=st.sampled_from(_TOKEN_KEYS),
+    seed=st.integers(0, 2**32),
+    code=st.sampled_from(
+        [
+            "// TODO",
+            "//nothing here",
+            "//",
+            "//cdn.example.com/lib.js",
+            "//api.test:8443/v1",
+            "//huggingface.co.helper=store",
+        ]
+    ),
+)
+def test_random_key_material_opening_with_two_slashes_is_a_secret(
+    clf: Classifier, key: str, seed: int, code: str
+) -> None:
+    """Base64 opens with "//" once in 4,096 values (six one-bits twice): such key material is
+    still a secret, while a comment or a protocol-relative URL in its place is not."""
+    rnd = random.Random(seed)
+    material = "//" + base64.b64encode(rnd.randbytes(rnd.randint(24, 32))).decode("ascii")[2:]
+    assume(not encodes_words(material))
+    assert material in _secrets(clf, f'{{"rank": 7, "{key}": "{material}"}}\n')
+    assert not _secrets(clf, f'{{"rank": 7, "{key}": "{code}"}}\n')

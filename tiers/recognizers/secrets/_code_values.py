@@ -89,10 +89,17 @@ def names_its_key(value: str, key: str) -> bool:
     return sum(w.isalpha() for w in words) >= 2 and set(words) <= key_words
 
 
+# a comment ("// TODO", "//nothing here") or a protocol-relative URL ("//cdn.example.com/x.js",
+# git's "credential.https://huggingface.co.helper=store") where a value stands; base64 of random
+# bytes opens with "//" once in 4,096 values and then goes on with neither a blank after letters
+# nor a dotted name (its alphabet has no ".")
+_COMMENT_OR_URL = re.compile(r"//(?:[ \t]|$|[A-Za-z]+(?:[ \t]|$)|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)")
+
+
 def names_or_code(value: str, strong: bool, quoted: bool) -> bool:
     """Whether ``value`` (assigned to a password's key when ``strong``; inside quotes when
     ``quoted``) is code or a name rather than a credential."""
-    if value.startswith("//") or _CALL.match(value):
+    if _COMMENT_OR_URL.match(value) or _CALL.match(value):
         return True
     if not strong:
         if value.strip() and value != value.strip():
