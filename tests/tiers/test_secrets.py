@@ -500,3 +500,18 @@ def test_one_class_token_that_is_long_and_random_is_found(clf: Classifier, body:
 @pytest.mark.parametrize("word", ["hf_abcdefghijklmnopqrstuvwxyzabcdefgh", "hf_thisisaverylongidentifiernameokay"])
 def test_one_class_word_after_a_prefix_is_no_token(clf: Classifier, word: str) -> None:
     assert not secret_spans(clf, f"name = {word}\n"), word
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.sampled_from(["ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz", "0123456789"]).flatmap(
+        lambda a: st.builds(lambda i, n, k: a[i : i + n] * k, st.integers(0, len(a) - 4), st.integers(4, 6), st.just(2))
+    )
+)
+def test_an_alphabet_run_repeated_under_an_indented_key_is_no_secret(clf: Classifier, value: str) -> None:
+    """``password: TUVWTUVW`` in YAML: a run along the alphabet, twice, is the alphabet written
+    out, though as base64 it decodes to text by chance ("MUVMUV")."""
+    assume(len(value) >= 8)
+    text = f"database:\n  password: {value}\n"
+    s = text.index(value)
+    assert not any(a < s + len(value) and b > s for a, b in secret_spans(clf, text)), value

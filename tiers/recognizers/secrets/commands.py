@@ -15,7 +15,7 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
-from ._values import is_placeholder, looks_random
+from ._values import is_placeholder, looks_random, sequential
 
 __all__ = [
     "AuthorizationRecognizer",
@@ -182,5 +182,8 @@ class KubernetesSecretDataRecognizer(TiersPatternRecognizer):
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:
+        # an alphabet written out ("TUVWTUVW") may decode to text by chance ("MUVMUV")
+        if sequential(pattern_text):
+            return True
         decoded = _b64_text(pattern_text)
         return decoded is None or len(decoded.strip()) < 4 or is_placeholder(decoded)
