@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -46,16 +47,34 @@ def test_base64_of_words_encodes_words(words: str, lead: str) -> None:
     assert encodes_words(value)
 
 
-@given(raw=st.binary(min_size=12, max_size=48))
-def test_random_bytes_do_not(raw: bytes) -> None:
-    """Key material: the bytes a random token is made of decode to letters only by chance, and
-    the few that do are words, not keys (checked: hypothesis finds no random counter-example)."""
-    try:
-        decoded = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        decoded = None
-    assume(decoded is None or any(c.isdigit() or c in ":=+!?@#$%^&*" or ord(c) < 32 for c in decoded))
+@given(seed=st.integers(0, 2**32), size=st.integers(16, 48))
+def test_random_bytes_do_not(seed: int, size: int) -> None:
+    """Key material: random bytes (not whatever bytes, which hypothesis draws structured) decode
+    to text without digits or control characters by chance only, rarer the longer: none in
+    200,000 draws of sixteen (bench: the measurement in ``encodes_words``'s docstring)."""
+    raw = random.Random(seed).randbytes(size)
     assert not encodes_words(base64.b64encode(raw).decode("ascii"))
+
+
+# a vocabulary's pieces: text of any script without digits, cut anywhere between bytes
+_PIECE_TEXT = st.text(
+    st.characters(categories=["L", "M", "P", "S", "Zs", "Cf"], include_characters="\t\n", codec="utf-8"),
+    min_size=3,
+    max_size=12,
+)
+
+
+@given(text=_PIECE_TEXT, cut=st.tuples(st.integers(0, 3), st.integers(0, 3)))
+def test_a_piece_cut_between_bytes_encodes_words(text: str, cut: tuple[int, int]) -> None:
+    """A byte-level tokenizer cuts characters: a piece may open with the last bytes of one and
+    close with the first bytes of another (``b" \\xd7\\x9c\\xd7"``), and is still text."""
+    assume(not re.search(r"\w[:@][^\s:@/]", text))  # a login's shape stays suspicious
+    raw = text.encode("utf-8")
+    piece = raw[cut[0] : len(raw) - cut[1]]
+    # at most one character cut at each end: the cut bytes lie within the first and last ones
+    assume(cut[0] < len(text[0].encode()) and cut[1] < len(text[-1].encode()) and len(text) >= 3)
+    assume(len(piece) >= 4)
+    assert encodes_words(base64.b64encode(piece).decode("ascii")), (text, cut)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

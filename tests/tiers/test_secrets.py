@@ -4,7 +4,12 @@ and code that are not secrets, and property tests over generated assignments and
 
 from __future__ import annotations
 
+import base64
+import functools
+import itertools
+import json
 import re
+import string
 from urllib.parse import quote
 
 import pytest
@@ -517,3 +522,73 @@ def test_an_alphabet_run_repeated_under_an_indented_key_is_no_secret(clf: Classi
     text = f"database:\n  password: {value}\n"
     s = text.index(value)
     assert not any(a < s + len(value) and b > s for a, b in secret_spans(clf, text)), value
+
+
+@functools.cache
+def _printable_quads(letters: str) -> list[str]:
+    """The four-letter runs of ``letters`` that decode as base64 to printable ASCII."""
+    quads = ("".join(q) for q in itertools.product(letters, repeat=4))
+    return [q for q in quads if all(0x20 <= b < 0x7F for b in base64.b64decode(q))]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.sampled_from([string.ascii_lowercase, string.ascii_uppercase]),
+    st.lists(st.integers(0, 10**6), min_size=2, max_size=10),
+    st.sampled_from(["  {k}: {v}\n", '    "{k}": "{v}"\n']),
+)
+def test_a_word_of_one_case_under_an_indented_key_is_no_secret(
+    clf: Classifier, letters: str, picks: list[int], line: str
+) -> None:
+    """A tokenizer's vocabulary (``"token_str": "entially"``) or a YAML word: letters of one case
+    that decode as base64 to printable text (drawn so that they do) are no Secret's data."""
+    quads = _printable_quads(letters)
+    value = "".join(quads[i % len(quads)] for i in picks)
+    text = "entries:\n" + line.format(k="piece", v=value)
+    s = text.index(value)
+    assert not any(a < s + len(value) and b > s for a, b in secret_spans(clf, text)), value
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.text(st.characters(min_codepoint=0x21, max_codepoint=0x7E), min_size=6, max_size=48))
+def test_base64_of_text_under_a_secrets_data_key_is_found(clf: Classifier, plain: str) -> None:
+    """The other side: a Secret's data, base64 of any printable value that is no placeholder, is
+    found whole, unless its encoding happens to be letters of one case."""
+    assume(not is_placeholder(plain))
+    value = base64.b64encode(plain.encode()).decode()
+    assume(not (value.isalpha() and (value.islower() or value.isupper())))
+    text = f"apiVersion: v1\nkind: Secret\ndata:\n  app-value: {value}\n"
+    s = text.index(value)
+    assert (s, s + len(value)) in secret_spans(clf, text), (plain, value)
+
+
+# what a vocabulary's pieces are made of: letters and marks of every script, punctuation,
+# symbols, spaces, format characters (a zero-width non-joiner) and line breaks
+_PIECE_CHARS = st.characters(categories=["L", "M", "P", "S", "Zs", "Cf"], include_characters="\t\n", codec="utf-8")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.text(_PIECE_CHARS, min_size=1, max_size=24), min_size=1, max_size=8),
+    st.sampled_from(["token_str", "tokenStr", "TOKEN_STR"]),
+)
+def test_a_tokenizer_vocabulary_is_no_secret(clf: Classifier, pieces: list[str], key: str) -> None:
+    """A tokenizer's vocabulary as JSON (mistral's ``tekken.json``: 150,000 entries): pieces of
+    text in any script under ``token_str`` are no credentials, whatever they spell, nor their
+    bytes as base64 under ``token_bytes`` (they decode to the piece). Digits are left out: a
+    token's text has them (tekken splits numbers into single digits, too short to judge), and so
+    is a piece shaped as a login (``a:b``, ``a@b``), whose base64 is Basic auth's."""
+    assume(not any(re.search(r"\w[:@][^\s:@/]", p) for p in pieces))
+    vocab = [{"rank": i, "token_bytes": base64.b64encode(p.encode()).decode(), key: p} for i, p in enumerate(pieces)]
+    text = json.dumps({"vocab": vocab}, indent=4, ensure_ascii=False)
+    assert secret_spans(clf, text) == [], pieces
+
+
+@pytest.mark.parametrize("key", ["access_token_str", "authTokenStr", "token_bytes", "token"])
+def test_a_credential_key_ending_in_str_or_bytes_still_holds_one(clf: Classifier, key: str) -> None:
+    """Only the vocabulary's word key is exempt: a key that says what its token is for stays a
+    credential's key, and so does ``token_bytes`` for a value that decodes to no words."""
+    value = "q8Vr2LmZ7xT4nWc9"
+    text = f'config = {{"{key}": "{value}"}}'
+    s = text.index(value)
+    assert (s, s + len(value)) in secret_spans(clf, text)

@@ -140,10 +140,16 @@ def _words(key: str) -> list[str]:
     return out
 
 
+# a tokenizer's vocabulary entry: a word piece as text (``"token_str": "#include"``, 150,000 of
+# them in one file); a credential's key says what its token is for (``access_token_str`` stays
+# one). Its bytes (``token_bytes``) are judged by what they decode to (``encodes_words``).
+_VOCABULARY_KEYS = (["token", "str"],)
+
+
 def key_strength(key: str) -> Strength:
     """How strongly ``key`` says its value is a credential."""
     words = _words(key)
-    if not words or words[-1] in _ABOUT or not _QUANTITY.isdisjoint(words):
+    if not words or words[-1] in _ABOUT or not _QUANTITY.isdisjoint(words) or words in _VOCABULARY_KEYS:
         return Strength.NONE
     best = Strength.NONE
     for i, w in enumerate(words):

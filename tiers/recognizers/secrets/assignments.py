@@ -18,6 +18,7 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
+from .._english_words import is_english_word
 from ._code_values import names_its_key, names_or_code
 from ._keys import Strength, key_strength
 from ._values import encodes_words, entropy, is_placeholder, looks_random, mixed_classes, spellings
@@ -54,6 +55,24 @@ _LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)(?:[_
 # capitalised word or the end), so a value splits one way only: with words that could split
 # several ways, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef…0" took exponential time to fail
 _CAMEL_NAME = re.compile(r"^(?:[A-Z]?[a-z]{2,}[0-9]*(?![a-z0-9])|[A-Z]{2,}[0-9]*(?=[A-Z][a-z]|$))+$")
+_CAMEL_WORD = re.compile(r"[A-Z]?[a-z]{4,}")
+_CONSONANTS = re.compile(r"[^aeiouy]{4,}")
+
+
+def _camel_name(value: str) -> bool:
+    """An identifier written in camel case (``JWTCookieAuth``, ``clientCredentials``): its
+    shape, and each of its words of five letters or more a word of the dictionary or one that can
+    be said (a vowel, no four consonants in a row: ``Config``, ``Javascript``). Random tokens take
+    that shape now and then (``RYSUdjjbTG76Lktb``), but their longer words seldom can be said."""
+    if not _CAMEL_NAME.match(value):
+        return False
+    return all(
+        is_english_word(w) or (_CONSONANTS.search(w.lower()) is None and any(c in "aeiouy" for c in w.lower()))
+        for w in _CAMEL_WORD.findall(value)
+        if len(w) >= 5
+    )
+
+
 # function words, a capitalised sentence start, a full stop: a description, not a passphrase
 _PROSE = re.compile(
     r"(?i:\b(?:the|a|an|to|of|for|with|is|are|be|by|use|used|if|when|which|this|that|from|or|and|in"
@@ -176,7 +195,7 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # ``10_000``, ``3.5``: a quantity
     if strength is not Strength.STRONG and _ALTERNATIVES.match(value):
         return False  # ``TOKEN_DATA: "template data / text"``: a description naming alternatives
-    if strength is not Strength.STRONG and _CAMEL_NAME.match(value):
+    if strength is not Strength.STRONG and _camel_name(value):
         return False  # ``"JWTCookieAuth"``: an identifier
     if strength is Strength.STRONG:
         return len(value) >= 4
@@ -261,7 +280,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
                 return None
             s, e = start + span[0], start + span[1]
             value = text[s:e]
-            if m.group("sep") == "," and (_CAMEL_NAME.match(value) or _LOWER_NAME.match(value) or value.isalpha()):
+            if m.group("sep") == "," and (_camel_name(value) or _LOWER_NAME.match(value) or value.isalpha()):
                 return None  # ``("password", "clientCredentials")``: a tuple of names
             return (s, e) if accept_value(value, strength, True, key=m.group("key")) else None
         if m.group("sep") == "," or (m.group("sep") == ":" and m.group("pre")):
