@@ -447,3 +447,30 @@ def test_firm_found_beside_an_eponym_named_twice(
     text = carrier.format(firm) + eponym if firm_first else eponym + carrier.format(firm)
     firms = {v for e, v in found(bare, text) if e == "ORGANIZATION"}
     assert firms == {firm}, (text, firms)
+
+
+def _unlisted_word(word: str) -> bool:
+    from tiers.recognizers._given_names import given_names
+    from tiers.recognizers._surnames import is_surname
+    from tiers.recognizers._vocabulary import is_common
+
+    return not is_surname(word) and word.lower() not in given_names(1) and not is_common(word)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    word=st.from_regex(r"[A-Z][a-z]{3,8}", fullmatch=True).filter(_unlisted_word),
+    weak=st.sampled_from(["Ray", "Mat", "Sy", "Mark", "Tom", "Li", "Frank", "Eva"]),
+    surname=st.sampled_from(["Kowalczyk", "Gonzalez", "Nguyen", "Dufresne", "Penfold"]),
+    carrier=st.sampled_from(["- {s}, {g}\n", "see {s}, {g}. Lapok 11", "# {s}, {g}\n", "(PySpark, {s}, {g}...)"]),
+)
+def test_a_short_or_word_given_name_vouches_only_for_a_census_surname_in_the_list_form(
+    bare: Classifier, word: str, weak: str, surname: str, carrier: str
+) -> None:
+    """ "Dask, Ray", "Gallai, Mat.", "Sx, Sy": a given name that is a word too or of three
+    letters at most names nobody after a word the census does not spell; after a census surname
+    ("Kowalczyk, Tom", "Penfold, Mark") it is a person, and so is a longer given name that is no
+    word after any capitalised word ("Vazirani, Vijay")."""
+    assert ("PERSON", f"{word}, {weak}") not in found(bare, carrier.format(s=word, g=weak))
+    assert ("PERSON", f"{surname}, {weak}") in found(bare, carrier.format(s=surname, g=weak))
+    assert ("PERSON", f"{word}, Vijay") in found(bare, carrier.format(s=word, g="Vijay"))

@@ -11,12 +11,12 @@ import json
 import random
 
 import pytest
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier
 from tiers.recognizers.secrets._samples import compound_of, is_sample_jwt
-from tiers.recognizers.secrets.assignments import _camel_name
+from tiers.recognizers.secrets.assignments import _CAMEL_NAME
 from tiers.recognizers.secrets._values import is_placeholder, looks_random
 
 from .conftest import content
@@ -203,10 +203,11 @@ def _tokens(chars: str) -> st.SearchStrategy[str]:
             # in it (``0000000A0000000b``: hypothesis shrinks towards them) is no machine-made value
             and not is_placeholder(t)
             and looks_random(t)
-            # a value shaped as a camel-case identifier whose longer words can be said reads as
-            # a name under a token's key (``RYSUdajbTG76Lkab``: about one random value of 16 to
-            # 24 characters in 700), by design (``assignments._camel_name``)
-            and not _camel_name(t)
+            # a value shaped as a camel-case identifier reads as a name under a token's key
+            # (``RYSUdjjbTG76Lktb``: about one random value of 16 to 24 characters in 500), by
+            # design: telling them apart by whether their words can be said won back a third of
+            # them and lost 70 of 12,348 installed packages' class names (``HttpsClient``)
+            and not _CAMEL_NAME.match(t)
         )
     ),
     key=st.sampled_from(["private_key", "api_token", "CLIENT_SECRET", "AttributeOID.CHALLENGE_PASSWORD"]),
@@ -246,15 +247,3 @@ def test_random_values_stay_secrets_beside_character_classes(
     value = f'{key} = "{token}"'
     text = f"{grammar}\n{value}" if grammar_first else f"{value}\n{grammar}"
     assert secrets(clf, text) == [token], text
-
-
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(
-    st.from_regex(r"[A-Z]{2,4}[b-df-hj-np-tv-xz]{4,6}[A-Z]{2}[0-9]{1,2}[A-Z][a-z]{2,5}", fullmatch=True),
-    st.sampled_from(["api_token", "accessKey", "auth"]),
-)
-def test_a_random_value_shaped_as_camel_case_is_still_a_token(clf: Classifier, value: str, key: str) -> None:
-    """``api_token = "RYSUdjjbTG76Lktb"``: camel-case in shape, but a word of it has four
-    consonants in a row and no vowel: no identifier's, a random token's."""
-    assume(looks_random(value) and not is_placeholder(value))
-    assert value in secrets(clf, f'{key} = "{value}"')

@@ -292,6 +292,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 # "Conference, George", "Proceedings, Anna": a title's noun is no surname (the
                 # census spells every surname the dictionary has that is one: "Penfold, Sarah")
                 and not title_noun(words[0])
+                and self._listed_surname_holds(words[0], words[1])
             ):
                 return 0, len(text)
             return None
@@ -326,6 +327,15 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                     return m.start(), keep
             previous = word
         return None
+
+    @staticmethod
+    def _listed_surname_holds(surname: str, given: str) -> bool:
+        """In the list form only the given name after the comma vouches for the word before it.
+        A given name that is a word too (``Ray``, ``Mark``) or of three letters at most (``Mat``,
+        ``Sy``) vouches for a census surname only: "Phillips, Mark", "Kowalczyk, Tom", "Wang, Li"
+        are names; "PySpark, Dask, Ray", "Erdős and Gallai, Mat. Lapok", "# Sx, Sy" are none."""
+        g = given.lower()
+        return (len(g) > 3 and g not in AMBIGUOUS_GIVEN_NAMES) or is_surname(surname)
 
     @staticmethod
     def _weak_surname(word: str) -> bool:

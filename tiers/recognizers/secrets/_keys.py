@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from enum import IntEnum
 
-__all__ = ["Strength", "key_strength"]
+__all__ = ["Strength", "key_strength", "vocabulary_key"]
 
 
 class Strength(IntEnum):
@@ -140,17 +140,28 @@ def _words(key: str) -> list[str]:
     return out
 
 
-# a tokenizer's vocabulary entry: a word piece as text (``"token_str": "#include"``, 150,000 of
-# them in one file); a credential's key says what its token is for (``access_token_str`` stays
-# one). Its bytes (``token_bytes``) are judged by what they decode to (``encodes_words``).
-_VOCABULARY_KEYS = (["token", "str"],)
+# a tokenizer's vocabulary entry: a word piece as text or as base64 (``"token_str": "#include"``,
+# ``"token_bytes": "IOyasA=="``, 150,000 of them in one file). Such a key may still name a
+# token's value in code (``token_str = "…"``): only a random-looking value counts under it
+# (``WEAK``), as text only with a digit, as bytes only if it decodes to no piece of text
+# (``assignments.accept_value``, ``_values.encodes_piece``).
+_VOCABULARY_KEYS = (["token", "str"], ["token", "bytes"])
+
+
+def vocabulary_key(key: str, form: str = "") -> bool:
+    """Whether ``key`` is a tokenizer vocabulary's (``token_str``, ``tokenBytes``), of ``form``
+    (``"str"``, ``"bytes"``) when one is given."""
+    words = _words(key)
+    return words in _VOCABULARY_KEYS and (not form or words[-1] == form)
 
 
 def key_strength(key: str) -> Strength:
     """How strongly ``key`` says its value is a credential."""
     words = _words(key)
-    if not words or words[-1] in _ABOUT or not _QUANTITY.isdisjoint(words) or words in _VOCABULARY_KEYS:
+    if not words or words[-1] in _ABOUT or not _QUANTITY.isdisjoint(words):
         return Strength.NONE
+    if words in _VOCABULARY_KEYS:
+        return Strength.WEAK
     best = Strength.NONE
     for i, w in enumerate(words):
         if w in _STRONG or (w.endswith(_STRONG_ENDINGS) and w not in {"secretary"}):

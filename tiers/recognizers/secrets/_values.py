@@ -29,6 +29,7 @@ from ...normalize import normalize_text
 from ._samples import compound_of, is_published
 
 __all__ = [
+    "encodes_piece",
     "encodes_words",
     "entropy",
     "is_placeholder",
@@ -263,12 +264,33 @@ def looks_random(value: str, min_len: int = 12) -> bool:
     )
 
 
+# what may stand between the letters of encoded words (" permitía", "/week", "l'été", "_context")
+_WORD_MARKS = frozenset(" .,'’-/_()")
+
+
+def encodes_words(value: str) -> bool:
+    """Whether ``value`` is base64 of a few words of text (a tokenizer's ``"token_bytes":
+    "IHBlcm1pdMOtYQ=="`` is " permitía", ``"4Kao4KeN4Kak"`` Bengali "ন্ত"): letters of any
+    script with their combining marks, spaces and a few marks between words. A token's or key's
+    random bytes decode to that almost never (each byte a letter: about one chance in five for
+    ASCII; four bytes at least), and ``user:password`` (a colon) or a token's text (digits) is
+    not that."""
+    if len(value) % 4 or len(value) < 8:
+        return False
+    try:
+        text = base64.b64decode(value, validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return False
+    letters = sum(c.isalpha() for c in text)
+    return letters >= 2 and all(c.isalpha() or c in _WORD_MARKS or unicodedata.category(c)[0] == "M" for c in text)
+
+
 _TEXT_CATEGORIES = frozenset("Lu Ll Lt Lm Lo Mn Mc Me Pc Pd Ps Pe Pi Pf Po Sm Sc Sk So Zs Cf".split())
 # blanks a vocabulary's pieces hold (``"\t\t   "``, ``" ),\n"``)
 _BLANKS = frozenset(" \t\r\n")
-# ``user:password`` and ``user@host`` encode a login, not a piece of text (``"():\n"``,
-# ``"std::"`` and ``"http://"`` are pieces)
-_LOGIN = re.compile(r"\w[:@][^\s:@/]")
+# ``user:password``, ``root:@dmin`` and ``user@host`` encode a login, not a piece of text
+# (``"():\n"`` and ``"std::"`` are pieces)
+_LOGIN = re.compile(r"\w(?::(?!:)|@)")
 
 
 def _utf8_piece(raw: bytes) -> str | None:
@@ -291,15 +313,14 @@ def _utf8_piece(raw: bytes) -> str | None:
         return None
 
 
-def encodes_words(value: str) -> bool:
-    """Whether ``value`` is base64 of a piece of text without digits, as a tokenizer's
-    vocabulary holds them (``"token_bytes": "IHBlcm1pdMOtYQ=="`` is " permitía",
-    ``"4Kao4KeN4Kak"`` Bengali "ন্ত", ``"IOyasA=="`` Korean " 우", ``"KTsKCi8v"`` ");\n\n//"):
-    letters of any script with their combining marks, punctuation, symbols and blanks, a
-    character cut at either end allowed (the pieces are bytes). A key's random bytes decode to
-    that rarely, and less the longer they are (measured: one draw in 12 of four random bytes, one
-    in 400 of eight, none in 200,000 of sixteen; keys are longer), and ``user:password`` (a colon),
-    ``user@host`` or a token's text (digits) is not that."""
+def encodes_piece(value: str) -> bool:
+    """Whether ``value`` is base64 of a tokenizer's piece of text, judged under a vocabulary's
+    own key only (``"token_bytes"``, where :func:`encodes_words` is too narrow): text of any
+    script without digits, punctuation, symbols and blanks included, a character cut at either
+    end allowed (``"IOyasA=="`` is Korean " 우", ``"KTsKCi8v"`` ");\n\n//", ``"4KWH4KQ="`` a
+    Devanagari sign and the first bytes of the next). Random bytes pass too often for a token's
+    key in general (one draw in 12 of four bytes, one in 400 of eight), and under this key a
+    value must also look random to count (``Strength.WEAK``): long key material stays a secret."""
     if len(value) % 4 or len(value) < 8:
         return False
     try:

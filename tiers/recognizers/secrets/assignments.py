@@ -13,15 +13,15 @@ included), an unquoted value at the start of a line to the end of the line (a tr
 
 from __future__ import annotations
 
+import json
 import re
 
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
-from .._english_words import is_english_word
 from ._code_values import names_its_key, names_or_code
-from ._keys import Strength, key_strength
-from ._values import encodes_words, entropy, is_placeholder, looks_random, mixed_classes, spellings
+from ._keys import Strength, key_strength, vocabulary_key
+from ._values import encodes_piece, encodes_words, entropy, is_placeholder, looks_random, mixed_classes, spellings
 
 __all__ = ["AssignmentRecognizer", "MarkupRecognizer"]
 
@@ -55,24 +55,6 @@ _LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)(?:[_
 # capitalised word or the end), so a value splits one way only: with words that could split
 # several ways, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef…0" took exponential time to fail
 _CAMEL_NAME = re.compile(r"^(?:[A-Z]?[a-z]{2,}[0-9]*(?![a-z0-9])|[A-Z]{2,}[0-9]*(?=[A-Z][a-z]|$))+$")
-_CAMEL_WORD = re.compile(r"[A-Z]?[a-z]{4,}")
-_CONSONANTS = re.compile(r"[^aeiouy]{4,}")
-
-
-def _camel_name(value: str) -> bool:
-    """An identifier written in camel case (``JWTCookieAuth``, ``clientCredentials``): its
-    shape, and each of its words of five letters or more a word of the dictionary or one that can
-    be said (a vowel, no four consonants in a row: ``Config``, ``Javascript``). Random tokens take
-    that shape now and then (``RYSUdjjbTG76Lktb``), but their longer words seldom can be said."""
-    if not _CAMEL_NAME.match(value):
-        return False
-    return all(
-        is_english_word(w) or (_CONSONANTS.search(w.lower()) is None and any(c in "aeiouy" for c in w.lower()))
-        for w in _CAMEL_WORD.findall(value)
-        if len(w) >= 5
-    )
-
-
 # function words, a capitalised sentence start, a full stop: a description, not a passphrase
 _PROSE = re.compile(
     r"(?i:\b(?:the|a|an|to|of|for|with|is|are|be|by|use|used|if|when|which|this|that|from|or|and|in"
@@ -137,6 +119,18 @@ def _unquote(body: str) -> tuple[int, int] | None:
     return None
 
 
+_JSON_ESCAPE = re.compile(r"\\u[0-9A-Fa-f]{4}")
+
+
+def _json_unescaped(value: str) -> str | None:
+    """``value`` read as the inside of a JSON string, or None where it is no such thing."""
+    try:
+        out = json.loads(f'"{value}"')
+    except ValueError:
+        return None
+    return out if isinstance(out, str) else None
+
+
 def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = False, key: str = "") -> bool:
     """Whether ``value`` assigned to a key of ``strength`` is a credential. ``tight``: written
     ``KEY=value`` without spaces (dotenv, properties, shell), where a dotted value with digits
@@ -151,8 +145,18 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
         return False
     if value in _FETCH_MODES and key.rsplit(".", 1)[-1].lower() in ("credentials", "withcredentials"):
         return False  # ``fetch(url, {credentials: "include"})``
+    if strength is not Strength.STRONG and _JSON_ESCAPE.search(value):
+        # JSON that escapes all but ASCII (``"token_str": "\\u00e9dition"``): judged as what it
+        # writes; no token holds a backslash and four hex digits
+        unescaped = _json_unescaped(value)
+        if unescaped is not None and unescaped != value:
+            return accept_value(unescaped, strength, quoted, tight, key)
     if strength is not Strength.STRONG and encodes_words(value):
         return False  # a vocabulary's token as base64 ("token_bytes": "IENydXNoaW5n", " Crushing")
+    if key and vocabulary_key(key, "str") and not any(c.isdigit() for c in value):
+        return False  # a word piece as text (".IOException", "-Weltmeisterschaft"); a token has digits
+    if key and vocabulary_key(key, "bytes") and encodes_piece(value):
+        return False  # any piece of text as base64: " 우", ");\n\n//", a character cut in two
     return any(_accept_spelling(v, strength, quoted) for v in spellings(value))
 
 
@@ -195,7 +199,7 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # ``10_000``, ``3.5``: a quantity
     if strength is not Strength.STRONG and _ALTERNATIVES.match(value):
         return False  # ``TOKEN_DATA: "template data / text"``: a description naming alternatives
-    if strength is not Strength.STRONG and _camel_name(value):
+    if strength is not Strength.STRONG and _CAMEL_NAME.match(value):
         return False  # ``"JWTCookieAuth"``: an identifier
     if strength is Strength.STRONG:
         return len(value) >= 4
@@ -280,7 +284,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
                 return None
             s, e = start + span[0], start + span[1]
             value = text[s:e]
-            if m.group("sep") == "," and (_camel_name(value) or _LOWER_NAME.match(value) or value.isalpha()):
+            if m.group("sep") == "," and (_CAMEL_NAME.match(value) or _LOWER_NAME.match(value) or value.isalpha()):
                 return None  # ``("password", "clientCredentials")``: a tuple of names
             return (s, e) if accept_value(value, strength, True, key=m.group("key")) else None
         if m.group("sep") == "," or (m.group("sep") == ":" and m.group("pre")):

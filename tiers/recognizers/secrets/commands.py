@@ -185,10 +185,11 @@ class KubernetesSecretDataRecognizer(TiersPatternRecognizer):
         # an alphabet written out ("TUVWTUVW") may decode to text by chance ("MUVMUV")
         if sequential(pattern_text):
             return True
-        # letters of one case only: a word or a word piece ("entially" in a tokenizer's JSON
-        # decodes to "z{bjYr"); an encoding mixes cases and digits (a random one of eight
-        # characters is one case of letters about once in 700, a longer one far more rarely)
-        if pattern_text.isalpha() and (pattern_text.islower() or pattern_text.isupper()):
+        # lower-case letters only: a word or a word piece ("entially" in a tokenizer's JSON
+        # decodes to "z{bjYr"). Base64 of a value is that almost never (3 in 1,000 lower-case
+        # passwords of six letters, none of twelve); of upper-case text it often is all capitals
+        # ("TUFTVEVS" is "MASTER"), so capitals stay data
+        if pattern_text.isalpha() and pattern_text.islower():
             return True
         decoded = _b64_text(pattern_text)
         return decoded is None or len(decoded.strip()) < 4 or is_placeholder(decoded)
