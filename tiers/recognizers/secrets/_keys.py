@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from enum import IntEnum
+from functools import lru_cache
 
 __all__ = ["Strength", "key_strength", "vocabulary_key"]
 
@@ -133,11 +134,16 @@ _QUANTITY = frozenset(
 )
 
 
-def _words(key: str) -> list[str]:
+_PARTS = re.compile(r"[^A-Za-z0-9]+")
+
+
+@lru_cache(maxsize=4096)
+def _words(key: str) -> tuple[str, ...]:
+    # keys recur (a JSON file's every record has the same ones): split each once
     out: list[str] = []
-    for part in re.split(r"[^A-Za-z0-9]+", key):
+    for part in _PARTS.split(key):
         out.extend(w.lower() for w in _SPLIT.findall(part))
-    return out
+    return tuple(out)
 
 
 # a tokenizer's vocabulary entry: a word piece as text or as base64 (``"token_str": "#include"``,
@@ -145,7 +151,7 @@ def _words(key: str) -> list[str]:
 # token's value in code (``token_str = "…"``): only a random-looking value counts under it
 # (``WEAK``), as text only with a digit, as bytes only if it decodes to no piece of text
 # (``assignments.accept_value``, ``_values.encodes_piece``).
-_VOCABULARY_KEYS = (["token", "str"], ["token", "bytes"])
+_VOCABULARY_KEYS = (("token", "str"), ("token", "bytes"))
 
 
 def vocabulary_key(key: str, form: str = "") -> bool:
@@ -155,6 +161,7 @@ def vocabulary_key(key: str, form: str = "") -> bool:
     return words in _VOCABULARY_KEYS and (not form or words[-1] == form)
 
 
+@lru_cache(maxsize=4096)
 def key_strength(key: str) -> Strength:
     """How strongly ``key`` says its value is a credential."""
     words = _words(key)

@@ -119,6 +119,8 @@ def _unquote(body: str) -> tuple[int, int] | None:
     return None
 
 
+# what a value under a weak key needs to look machine-made (``looks_random``'s default too)
+_RANDOM_MIN_LEN = 12
 _JSON_ESCAPE = re.compile(r"\\u[0-9A-Fa-f]{4}")
 
 
@@ -139,7 +141,16 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
 
     A value with percent-escapes is judged in both spellings (``_values``): a placeholder in
     either is none, otherwise it counts if either spelling would."""
-    if strength is Strength.NONE or is_placeholder(value) or names_or_code(value, strength is Strength.STRONG, quoted):
+    if strength is Strength.NONE:
+        return False
+    # the cheap refusals first: a vocabulary's 150,000 entries pass here
+    if strength is Strength.WEAK and len(value) < _RANDOM_MIN_LEN and "%" not in value:
+        return False  # too short to look machine-made, the one thing a weak key takes
+    if key and vocabulary_key(key, "str") and not any(c.isdigit() for c in value):
+        return False  # a word piece as text (".IOException", "-Weltmeisterschaft"); a token has digits
+    if key and vocabulary_key(key, "bytes") and encodes_piece(value):
+        return False  # any piece of text as base64: " 우", ");\n\n//", a character cut in two
+    if is_placeholder(value) or names_or_code(value, strength is Strength.STRONG, quoted):
         return False
     if key and names_its_key(value, key):
         return False
@@ -153,10 +164,6 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
             return accept_value(unescaped, strength, quoted, tight, key)
     if strength is not Strength.STRONG and encodes_words(value):
         return False  # a vocabulary's token as base64 ("token_bytes": "IENydXNoaW5n", " Crushing")
-    if key and vocabulary_key(key, "str") and not any(c.isdigit() for c in value):
-        return False  # a word piece as text (".IOException", "-Weltmeisterschaft"); a token has digits
-    if key and vocabulary_key(key, "bytes") and encodes_piece(value):
-        return False  # any piece of text as base64: " 우", ");\n\n//", a character cut in two
     return any(_accept_spelling(v, strength, quoted) for v in spellings(value))
 
 
@@ -205,7 +212,7 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return len(value) >= 4
     if strength is Strength.MEDIUM:
         return len(value) >= 8 and (mixed_classes(value) >= 2 or not value.isalnum()) and entropy(value) >= 2.5
-    return looks_random(value)
+    return looks_random(value, _RANDOM_MIN_LEN)
 
 
 # a key and the opening of its value, both quoted with the same escape (``\\"``, ``\\\\\\"``)
