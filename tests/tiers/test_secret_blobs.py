@@ -12,6 +12,7 @@ import json
 import random
 from collections.abc import Callable
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -314,5 +315,27 @@ def test_a_sparse_binary_file_in_base64_holds_no_token(
     text = "_data = b'''\n" + "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76)) + "\n'''\n"
     assert not secret_spans(clf, text)
     token = "A" * 21 + "".join(rnd.choice(_URL[:62]) for _ in range(80))
+    line = f"TWITTER_BEARER={token}\n"
+    assert covered(secret_spans(clf, line), line.index(token), line.index(token) + len(token)), line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # lines of sparse files the property drew, whose zeros thin out after Square's "EAAA"
+        "AADIMAAAvAA/EAAAAM4AGgAAAABd1AAAiQAAMgAAAAAOAI41AFi54g==",
+        "QAAAAAAAAAAAAAEAAAAAAAACv0wBKAO0A89HNAADAEgAAAPycAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        "AAAAAAAAAAAA/EAAAAHYAxwD9AD4aAK4AAH8AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+    ],
+)
+def test_a_sparse_line_whose_zeros_thin_out_holds_no_token(clf: Classifier, line: str) -> None:
+    text = "_data = b'''\n" + line + "\n'''\n"
+    assert not secret_spans(clf, text)
+
+
+def test_a_twitter_bearer_token_with_its_second_run_of_zeros_is_found(clf: Classifier) -> None:
+    """Twitter's app-only bearer tokens encode an app id with zero bytes after their 21 "A"s
+    (``…AAAMLheAAAAAAA0%2B…``): a run of "A"s in the tail, far under a third of it."""
+    token = "A" * 21 + "MLheAAAAAAA0%2BuSeid%2BULvsea4JtiGRiSDSJSI%3DEUifiRBkKG5E2XzMDjRfl76ZC9Ub0wnz4XsNiRVBChTYbJcE3F"
     line = f"TWITTER_BEARER={token}\n"
     assert covered(secret_spans(clf, line), line.index(token), line.index(token) + len(token)), line
