@@ -264,6 +264,16 @@ def looks_random(value: str, min_len: int = 12) -> bool:
     )
 
 
+def _padded_base64(value: str) -> bytes | None:
+    """The bytes ``value`` encodes as padded base64 of four bytes at least, else None."""
+    if len(value) % 4 or len(value) < 8:
+        return None
+    try:
+        return base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return None
+
+
 # what may stand between the letters of encoded words (" permitía", "/week", "l'été", "_context")
 _WORD_MARKS = frozenset(" .,'’-/_()")
 
@@ -275,11 +285,12 @@ def encodes_words(value: str) -> bool:
     random bytes decode to that almost never (each byte a letter: about one chance in five for
     ASCII; four bytes at least), and ``user:password`` (a colon) or a token's text (digits) is
     not that."""
-    if len(value) % 4 or len(value) < 8:
+    raw = _padded_base64(value)
+    if raw is None:
         return False
     try:
-        text = base64.b64decode(value, validate=True).decode("utf-8")
-    except (binascii.Error, ValueError):
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
         return False
     letters = sum(c.isalpha() for c in text)
     return letters >= 2 and all(c.isalpha() or c in _WORD_MARKS or unicodedata.category(c)[0] == "M" for c in text)
@@ -321,11 +332,8 @@ def encodes_piece(value: str) -> bool:
     Devanagari sign and the first bytes of the next). Random bytes pass too often for a token's
     key in general (one draw in 12 of four bytes, one in 400 of eight), and under this key a
     value must also look random to count (``Strength.WEAK``): long key material stays a secret."""
-    if len(value) % 4 or len(value) < 8:
-        return False
-    try:
-        raw = base64.b64decode(value, validate=True)
-    except (binascii.Error, ValueError):
+    raw = _padded_base64(value)
+    if raw is None:
         return False
     text = _utf8_piece(raw)
     if not text or _LOGIN.search(text):
