@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["assigned_name", "in_decimal", "in_integer_sequence"]
+__all__ = ["assigned_name", "compared_name", "in_decimal", "in_integer_sequence"]
 
 _RUN_LIMIT = 32  # digits read past a candidate's end: no identifier is longer
 _LINE_LIMIT = 200  # how far back an assignment's name is looked for on the number's line
@@ -21,6 +21,10 @@ _INTEGER = re.compile(r"[+-]?[0-9]+")
 # a name alone on its line's left, an optional annotation, "=", then the number and the line's end
 _ASSIGNED = re.compile(r"(?:^|\n)[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]{1,80})?=[ \t]*\Z")
 _LINE_END = re.compile(r";?[ \t]*(?:#[^\n]*|//[^\n]*)?(?:\n|\Z)")
+# a comparison in code: a (dotted) name and an operator right before the number, the end of the
+# condition right after it ("sys.hexversion < 51314855:", "if (build >= 20230815) {")
+_COMPARED = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)[ \t]*(?:[<>]=?|[!=]==?)[ \t]*\Z")
+_CONDITION_END = re.compile(r"[ \t]*(?:[:)\]]|&&|\|\||\b(?:and|or|then)\b|;|\n|\Z)")
 
 
 def in_decimal(text: str, start: int, end: int) -> bool:
@@ -98,3 +102,13 @@ def assigned_name(text: str, start: int, end: int) -> str | None:
     if m is None:
         return None
     return m.group(1)
+
+
+def compared_name(text: str, start: int, end: int) -> str | None:
+    """The name a number is compared with in a line of code (``sys.hexversion < 51314855:``,
+    ``if (build >= 20230815)``); None when the number stands anywhere else. Like an assignment,
+    a comparison says what the number is: the name's own."""
+    if _CONDITION_END.match(text, end) is None:
+        return None
+    m = _COMPARED.search(text, max(0, start - 80), start)
+    return None if m is None else m.group(1)

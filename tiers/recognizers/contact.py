@@ -464,8 +464,11 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
 _DIGIT_GROUPS = re.compile(r"[0-9]+")
 _ZIP_PLUS_4 = re.compile(r"[0-9]{5}-[0-9]{4}")
 # a town, a comma and the state's code, as US addresses write them ("Boston, MA 02110-1301"); a
-# code alone ("Hotline DE 06221-5678", "… OR 06221-5678") is a word or a country
-_STATE_BEFORE = re.compile(r"[A-Za-z.],[ \t]*([A-Z]{2})[ \t]*,?[ \t]*(?:\r?\n[ \t]*)?\Z")
+# code alone ("Hotline DE 06221-5678", "… OR 06221-5678") is a word or a country. A line break
+# between may carry a comment's mark: the GPL's header in a "#", "//", " *", "--" or ";" comment
+_STATE_BEFORE = re.compile(
+    r"[A-Za-z.],[ \t]*([A-Z]{2})[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:#+|//|/?\*+|--|;+|%+|!|REM|rem|'|\")?[ \t]*)?\Z"
+)
 # the USPS codes of the states, DC and the territories
 _US_STATES = frozenset(
     """AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY
@@ -475,8 +478,8 @@ _US_STATES = frozenset(
 
 def _us_state_before(text: str, start: int) -> bool:
     """Whether a town and a US state's code stand right before ``start`` (a blank, a comma or a
-    line break between)."""
-    m = _STATE_BEFORE.search(text, max(0, start - 16), start)
+    line break between, the next line's comment mark too)."""
+    m = _STATE_BEFORE.search(text, max(0, start - 24), start)
     return m is not None and m.group(1) in _US_STATES
 
 

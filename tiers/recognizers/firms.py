@@ -44,6 +44,7 @@ from ._code import code_around, code_identifier, in_code_position
 from ._english_words import is_english_word
 from ._eponyms import eponym_after, eponym_elsewhere
 from ._german_nouns import is_feminine_noun
+from ._places import inside_place_name
 from ._table_cells import cells as _cells
 from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import NOT_SURNAMES, is_common
@@ -133,7 +134,8 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
         """An eponym ("the Fisher-Yates shuffle", "Porter-Duff operators", "the Denman-Beavers
         iteration": :mod:`._eponyms`), also where the text names it without its object after
         writing it with one ("the Held-Karp relaxation" … "the Held-Karp solution"); code in
-        the place of a name (:mod:`._code`)."""
+        the place of a name (:mod:`._code`); a place's name ("Monte-Carlo", "Tan-Tan":
+        :mod:`._places`)."""
         before = _LIST_BEFORE.search(text, max(0, start - 40), start) if "," in text[start:end] else None
         if before is not None and is_english_word(before.group(1)) and not is_plain_surname(before.group(1)):
             # "on Top and Bottom, Left and Right": a longer list of words, no firm's name; a
@@ -143,6 +145,7 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
             eponym_after(text, end, broad=True)
             or in_code_position(text, start, end)
             or ("-" in text[start:end] and eponym_elsewhere(text, text[start:end]))
+            or inside_place_name(text, start, end)
         )
 
 
@@ -426,7 +429,8 @@ class PartnerFirmRecognizer(TiersPatternRecognizer):
         return not any(is_common(w) or w.lower() in NOT_SURNAMES for w in core)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        return in_prose_code(text, start, end)
+        """Code, or a part of a place's name ("Blackburn avec Darwen": :mod:`._places`)."""
+        return in_prose_code(text, start, end) or inside_place_name(text, start, end)
 
 
 class IssuerFirmRecognizer(PartnerFirmRecognizer):

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from presidio_analyzer import EntityRecognizer, Pattern, PatternRecognizer
 from presidio_analyzer import predefined_recognizers as pr
 
-from ._digits import assigned_name
+from ._digits import assigned_name, compared_name
 
 __all__ = ["national_id_recognizers"]
 
@@ -60,6 +60,14 @@ class SsnRecognizer(pr.UsSsnRecognizer):
         while hi < len(text) and text[hi] in _HEX:
             hi += 1
         return (hi - lo >= 16 and (lo, hi) != (start, end)) or format_example(text, start)
+
+    def invalidate_result(self, pattern_text: str) -> bool:
+        """Besides presidio's samples: each group one digit repeated ("111-22-3333", pyparsing's
+        documented example) is typed, not issued; about 900 numbers of a billion look so."""
+        digits = "".join(c for c in pattern_text if c.isdigit())
+        if len(digits) == 9 and all(len(set(g)) == 1 for g in (digits[:3], digits[3:5], digits[5:])):
+            return True
+        return bool(super().invalidate_result(pattern_text))
 
 
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -144,7 +152,8 @@ class BankAccountRecognizer(pr.UsBankRecognizer):
         """A number that is the whole value of a constant in code (``_HAUSNUMERO = 156384712``)
         is what its name says; it is an account only when the name says so (``ACCOUNT_NO =
         …``, ``bankAcct = …``): a context word elsewhere near it (``if TYPE_CHECKING:`` in
-        every typed module) says nothing about it. Nor is a bank's routing number an account:
+        every typed module) says nothing about it; so is a number compared with a name
+        (``sys.hexversion < 51314855:``). Nor is a bank's routing number an account:
         nine digits with the ABA check digit, labelled as one (``routing_number='122105155'``,
         "ABA 021000021"), name a bank branch, which every cheque of it prints."""
         if (
@@ -153,7 +162,7 @@ class BankAccountRecognizer(pr.UsBankRecognizer):
             and _ROUTING_BEFORE.search(text, max(0, start - 40), start)
         ):
             return True
-        name = assigned_name(text, start, end)
+        name = assigned_name(text, start, end) or compared_name(text, start, end)
         return name is not None and _ACCOUNT_NAME.search(name) is None
 
     def invalidate_result(self, pattern_text: str) -> bool:

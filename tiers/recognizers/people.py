@@ -35,6 +35,7 @@ from ._code import in_code_position, spelt_in_code
 from ._english_words import is_english_word
 from ._eponyms import eponym_after
 from ._given_names import given_names
+from ._places import inside_place_name
 from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import (
     _MONTHS_DAYS,
@@ -226,9 +227,14 @@ def _street_name(text: str, start: int, end: int) -> bool:
 
 
 class _NameRecognizer(TiersPatternRecognizer):
+    # a place's name read as a person's is dropped (:mod:`._places`); a title says a person stands
+    PLACES_VETO = True
+
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """Code in the place of a name (:mod:`._code`), a placeholder name, or an eponym before
-        what science names after it ("the Kampe de Feriet function": :mod:`._eponyms`)."""
+        """Code in the place of a name (:mod:`._code`), a placeholder name, an eponym before
+        what science names after it ("the Kampe de Feriet function": :mod:`._eponyms`), or a
+        country's, region's, currency's, language's or script's name ("Viet Nam", "Ben Arous":
+        :mod:`._places`)."""
         value = text[start:end]
         return (
             " ".join(value.lower().split()) in _PLACEHOLDER_NAMES
@@ -236,6 +242,7 @@ class _NameRecognizer(TiersPatternRecognizer):
             or in_code_position(text, start, end)
             or spelt_in_code(text, start, end)
             or _street_name(text, start, end)
+            or (self.PLACES_VETO and inside_place_name(text, start, end))
         )
 
 
@@ -450,6 +457,8 @@ def _neighbour_keys(text: str, row: int) -> list[str]:
 
 class TitledPersonRecognizer(_NameRecognizer):
     """A name after a title, a role word or a sign-off: any capitalised words count."""
+
+    PLACES_VETO = False  # "Dr. Francisco Morazán" is the man, not the Honduran department
 
     ENTITY = "PERSON"
     PATTERNS = [

@@ -33,6 +33,7 @@ from ._given_names import given_names
 from ._surnames import is_surname
 from ._vocabulary import NOT_SURNAMES, is_common
 from .firms import CompanyCellRecognizer, header_cell, header_cell_gate
+from ._places import inside_place_name
 from .people import _CAP, _PARTICLE, _PLACEHOLDER_NAMES, _UPPER, _NameRecognizer, word_given_names
 
 __all__ = ["GreetingPersonRecognizer", "NameFieldPersonRecognizer", "PersonCellRecognizer", "field_recognizers"]
@@ -154,9 +155,15 @@ class PersonCellRecognizer(CompanyCellRecognizer):
         return span
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """Under a person header, and not code (:mod:`._code`)."""
+        """Under a person header, and not code (:mod:`._code`) nor a place's name (:mod:`._places`:
+        a column "name" lists regions as often as people)."""
         value = " ".join(text[start:end].lower().split())
-        return super().reject_at(text, start, end) or value in _PLACEHOLDER_NAMES or in_code_position(text, start, end)
+        return (
+            super().reject_at(text, start, end)
+            or value in _PLACEHOLDER_NAMES
+            or in_code_position(text, start, end)
+            or inside_place_name(text, start, end)
+        )
 
 
 class GreetingPersonRecognizer(_NameRecognizer):

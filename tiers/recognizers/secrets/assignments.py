@@ -50,7 +50,10 @@ _REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|[\])]\{[0-9]+(?:,[0-9]
 _CHARACTER_CLASS = re.compile(r"^\^?\[[^\]\n]*(?:0-9|a-z|A-Z|a-f|A-F)[^\]\n]*\](?:[+*?]|\{[0-9,]+\})?\$?$")
 # words joined as names are (``csrf_token``, ``channel-markdown59``: a count of one or two digits
 # after names a variant, not a secret)
-_LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)(?:[_.-]?[0-9]{1,2})?_*$")
+# a word may end in a short number (``gpt2_pattern``, ``sha256_digest``, ``utf8_name``)
+_LOWER_NAME = re.compile(
+    r"^_*(?:[a-z]+[0-9]{0,3}(?:[_.-][a-z]+[0-9]{0,3})+|[A-Z]+(?:_[A-Z]+)+)(?:[_.-]?[0-9]{1,2})?_*$"
+)
 # each word maximal (a lower-case run ends before no lower-case letter, a capitals run before a
 # capitalised word or the end), so a value splits one way only: with words that could split
 # several ways, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef…0" took exponential time to fail

@@ -68,7 +68,16 @@ class CommandLineRecognizer(TiersPatternRecognizer):
 
     def invalidate_result(self, pattern_text: str) -> bool:
         value = _strip_quotes(pattern_text)
-        return is_placeholder(value) or value.startswith("-")
+        return is_placeholder(value) or value.startswith("-") or value.lower() in _FLAG_PROSE
+
+
+# what prose writes after a flag's name: the flag named as one ("the --username and --password
+# options", "the --token flag is required"), not its value
+_FLAG_PROSE = frozenset(
+    """option options flag flags argument arguments arg args parameter parameters param params switch
+    switches setting settings and or is are was were be must should can may will to in on with for of
+    from instead when if as at by""".split()
+)
 
 
 class DotfileRecognizer(TiersPatternRecognizer):
