@@ -1,7 +1,7 @@
-"""Names that code and its documentation write where a credential could stand (issue 12, eleventh
-group): a flag named in prose ("the --username and --password options"), and a variable whose
-words end in a short number (``pat_str=gpt2_pattern``, ``token=sha256_digest``). Random values in
-the same places stay secrets."""
+"""A flag named in prose where a credential could stand (issue 12, eleventh group: "the
+--username and --password options"); random values after the same flags stay secrets. Names whose
+words end in digits (``pat_str=gpt2_pattern``) stay values by decision: a review found that reading
+them as names lost human passwords and tokens of that shape (``red_dragon777``, ``acme_prod_key2024``)."""
 
 from __future__ import annotations
 
@@ -18,8 +18,6 @@ from .test_recognizers import found
 
 _SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 _FLAGS = ["--password", "--token", "--api-key", "--secret", "--access-token"]
-_WORDS = ["pattern", "digest", "name", "value", "encoding", "header", "table", "prefix", "cache", "path"]
-_NUMBERED = ["gpt2", "sha256", "utf8", "base64", "ipv4", "md5", "http2", "py3", "x509", "oauth2"]
 
 
 @pytest.fixture(scope="module")
@@ -51,18 +49,14 @@ def test_a_flag_named_in_prose_holds_no_value_but_a_flag_given_one_does(
     assert ("SECRET", token) in found(clf, f"$ deploy {flag} {token} --verbose\n")
 
 
-@_SETTINGS
-@given(
-    # a password's key (``client_secret``, ``password``) keeps ``hunter2``-like names: a dotenv password
-    key=st.sampled_from(["pat_str", "token", "api_key", "auth_token"]),
-    parts=st.lists(st.sampled_from(_NUMBERED + _WORDS), min_size=2, max_size=3),
-    call=st.sampled_from(["    enc = train(data, {k}={v})\n", "client = Client(timeout=5, {k}={v}, retries=2)\n"]),
-    seed=st.integers(0, 2**32),
+@pytest.mark.parametrize(
+    "line",
+    [
+        'props.put("password", "red_dragon777");',
+        'cfg = [("user", "admin"), ("password", "summer.love123")]',
+        "API_KEY=acme_prod_key2024",
+        'token = "abc123_def456"',
+    ],
 )
-def test_a_snake_name_with_numbered_words_is_a_variable_but_a_random_value_is_not(
-    clf: Classifier, key: str, parts: list[str], call: str, seed: int
-) -> None:
-    name = "_".join(parts)
-    assert ("SECRET", name) not in found(clf, call.format(k=key, v=name))
-    token = _random_token(seed)
-    assert ("SECRET", token) in found(clf, call.format(k=key, v=f'"{token}"'))
+def test_words_with_numbers_stay_values(clf: Classifier, line: str) -> None:
+    assert [v for e, v in found(clf, line) if e == "SECRET"], line

@@ -315,6 +315,9 @@ def test_a_sparse_binary_file_in_base64_holds_no_token(
     text = "_data = b'''\n" + "\n".join(encoded[i : i + 76] for i in range(0, len(encoded), 76)) + "\n'''\n"
     assert not secret_spans(clf, text)
     token = "A" * 21 + "".join(rnd.choice(_URL[:62]) for _ in range(80))
+    # four X of one case read as a mask, by design (one random tail in about 200,000); mixed
+    # case ("RXXXx", a draw that failed here) is no mask
+    token = token.replace("XXXX", "XXX7").replace("xxxx", "xxx7")
     line = f"TWITTER_BEARER={token}\n"
     assert covered(secret_spans(clf, line), line.index(token), line.index(token) + len(token)), line
 

@@ -78,3 +78,19 @@ def test_a_number_compared_with_a_name_in_code_is_that_name_s(
         f"Please debit checking account {number} today.",
     ):
         assert ("US_BANK_NUMBER", number) in found(clf, kept), kept
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<strong>Account number:</strong> 40211987\n",
+        "<td>Checking account</td>\n<td>40211987\n",
+        "<dt>Account</dt>\n<dd>40211987\n",
+        "Account #: <b>40211987\n",
+        "if acc_no == 40211987:  # bank account\n",
+    ],
+)
+def test_markup_and_account_names_are_no_comparison(clf: Classifier, text: str) -> None:
+    """A tag's ">" compares nothing, and a name that says account keeps its number one (a review
+    of the comparison rule found these lost)."""
+    assert ("US_BANK_NUMBER", "40211987") in found(clf, text)

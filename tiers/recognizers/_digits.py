@@ -8,8 +8,9 @@ Each test reads a bounded window around the candidate, so a text of many candida
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-__all__ = ["assigned_name", "compared_name", "in_decimal", "in_integer_sequence"]
+__all__ = ["assigned_name", "chance_term", "compared_name", "in_decimal", "in_integer_sequence"]
 
 _RUN_LIMIT = 32  # digits read past a candidate's end: no identifier is longer
 _LINE_LIMIT = 200  # how far back an assignment's name is looked for on the number's line
@@ -23,7 +24,9 @@ _ASSIGNED = re.compile(r"(?:^|\n)[ \t]*([A-Za-z_][A-Za-z0-9_]*)[ \t]*(?::[^=\n]{
 _LINE_END = re.compile(r";?[ \t]*(?:#[^\n]*|//[^\n]*)?(?:\n|\Z)")
 # a comparison in code: a (dotted) name and an operator right before the number, the end of the
 # condition right after it ("sys.hexversion < 51314855:", "if (build >= 20230815) {")
-_COMPARED = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)[ \t]*(?:[<>]=?|[!=]==?)[ \t]*\Z")
+# (not a markup tag: ``<dd>40211987``, ``</strong> 40211987`` end a tag; "<" and ">" compare only
+# with a blank before them)
+_COMPARED = re.compile(r"(?<![<A-Za-z0-9_./])([A-Za-z_][A-Za-z0-9_.]*)(?:[ \t]+[<>]=?|[ \t]*(?:[<>]=|[!=]==?))[ \t]*\Z")
 _CONDITION_END = re.compile(r"[ \t]*(?:[:)\]]|&&|\|\||\b(?:and|or|then)\b|;|\n|\Z)")
 
 
@@ -112,3 +115,30 @@ def compared_name(text: str, start: int, end: int) -> str | None:
         return None
     m = _COMPARED.search(text, max(0, start - 80), start)
     return None if m is None else m.group(1)
+
+
+# a term of a code literal: a bracket, a comma or a line's start before it, a comma or a bracket after
+_TERM_BEFORE = re.compile(r"[\[({,][ \t\r\n]*[+-]?\Z")
+_TERM_AFTER = re.compile(r"[ \t]*(?:[uUlL]{1,3}|n)?[ \t\r\n]*[,)\]}]")
+_LONG_TERM = re.compile(r"(?<=[\[({,\s])[+-]?([0-9]{12,20})(?=[ \t]*(?:[uUlL]{1,3}|n)?[ \t\r\n]*[,)\]}])")
+_TERMS_AROUND = 400  # characters read each side of a candidate for the literal's other terms
+
+
+def chance_term(text: str, start: int, end: int, valid: Callable[[str], bool]) -> bool:
+    """Whether the digits at ``start:end`` are one term of a bracketed code literal of long
+    integers of the same length, of which fewer than half pass ``valid`` (a check digit): random
+    numbers that pass a check digit by chance, one in ten for Luhn's (numpy's expected 64-bit
+    states, ``[[5707374374421908479, 5456764827585442327], …]``). A literal of real cards passes
+    throughout; a CSV's cells stand in no bracket and are not judged here."""
+    digits = text[start:end]
+    if not digits.isdigit() or _TERM_BEFORE.search(text, max(0, start - 8), start) is None:
+        return False
+    if _TERM_AFTER.match(text, end) is None:
+        return False
+    before = text[max(0, start - _TERMS_AROUND) : start]
+    if before.count("[") + before.count("(") <= before.count("]") + before.count(")"):
+        return False  # inside no open bracket
+    lo, hi = max(0, start - _TERMS_AROUND), min(len(text), end + _TERMS_AROUND)
+    others = [m.group(1) for m in _LONG_TERM.finditer(text, lo, hi) if m.start(1) != start]
+    others = [o for o in others if len(o) == len(digits)]
+    return len(others) >= 4 and 2 * sum(map(valid, others)) < len(others)

@@ -1,4 +1,4 @@
-"""Names of countries, their subdivisions, currencies, languages and scripts, read once, on first use.
+"""Names of countries, their subdivisions, currencies, languages and scripts, read once per process.
 
 A place is no person, though many read like one: "Viet Nam" is a given name and a census surname,
 "Ali Sabieh", "Ben Arous" and "Alto Paraná" are regions, "Hong Kong Dollar" and "Yuan Renminbi"
@@ -6,18 +6,19 @@ currencies, "Hanifi Rohingya" a script. In business prose ("our supplier in Ben 
 data that lists them (country tables, locale files) the name recognizers took one multi-word
 subdivision in ten for a person. A person candidate that lies inside such a name is dropped.
 
-Source: the ISO 3166-1/-2/-3, 4217, 639-3/-5 and 15924 tables and their German and French
-translations, from Debian's iso-codes as shipped inside the ``pycountry`` package on PyPI
-(26.2.16, LGPL-2.1; the data files ``databases/*.json`` and ``locales/{de,fr}/LC_MESSAGES/*.mo``).
-They are read unmodified from the installed package, nothing of them is copied into this
+Source: the ISO 3166-1/-2/-3, 4217, 639-3/-5 and 15924 tables, their German and French
+translations and the country names (3166-1) in every Latin-script language the package has, from Debian's iso-codes as shipped inside the ``pycountry`` package on PyPI
+(26.2.16, LGPL-2.1; the data files ``databases/*.json`` and ``locales/*/LC_MESSAGES/*.mo``).
+They are read unmodified from the installed package when the recognizers are built (≈ 0.1 s), nothing of them is copied into this
 repository, and none of the package's code is imported. Offline: the files are in the wheel.
 
 Kept: names of two words or more, spelt as the scanner sees text (accents folded by the
 normaliser: "Abū Z̧aby" -> "Abu Zaby"). One-word names are left out, because a given name alone is
 a place as often ("Georgia", "Chad", "Victoria") and the recognizers judge a single word by
-other means. What is given up: a person whose whole name is a region's ("Francisco Morazán", a
-Honduran department and its namesake) is dropped too, outside a title's or a sign-off's reach
-(:class:`.people.TitledPersonRecognizer` keeps "Dr. Francisco Morazán").
+other means. A candidate that is a region's whole name and reads as a common given name and
+surname stays a person ("Diego Martin", "Santiago Rodriguez"). What is given up: a person whose
+whole name is a region's with a rarer surname ("Quang Nam", "Thanh Hoa") is dropped too, outside a
+title's or a sign-off's reach (:class:`.people.TitledPersonRecognizer` keeps "Dr. Thanh Hoa").
 """
 
 from __future__ import annotations
@@ -30,7 +31,10 @@ import threading
 
 from tiers.normalize import normalize_text
 
-__all__ = ["inside_place_name"]
+from ._given_names import given_names
+from ._surnames import surname_rank
+
+__all__ = ["inside_place_name", "place_names"]
 
 # (table, fields): the names each table gives an entry
 _TABLES = (
@@ -42,8 +46,18 @@ _TABLES = (
     ("iso639-5", ("name",)),
     ("iso15924", ("name",)),
 )
+# the tables read with their German and French translations; a country's name in every language
+# the package has ("Reino Unido", "Stati Uniti": sentences in other languages name countries)
 _TRANSLATED = ("iso3166-1", "iso3166-2", "iso3166-3", "iso4217")
 _LANGUAGES = ("de", "fr")
+_EVERY_LANGUAGE = "iso3166-1"
+# the languages written in the Latin script that the package translates country names to (the
+# name rules read Latin letters only; the other scripts' translations would cost load time for
+# nothing)
+_LATIN_LANGUAGES = tuple(
+    """af ast bs ca cs cy da de eo es et eu fi fo fr fur fy ga gl ha hr hu id ig is it kab lt lv ms mt
+    nb_NO nl nn oc pl pt pt_BR ro sc sk sl sq sr@latin sv sw tk tl tr uz vi wa yo zu fil ht br""".split()
+)
 _MAX_WORDS = 12  # "Géorgie du Sud et les îles Sandwich du Sud" has nine
 _REACH = 120  # characters read each side of a candidate for the place around it
 # a word of a name as data writes it: quotes, "=", ":", separators and brackets end it ('"name":
@@ -53,9 +67,7 @@ _WORD = re.compile(r"[^\s\"=:,;\[\]{}<>|`]+")
 _EDGE = "\"'()[]{},.;:!?«»“”‘’"  # around a name in prose or data, never part of it
 
 _SEVERAL_WORDS = re.compile(r"[^ -][ -]+[^ -]")
-
-_lock = threading.Lock()
-_names: frozenset[str] | None = None
+_PARTS = re.compile(r"[\s\"=:,;\[\]{}<>|`-]+")  # a name's words and a hyphenated word's parts
 
 
 def _load() -> frozenset[str]:
@@ -67,7 +79,8 @@ def _load() -> frozenset[str]:
             for row in rows:
                 raw.update(row[f] for f in fields if f in row)
         if table in _TRANSLATED:
-            for language in _LANGUAGES:
+            languages = _LATIN_LANGUAGES if table == _EVERY_LANGUAGE else _LANGUAGES
+            for language in languages:
                 mo = root.joinpath("locales", language, "LC_MESSAGES", f"{table}.mo")
                 if mo.is_file():
                     with mo.open("rb") as fh:
@@ -79,19 +92,47 @@ def _load() -> frozenset[str]:
     return frozenset(key for name in folded if _SEVERAL_WORDS.search(key := name.strip(_EDGE)))
 
 
+_lock = threading.Lock()
+_names: frozenset[str] | None = None
+_firsts: frozenset[str] = frozenset()
+_lasts: frozenset[str] = frozenset()
+_vocabulary: frozenset[str] = frozenset()  # every word of every name
+# a region named as people are ("Diego Martin", "Santiago Rodriguez", "Hai Duong"): where the whole
+# name is a given name and a surname of the census's first 10,000, it stays a person's (a rarer
+# surname, "Viet Nam", "Quang Nam", "Ali Sabieh", reads as the place)
+_COMMON_SURNAME = 10_000
+
+
 def place_names() -> frozenset[str]:
-    global _names
+    global _names, _firsts, _lasts, _vocabulary
     if _names is None:
         with _lock:  # two scan threads may meet the first use at once
             if _names is None:
-                _names = _load()
+                names = _load()
+                words = [_WORD.findall(n) for n in names]
+                _firsts = frozenset(w[0].strip(_EDGE) for w in words if w)
+                _lasts = frozenset(w[-1].strip(_EDGE) for w in words if w)
+                _vocabulary = frozenset(x.strip(_EDGE) for n in names for x in _PARTS.split(n))
+                _names = names
     return _names
+
+
+def _person_shaped(value: str) -> bool:
+    words = value.split()
+    if len(words) < 2:
+        return False
+    rank = surname_rank(words[-1])
+    return rank is not None and rank <= _COMMON_SURNAME and words[0].lower() in given_names(1)
 
 
 def inside_place_name(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` lies inside a name of :func:`place_names` as written around it
     on its line: "Viet Nam" in "Socialist Republic of Viet Nam", "Kong Dollar" in "Hong Kong
-    Dollar"."""
+    Dollar". A candidate that is the whole name and reads as a common given name and surname
+    stays a person ("Diego Martin")."""
+    names = place_names()
+    if not all(w.strip(_EDGE) in _vocabulary for w in _PARTS.split(text[start:end]) if w):
+        return False  # a word no place's name has: most people's names stop here
     lo = max(text.rfind("\n", max(0, start - _REACH), start) + 1, start - _REACH)
     hi = text.find("\n", end, end + _REACH)
     hi = min(end + _REACH, len(text)) if hi < 0 else hi
@@ -100,10 +141,22 @@ def inside_place_name(text: str, start: int, end: int) -> bool:
     last = next((i for i in range(len(words) - 1, -1, -1) if words[i][0] < end), None)
     if first is None or last is None or last < first:
         return False
-    names = place_names()
-    for i in range(max(0, last - _MAX_WORDS + 1), first + 1):
-        for j in range(last, min(len(words), i + _MAX_WORDS)):
-            candidate = text[words[i][0] : words[j][1]].strip(_EDGE)
-            if " ".join(candidate.split()) in names:
+    # a name can only start at a word some name starts with and end at one some name ends with:
+    # two set lookups a word before any string is built (name-dense lines stay cheap)
+    starts = [
+        i for i in range(max(0, last - _MAX_WORDS + 1), first + 1) if text[slice(*words[i])].strip(_EDGE) in _firsts
+    ]
+    if not starts:
+        return False
+    ends = [
+        j for j in range(last, min(len(words), first + _MAX_WORDS)) if text[slice(*words[j])].strip(_EDGE) in _lasts
+    ]
+    value = " ".join(text[start:end].split())
+    for i in starts:
+        for j in ends:
+            if j - i >= _MAX_WORDS:
+                break
+            candidate = " ".join(text[words[i][0] : words[j][1]].strip(_EDGE).split())
+            if candidate in names and not (candidate == value and _person_shaped(value)):
                 return True
     return False

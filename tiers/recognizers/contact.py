@@ -469,18 +469,38 @@ _ZIP_PLUS_4 = re.compile(r"[0-9]{5}-[0-9]{4}")
 _STATE_BEFORE = re.compile(
     r"[A-Za-z.],[ \t]*([A-Z]{2})[ \t]*,?[ \t]*(?:\r?\n[ \t]*(?:#+|//|/?\*+|--|;+|%+|!|REM|rem|'|\")?[ \t]*)?\Z"
 )
-# the USPS codes of the states, DC and the territories
-_US_STATES = frozenset(
-    """AL AK AZ AR CA CO CT DE FL GA HI ID IL IN IA KS KY LA ME MD MA MI MN MS MO MT NE NV NH NJ NM NY
-    NC ND OH OK OR PA RI SC SD TN TX UT VT VA WA WV WI WY DC PR GU VI AS MP""".split()
-)
+# the USPS codes of the states, DC and the territories, with the first three digits of their ZIP
+# codes (USPS's prefix ranges): a ZIP+4 code of another state's range after a code is no ZIP
+# ("Heidelberg, DE\n# 06221-5678": Delaware's codes start 197-199, a German number stays one)
+_ZIP_PREFIXES: dict[str, tuple[tuple[int, int], ...]] = {
+    "AL": ((350, 369),), "AK": ((995, 999),), "AZ": ((850, 865),), "AR": ((716, 729), (755, 755)),
+    "CA": ((900, 961),), "CO": ((800, 816),), "CT": ((60, 69),), "DE": ((197, 199),),
+    "DC": ((200, 205), (569, 569)), "FL": ((320, 349),), "GA": ((300, 319), (398, 399)),
+    "HI": ((967, 968),), "ID": ((832, 838),), "IL": ((600, 629),), "IN": ((460, 479),),
+    "IA": ((500, 528),), "KS": ((660, 679),), "KY": ((400, 427),), "LA": ((700, 714),),
+    "ME": ((39, 49),), "MD": ((206, 219),), "MA": ((10, 27), (55, 55)), "MI": ((480, 499),),
+    "MN": ((550, 567),), "MS": ((386, 397),), "MO": ((630, 658),), "MT": ((590, 599),),
+    "NE": ((680, 693),), "NV": ((889, 898),), "NH": ((30, 38),), "NJ": ((70, 89),),
+    "NM": ((870, 884),), "NY": ((5, 5), (63, 63), (100, 149)), "NC": ((270, 289),),
+    "ND": ((580, 588),), "OH": ((430, 459),), "OK": ((730, 749),), "OR": ((970, 979),),
+    "PA": ((150, 196),), "RI": ((28, 29),), "SC": ((290, 299),), "SD": ((570, 577),),
+    "TN": ((370, 385),), "TX": ((733, 733), (750, 799), (885, 885)), "UT": ((840, 847),),
+    "VT": ((50, 59),), "VA": ((201, 201), (220, 246)), "WA": ((980, 994),), "WV": ((247, 268),),
+    "WI": ((530, 549),), "WY": ((820, 831),), "PR": ((6, 9),), "GU": ((969, 969),), "VI": ((8, 8),),
+    "AS": ((967, 967),), "MP": ((969, 969),),
+}  # fmt: skip
+_US_STATES = frozenset(_ZIP_PREFIXES)
 
 
 def _us_state_before(text: str, start: int) -> bool:
     """Whether a town and a US state's code stand right before ``start`` (a blank, a comma or a
-    line break between, the next line's comment mark too)."""
+    line break between, the next line's comment mark too) and the ZIP code there is of that
+    state's range."""
     m = _STATE_BEFORE.search(text, max(0, start - 24), start)
-    return m is not None and m.group(1) in _US_STATES
+    if m is None or m.group(1) not in _US_STATES:
+        return False
+    prefix = int(text[start : start + 3]) if text[start : start + 3].isdigit() else -1
+    return any(lo <= prefix <= hi for lo, hi in _ZIP_PREFIXES[m.group(1)])
 
 
 # Regions whose numbers are written in pairs of digits ("01 42 68 53 00"; "0 800 123 456" for

@@ -115,7 +115,9 @@ class PanRecognizer(pr.InPanRecognizer):
 
 
 # what the name of a constant holding an account number has in it (``ACCOUNT_NO``, ``bankAcct``)
-_ACCOUNT_NAME = re.compile(r"(?i:account|acct|bank|debit|checking|chequing|saving)")
+_ACCOUNT_NAME = re.compile(
+    r"(?i:account|acct|bank|debit|checking|chequing|saving|konto|iban|beneficiar|(?:^|[_.])acc(?:$|[_.]|no|nr|num))"
+)
 
 
 # a routing number's label right before it: "routing_number='", "Routing No.: ", "ABA# ", "RTN "
@@ -240,7 +242,7 @@ class EsNifRecognizer(pr.EsNifRecognizer):
     the letter is a hex digit in hex text: ``"0500000A:0016"`` is a little-endian IPv4 address
     and port of ``/proc/net``, ``0x0500000A`` a constant, and a line of other hex words (a dump,
     a table of masks) is no place for a Spanish identity number; nor the example of a format's
-    description (:func:`format_example`)."""
+    description (:func:`format_example`), nor a float's fraction and exponent ("1.06156156e-315")."""
 
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
@@ -249,6 +251,8 @@ class EsNifRecognizer(pr.EsNifRecognizer):
     def reject_at(self, text: str, start: int, end: int) -> bool:
         if format_example(text, start):
             return True
+        if _FLOAT_DIGITS_BEFORE.search(text, max(0, start - 2), start) or _EXPONENT_AFTER.match(text, end - 1):
+            return True  # a float's digits and exponent ("1.06156156e-315", "6.10351563E-05")
         value = text[start:end]
         if value[-1:] not in "ABCDEF" or "-" in value:
             return False
@@ -260,6 +264,9 @@ class EsNifRecognizer(pr.EsNifRecognizer):
         return any(_LETTER.search(w) and re.search(r"[0-9]", w) for w in _HEX_WORD.findall(line))
 
 
+# a float written out: a decimal point right before the digits, or the letter an exponent's
+_FLOAT_DIGITS_BEFORE = re.compile(r"[0-9]\.\Z")
+_EXPONENT_AFTER = re.compile(r"[eE][+-]?[0-9]")
 # a hex word glued on by ":" (address:port of /proc/net, a MAC-like run) or "0x" before it
 _HEX_GLUE_AFTER = re.compile(r":[0-9A-Fa-f]{2,}\b")
 _HEX_GLUE_BEFORE = re.compile(r"(?:0[xX]|\b[0-9A-Fa-f]{2,}:)\Z")

@@ -169,6 +169,8 @@ def key_strength(key: str) -> Strength:
         return Strength.NONE
     if words in _VOCABULARY_KEYS:
         return Strength.WEAK
+    if words[0] in ("public", "publishable") and _STRONG.isdisjoint(words):
+        return Strength.NONE  # public material by its name (``publicKeyToken``, ``public_key``)
     best = Strength.NONE
     for i, w in enumerate(words):
         if w in _STRONG or (w.endswith(_STRONG_ENDINGS) and w not in {"secretary"}):

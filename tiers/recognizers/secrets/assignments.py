@@ -50,10 +50,7 @@ _REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|[\])]\{[0-9]+(?:,[0-9]
 _CHARACTER_CLASS = re.compile(r"^\^?\[[^\]\n]*(?:0-9|a-z|A-Z|a-f|A-F)[^\]\n]*\](?:[+*?]|\{[0-9,]+\})?\$?$")
 # words joined as names are (``csrf_token``, ``channel-markdown59``: a count of one or two digits
 # after names a variant, not a secret)
-# a word may end in a short number (``gpt2_pattern``, ``sha256_digest``, ``utf8_name``)
-_LOWER_NAME = re.compile(
-    r"^_*(?:[a-z]+[0-9]{0,3}(?:[_.-][a-z]+[0-9]{0,3})+|[A-Z]+(?:_[A-Z]+)+)(?:[_.-]?[0-9]{1,2})?_*$"
-)
+_LOWER_NAME = re.compile(r"^_*(?:[a-z]+(?:[_.-][a-z]+)+|[A-Z]+(?:_[A-Z]+)+)(?:[_.-]?[0-9]{1,2})?_*$")
 # each word maximal (a lower-case run ends before no lower-case letter, a capitals run before a
 # capitalised word or the end), so a value splits one way only: with words that could split
 # several ways, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef…0" took exponential time to fail
@@ -74,8 +71,11 @@ _OPTIONAL_CHAIN = re.compile(
 # the Fetch API's credentials modes, under its own key (``credentials: "include"``)
 _FETCH_MODES = frozenset({"include", "omit", "same-origin"})
 # lower-case words with " / " between alternatives ("template data / text", "read / write"): a
-# description under a token's name; a passphrase joins its words by blanks or hyphens
-_ALTERNATIVES = re.compile(r"^[a-z]+(?: [a-z]+)*(?: / [a-z]+(?: [a-z]+)*)+$")
+# description under a token's name; a passphrase joins its words by blanks or hyphens. Also names
+# joined by "|" (``signature="float64|complex64"``: a union of types in a docstring)
+_ALTERNATIVES = re.compile(
+    r"^(?:[a-z]+(?: [a-z]+)*(?: / [a-z]+(?: [a-z]+)*)+|[a-z]+[0-9]{0,2}(?:\|[a-z]+[0-9]{0,2})+)$"
+)
 # a media type (RFC 6838: a registered top-level type, a subtype, a "+suffix"): a constant's
 # value in every HTTP library (``APPLICATION_JWT = 'application/jwt'``), never a credential
 _MEDIA_TYPE = re.compile(

@@ -117,7 +117,8 @@ def _masked(token: str) -> bool:
     tail = token[-16:]
     return (
         _zero_bytes(token)
-        or "xxxx" in token.lower()
+        or "xxxx" in token  # a mask is written in one case; "…RXXXx" of a random tail is none
+        or "XXXX" in token
         or "****" in token
         or "0000000000" in token
         or len(set(tail)) < 4
