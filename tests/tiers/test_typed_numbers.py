@@ -1,6 +1,7 @@
-"""Numbers that code and documentation type, not issue (issue 12, eleventh group): an SSN of one
-repeated digit per group (pyparsing's "111-22-3333"), a number compared with a name in code
-(cbor2's ``sys.hexversion < 51314855`` beside ``if TYPE_CHECKING:``). Both refused whole files as
+"""Numbers that code and documentation type, not issue (issue 12, eleventh to thirteenth groups):
+an SSN of one repeated digit per group (pyparsing's "111-22-3333"), a number compared with a name
+in code (cbor2's ``sys.hexversion < 51314855`` beside ``if TYPE_CHECKING:``), a hash's published
+constants (SHA-512's state in a minified bundle beside ``this._dl``). Each refused whole files as
 Tier 3; real numbers of the same shapes in their own places stay found."""
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 
 from tiers import Classifier, TiersConfig
 from tiers._context import power_of_two
+from tiers.recognizers._hash_constants import _words, hash_constant
 
 from .test_recognizers import found
 
@@ -71,6 +73,7 @@ def test_a_number_compared_with_a_name_in_code_is_that_name_s(
     name compared with it, or prose around it, still does."""
     assume(len(set(number)) > 1 and number not in "0123456789012345678")
     assume(not power_of_two(number))  # a size or a mask wherever it stands (tiers/_context.py)
+    assume(not hash_constant(number))  # a hash's constant wherever it stands
     code = f"from typing import TYPE_CHECKING\n\nif {name} {op} {number}{end}if TYPE_CHECKING:\n    import x\n"
     assert ("US_BANK_NUMBER", number) not in found(clf, code)
     for kept in (
@@ -94,3 +97,27 @@ def test_markup_and_account_names_are_no_comparison(clf: Classifier, text: str) 
     """A tag's ">" compares nothing, and a name that says account keeps its number one (a review
     of the comparison rule found these lost)."""
     assert ("US_BANK_NUMBER", "40211987") in found(clf, text)
+
+
+def test_hash_constants_are_computed_as_published() -> None:
+    """Spot values from FIPS 180-4 and RFC 1321 (a wrong root or shift would miss them)."""
+    for word in (0x6A09E667, 0x428A2F98, 0xC67178F2, 0xC1059ED8, 0xCBBB9D5D, 0xF3BCC908, 0x4A475817,
+                 0xD76AA478, 0xEB86D391, 0x67452301, 0xCA62C1D6):  # fmt: skip
+        assert hash_constant(str(word)), hex(word)
+        if word >= 1 << 31:
+            assert hash_constant(str(word - (1 << 32))), hex(word)  # as ``| 0`` writes it
+    # 9 SHA-1, 2 * (16 + 80) SHA-512/384 halves, 64 MD5; SHA-256's 8 + 64 are the high halves
+    # of SHA-512's first ones (the same roots' first 32 bits)
+    assert len([w for w in _words() if w >= 0]) == 9 + 2 * (16 + 80) + 64
+
+
+@_SETTINGS
+@given(number=st.integers(100_000_000, 4_294_967_295))
+def test_a_minified_hash_s_constants_are_no_licences_but_other_numbers_are(clf: Classifier, number: int) -> None:
+    """SHA-512's state in a bundle (``this._al=4089235720, …, this._dl=…``: "dl" is a licence's
+    context word) names no licence; a number that is no constant, labelled as one, does."""
+    constants = sorted(w for w in _words() if w > 0)
+    line = ",".join(f"this._{c}l={w}" for c, w in zip("abcdefgh", constants[number % 50 :]))
+    assert not [v for e, v in found(clf, line) if e == "US_DRIVER_LICENSE"]
+    if not hash_constant(str(number)):
+        assert ("US_DRIVER_LICENSE", str(number)) in found(clf, f"Driver license DL: {number}\n")

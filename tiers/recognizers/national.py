@@ -24,6 +24,7 @@ from presidio_analyzer import EntityRecognizer, Pattern, PatternRecognizer
 from presidio_analyzer import predefined_recognizers as pr
 
 from ._digits import assigned_name, compared_name
+from ._hash_constants import hash_constant
 
 __all__ = ["national_id_recognizers"]
 
@@ -67,6 +68,8 @@ class SsnRecognizer(pr.UsSsnRecognizer):
         digits = "".join(c for c in pattern_text if c.isdigit())
         if len(digits) == 9 and all(len(set(g)) == 1 for g in (digits[:3], digits[3:5], digits[5:])):
             return True
+        if pattern_text.isdigit() and hash_constant(pattern_text):
+            return True  # a hash's published constant (:mod:`._hash_constants`)
         return bool(super().invalidate_result(pattern_text))
 
 
@@ -168,9 +171,11 @@ class BankAccountRecognizer(pr.UsBankRecognizer):
         return name is not None and _ACCOUNT_NAME.search(name) is None
 
     def invalidate_result(self, pattern_text: str) -> bool:
-        # one repeated digit (a checksum routine's degenerate example) or a one-run sequence
+        # one repeated digit (a checksum routine's degenerate example), a one-run sequence, or a
+        # hash's published constant (:mod:`._hash_constants`)
         return (
             len(set(pattern_text)) == 1
+            or hash_constant(pattern_text)
             or pattern_text in "0123456789012345678"
             or bool(super().invalidate_result(pattern_text))
         )
@@ -234,7 +239,8 @@ class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
     def invalidate_result(self, pattern_text: str) -> bool:
         if len(pattern_text) < 6 or sum(c.isdigit() for c in pattern_text) < 4:
             return True
-        return bool(super().invalidate_result(pattern_text))
+        # a hash's published constant (SHA-512's in a minified bundle, beside ``this._dl=``)
+        return hash_constant(pattern_text) or bool(super().invalidate_result(pattern_text))
 
 
 class EsNifRecognizer(pr.EsNifRecognizer):
