@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier, TiersConfig
+from tiers.recognizers.secrets.assignments import AssignmentRecognizer
 
 from .test_recognizers import found
 
@@ -60,3 +61,33 @@ def test_a_flag_named_in_prose_holds_no_value_but_a_flag_given_one_does(
 )
 def test_words_with_numbers_stay_values(clf: Classifier, line: str) -> None:
     assert [v for e, v in found(clf, line) if e == "SECRET"], line
+
+
+_SNAKE_PARTS = ["int32", "ptr", "a1q", "scale", "token", "fp8", "candidate", "0", "seq", "lens", "buf", "x2"]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    key=st.sampled_from(["token_ptr", "api_token", "auth_key", "topk_indices_token"]),
+    parts=st.lists(st.sampled_from(_SNAKE_PARTS), min_size=2, max_size=3),
+    form=st.sampled_from(
+        ["f(data, {k}={v})\n", "    out = kernel(\n        x,\n        {k}={v},\n        y=1,\n    )\n"]
+    ),
+    seed=st.integers(0, 2**32),
+)
+def test_a_keyword_argument_naming_a_variable_is_no_value(
+    clf: Classifier, key: str, parts: list[str], form: str, seed: int
+) -> None:
+    """``seq_lens=int32_ptr,`` in vLLM's kernels: a call's keyword argument names a variable. A
+    random value in the same place and a password's key stay values (dotenv lines: the table
+    test above). By decision a lower-case snake token written unquoted in a call is read as the
+    variable it would be there."""
+    name = "_".join(parts)
+    if not name[0].isalpha():
+        name = "v" + name
+    assert ("SECRET", name) not in found(clf, form.format(k=key, v=name))
+    token = _random_token(seed)
+    assert ("SECRET", token) in found(clf, form.format(k=key, v=token))
+    text = form.format(k="password", v=name)
+    start = text.index("password=") + len("password=")
+    assert not AssignmentRecognizer().reject_at(text, start, start + len(name))  # a password's key keeps it

@@ -85,7 +85,9 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True  # initials at a documentation domain ("dp@x-force.example.com"): no name, no mailbox
         if local.lower() in _PLACEHOLDER_MAILBOXES and len(labels) == 2 and labels[0] in _PLACEHOLDER_MAILBOXES:
             return True  # a placeholder at a placeholder ("test@test.com", "name@email.com")
-        return (documentation and local.lower() in _PLACEHOLDER_MAILBOXES) or _algorithm_name(local)
+        return (
+            documentation and (local.lower() in _PLACEHOLDER_MAILBOXES or local.lower() in _SERVICE_USERS)
+        ) or _algorithm_name(local)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """The password of a URL's user part (``https://username:password@host.com``) is no
@@ -203,6 +205,14 @@ _PLACEHOLDER_MAILBOXES = frozenset(
     sales billing team jdoe janedoe johndoe author maintainer owner developer""".split()
 )
 
+
+# the accounts of services and tools, no person's: at a documentation domain a URL's or SSH's
+# user, not a mailbox ("ssh://git@example.com/repo.git", "https://accesstoken@example.com")
+_SERVICE_USERS = frozenset(
+    """git svn hg bzr cvs accesstoken access-token x-access-token token oauth2 oauth bearer apikey
+    deploy deployer ubuntu ec2-user centos debian admin bot ci build jenkins runner www-data nobody
+    daemon apache nginx postgres mysql redis ftp anonymous guest service system""".split()
+)
 
 _DECIMAL = re.compile(r"\d+\.\d+")
 

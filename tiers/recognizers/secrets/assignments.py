@@ -314,6 +314,24 @@ class AssignmentRecognizer(TiersPatternRecognizer):
     def invalidate_result(self, pattern_text: str) -> bool:
         return False  # refine_span has judged it
 
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """A keyword argument of a call naming a variable: ``(…,\n    seq_lens=int32_ptr,`` and
+        ``f(x, token_ptr=a1q_scale)``: a lower-case snake name, unquoted, after ``key=`` that
+        follows "(" or "," (a line break between allowed), and before "," or ")". A call passes a
+        literal credential quoted; a dotenv or shell line has no "(" or "," before its key. Not
+        under a password's key (``password=hunter2,``)."""
+        if not _SNAKE_VALUE.fullmatch(text, start, end) or _ARG_END.match(text, end) is None:
+            return False
+        m = _KWARG_BEFORE.search(text, max(0, start - 200), start)
+        return m is not None and key_strength(m.group(1)) is not Strength.STRONG
+
+
+# a lower-case snake name with an underscore (a random token has none, or capitals)
+_SNAKE_VALUE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+_ARG_END = re.compile(r"[ \t]*[,)]")
+# "(" or "," and blanks or line breaks, then a lower-case key and "=" right before the value
+_KWARG_BEFORE = re.compile(r"[(,][ \t]*(?:\r?\n[ \t]*)?([a-z_][a-z0-9_]*)=\Z")
+
 
 _TAG = re.compile(r"(?P<key>[A-Za-z0-9_.:-]+)(?:\s[^>]*)?>")
 _ATTR = re.compile(r"(?P<key>[A-Za-z0-9_.:-]+)\"[ \t]+value[ \t]*=[ \t]*\"")
