@@ -209,7 +209,7 @@ GROUPS = {
         "xgrammar",
         "astor",
     ],
-    # Chosen at 00:50 UTC on 2026-12-06 at de7b088 from the installed packages no earlier group
+    # Chosen at 00:38 UTC on 2026-12-06 at de7b088 from the installed packages no earlier group
     # holds, by their names and file counts only (data sets, vendored model code and the type
     # checker's stubs left out): an installer and its vendored libraries, pickling, sorted
     # collections, shell detection, the OS trust store, regex intersection, partial JSON, multipart
@@ -236,7 +236,7 @@ GROUPS = {
         "llguidance",
         "uvloop",
     ],
-    # Chosen at 01:40 UTC on 2026-12-06 at 8a898b8 (after the eleventh group's fixes) from the
+    # Chosen at 01:04 UTC on 2026-12-06 at 8a898b8 (after the eleventh group's fixes) from the
     # installed packages no earlier group holds, by their names and file counts only: numerics and
     # their tests, an NLP library, protocol buffers, functional transforms, an HTTP parser,
     # multi-dicts, cached properties, frozen lists, happy eyeballs, signals, annotated types, markup
@@ -262,7 +262,7 @@ GROUPS = {
         "preshed",
         "cymem",
     ],
-    # Chosen at 01:25 UTC on 2026-12-06 at 79a31a4 (after the twelfth group's fixes) from the
+    # Chosen at 01:21 UTC on 2026-12-06 at 79a31a4 (after the twelfth group's fixes) from the
     # installed packages no earlier group holds, by their names and file counts only: a type
     # checker with its bundled stubs, a JIT compiler, and an inference engine (the code this
     # project's own engine runs). Its first figure is written down before any of its files is read.
@@ -516,7 +516,7 @@ IDENTIFYING_TENTH = _judged(
     """
 )
 # The eleventh group's, read one by one on 2026-12-06 after its first figure was written down
-# (01:20 UTC): the authors and maintainers named in pip's vendored libraries' headers, credits and
+# (00:45 UTC): the authors and maintainers named in pip's vendored libraries' headers, credits and
 # metadata (chardet's, cachecontrol's, colorama's, tenacity's, pyparsing's, webencodings',
 # distlib's, distro's, six's, urllib3's, requests', packaging's, tomli's, pygments') and in
 # sortedcontainers' and python-multipart's; the copyright holders of chardet's LGPL headers
@@ -534,7 +534,7 @@ IDENTIFYING_ELEVENTH = _judged(
     Simon Sapin|Sindre Sorhus|Taneli Hukkinen|Vinay Sajip|Wolfgang Frisch|Étienne Bersac
     """
 )
-# The twelfth group's, read on 2026-12-06 after its first figure was written down (01:45 UTC):
+# The twelfth group's, read on 2026-12-06 after its first figure was written down (01:06 UTC):
 # numpy's and protobuf's authors and contributors in headers and comments, the publishers and
 # vendors numpy cites (Prentice-Hall, Wiley, Academic Press, Cray, Absoft, the Portland Group),
 # spaCy's maintainers, the authors of the corpora spaCy credits, and the public figures of spaCy's
@@ -572,7 +572,7 @@ IDENTIFYING_TWELFTH = _judged(
     Željko Agić
     """
 )
-# The thirteenth group's, read on 2026-12-06 after its first figure was written down (01:45 UTC):
+# The thirteenth group's, read on 2026-12-06 after its first figure was written down (01:23 UTC):
 # the authors of the papers and algorithms vLLM's and numba's kernels cite (Tri Dao, Albert Gu,
 # Sebastiano Vigna, Cooper, Harvey and Kennedy), contributors named in comments and headers, the
 # companies of licence headers (AMD, Intel, NVIDIA, Meta, Red Hat, ByteDance, Xiaomi), a dataset's
