@@ -152,10 +152,21 @@ def _start_front(tmp: Path, name: str, model: Path, **overrides: object) -> Fron
     return Front(f"http://127.0.0.1:{port}", popen, log)
 
 
+# ``free_port`` hands out a port that is free now; the three engines' starts overlap and open
+# ephemeral ports of their own meanwhile, so one of those can take it first (seen once in CI)
+_PORT_TAKEN = "address already in use"
+
+
+class _PortTaken(Exception):
+    """The server exited because its port was taken before it could bind it: start it again."""
+
+
 def _wait_ready(url: str, popen: subprocess.Popen[bytes], log: Path) -> None:
     deadline = time.monotonic() + START_TIMEOUT_S
     while True:
         if popen.poll() is not None:
+            if _PORT_TAKEN in log.read_text(errors="replace"):
+                raise _PortTaken(url)
             pytest.fail(f"{url} exited with {popen.returncode}:\n{log.read_text()[-3000:]}")
         try:
             if httpx.get(url + "/health", timeout=5).status_code == 200:
@@ -180,27 +191,41 @@ def split(tiny_model: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterato
             "kv_connector": "HeldConnector", "kv_connector_module_path": "tests.engine.pd_hold",
             "kv_connector_extra_config": extra}}  # fmt: skip
 
+    specs: list[tuple[str, dict[str, object]]] = [
+        ("single", {}),
+        ("prefill", {"disaggregation": half("prefill")}),
+        ("decode", {"disaggregation": half("decode")}),
+    ]
     fronts: list[Front] = []
     router_popen = None
     try:
         # Started together: their starts overlap.
-        fronts = [
-            _start_front(tmp, "single", tiny_model),
-            _start_front(tmp, "prefill", tiny_model, disaggregation=half("prefill")),
-            _start_front(tmp, "decode", tiny_model, disaggregation=half("decode")),
-        ]
-        for front in fronts:
-            _wait_ready(front.url, front.popen, front.log)
-        port = free_port()
-        router_log = tmp / "router.log"
-        with router_log.open("wb") as out:
-            router_popen = subprocess.Popen(
-                [sys.executable, "-m", "engine.pd", "--prefill", fronts[1].url, "--decode", fronts[2].url,
-                 "--record-dir", str(records), "--port", str(port)],
-                stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
-            )  # fmt: skip
-        router = f"http://127.0.0.1:{port}"
-        _wait_ready(router, router_popen, router_log)
+        fronts = [_start_front(tmp, name, tiny_model, **overrides) for name, overrides in specs]
+        for i, (name, overrides) in enumerate(specs):
+            for attempt in range(1, 4):
+                try:
+                    _wait_ready(fronts[i].url, fronts[i].popen, fronts[i].log)
+                    break
+                except _PortTaken:
+                    if attempt == 3:
+                        raise
+                    fronts[i] = _start_front(tmp, f"{name}-{attempt}", tiny_model, **overrides)
+        for attempt in range(1, 4):
+            port = free_port()
+            router_log = tmp / f"router-{attempt}.log"
+            with router_log.open("wb") as out:
+                router_popen = subprocess.Popen(
+                    [sys.executable, "-m", "engine.pd", "--prefill", fronts[1].url, "--decode", fronts[2].url,
+                     "--record-dir", str(records), "--port", str(port)],
+                    stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+                )  # fmt: skip
+            router = f"http://127.0.0.1:{port}"
+            try:
+                _wait_ready(router, router_popen, router_log)
+                break
+            except _PortTaken:
+                if attempt == 3:
+                    raise
         yield Split(*fronts, router, router_popen, records, holds)
     finally:
         if router_popen is not None:

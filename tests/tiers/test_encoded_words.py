@@ -109,6 +109,8 @@ def test_under_a_tokens_name_words_are_no_secret_and_random_bytes_are(
 def test_under_a_passwords_name_encoded_words_stay_a_secret(clf: Classifier, words: str) -> None:
     encoded = _b64(words)
     assume(len(encoded) >= 8)
+    # two characters throughout ("VVVBVVVB" of "UUAUUA") read as a mask, by design
+    assume(len(set(encoded.lower())) > 2)
     assert encoded in _secrets(clf, f'DB_PASSWORD="{encoded}"\n')
 
 

@@ -36,7 +36,7 @@ from ._english_words import is_english_word
 from ._eponyms import eponym_after
 from ._given_names import given_names
 from ._places import inside_place_name
-from ._surnames import is_plain_surname, is_surname, surname_rank
+from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import (
     _MONTHS_DAYS,
     _NOT_GIVEN,
@@ -193,10 +193,6 @@ _RAISED_BY_CODE = re.compile(
 )
 _MONTH_WORDS = frozenset(_MONTHS_DAYS.split())
 _TITLE_ALONE = re.compile(r"(?:" + _TITLES + r")\.?")
-_TITLE_BEFORE = re.compile(r"\b(?:" + _TITLES + r")\.?[ ]+(?:(?:Dr|Prof)\.?[ ]+)*\Z")
-# a surname of the census's first 2,000 is a person's after a role word even where it is a word
-# too ("approved by Hill", "reviewed by Baker")
-_COMMON_WORD_SURNAME = 2_000
 _ENUMERATION_AFTER = re.compile(r"[ ]*(?:,|(?:and|or|und|oder|et|ou)[ ])")
 
 
@@ -497,11 +493,6 @@ class TitledPersonRecognizer(_NameRecognizer):
         word = text[start:end].strip().rstrip(".")
         if word.isupper() and word.isalpha() and is_english_word(word.lower()) and not is_surname(word):
             return True  # "Author: UNKNOWN", "Owner: NONE": a word in capitals, no surname
-        if " " not in word and self._tool_word(word) and _TITLE_BEFORE.search(text, max(0, start - 24), start) is None:
-            # "opened by Pillow", "verified by Sage": one word that is a word of the language and a
-            # rare surname at most names a tool after a role; "approved by Hill" (a common
-            # surname) and "Mr. Sage" (a title) stay people
-            return True
         if " " not in text[start:end] and eponym_after(text, end, genitive=True):
             # "checked by Euler's formula": the formula checked; a surname alone, as science
             # writes an eponym ("Maria Gonzalez's method" keeps its given name and stays)
@@ -512,16 +503,6 @@ class TitledPersonRecognizer(_NameRecognizer):
         super().__init__()
         self._word_given = word_given_names()
         self._any_given = given_names(1)
-
-    def _tool_word(self, word: str) -> bool:
-        rank = surname_rank(word)
-        return (
-            word[:1].isupper()
-            and word[1:].islower()
-            and is_english_word(word.lower())
-            and (rank is None or rank > _COMMON_WORD_SURNAME)
-            and word.lower() not in self._any_given
-        )
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The name without trailing ordinary words; None when nothing else is left. A given
