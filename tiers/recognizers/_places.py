@@ -28,6 +28,7 @@ import importlib.resources
 import json
 import re
 import threading
+from dataclasses import dataclass
 
 from tiers.normalize import normalize_text
 
@@ -92,29 +93,46 @@ def _load() -> frozenset[str]:
     return frozenset(key for name in folded if _SEVERAL_WORDS.search(key := name.strip(_EDGE)))
 
 
+@dataclass(frozen=True, slots=True)
+class _Places:
+    """The names and what a candidate is checked against before any window is built: the words
+    a name starts and ends with, and every word of every name."""
+
+    names: frozenset[str]
+    firsts: frozenset[str]
+    lasts: frozenset[str]
+    vocabulary: frozenset[str]
+
+    @classmethod
+    def of(cls, names: frozenset[str]) -> _Places:
+        words = [w for w in map(_WORD.findall, names) if w]
+        return cls(
+            names,
+            frozenset(w[0].strip(_EDGE) for w in words),
+            frozenset(w[-1].strip(_EDGE) for w in words),
+            frozenset(x.strip(_EDGE) for n in names for x in _PARTS.split(n)),
+        )
+
+
 _lock = threading.Lock()
-_names: frozenset[str] | None = None
-_firsts: frozenset[str] = frozenset()
-_lasts: frozenset[str] = frozenset()
-_vocabulary: frozenset[str] = frozenset()  # every word of every name
+_places: _Places | None = None
 # a region named as people are ("Diego Martin", "Santiago Rodriguez", "Hai Duong"): where the whole
 # name is a given name and a surname of the census's first 10,000, it stays a person's (a rarer
 # surname, "Viet Nam", "Quang Nam", "Ali Sabieh", reads as the place)
 _COMMON_SURNAME = 10_000
 
 
-def place_names() -> frozenset[str]:
-    global _names, _firsts, _lasts, _vocabulary
-    if _names is None:
+def _index() -> _Places:
+    global _places
+    if _places is None:
         with _lock:  # two scan threads may meet the first use at once
-            if _names is None:
-                names = _load()
-                words = [_WORD.findall(n) for n in names]
-                _firsts = frozenset(w[0].strip(_EDGE) for w in words if w)
-                _lasts = frozenset(w[-1].strip(_EDGE) for w in words if w)
-                _vocabulary = frozenset(x.strip(_EDGE) for n in names for x in _PARTS.split(n))
-                _names = names
-    return _names
+            if _places is None:
+                _places = _Places.of(_load())
+    return _places
+
+
+def place_names() -> frozenset[str]:
+    return _index().names
 
 
 def _person_shaped(value: str) -> bool:
@@ -130,8 +148,8 @@ def inside_place_name(text: str, start: int, end: int) -> bool:
     on its line: "Viet Nam" in "Socialist Republic of Viet Nam", "Kong Dollar" in "Hong Kong
     Dollar". A candidate that is the whole name and reads as a common given name and surname
     stays a person ("Diego Martin")."""
-    names = place_names()
-    if not all(w.strip(_EDGE) in _vocabulary for w in _PARTS.split(text[start:end]) if w):
+    places = _index()
+    if not all(w.strip(_EDGE) in places.vocabulary for w in _PARTS.split(text[start:end]) if w):
         return False  # a word no place's name has: most people's names stop here
     lo = max(text.rfind("\n", max(0, start - _REACH), start) + 1, start - _REACH)
     hi = text.find("\n", end, end + _REACH)
@@ -144,12 +162,16 @@ def inside_place_name(text: str, start: int, end: int) -> bool:
     # a name can only start at a word some name starts with and end at one some name ends with:
     # two set lookups a word before any string is built (name-dense lines stay cheap)
     starts = [
-        i for i in range(max(0, last - _MAX_WORDS + 1), first + 1) if text[slice(*words[i])].strip(_EDGE) in _firsts
+        i
+        for i in range(max(0, last - _MAX_WORDS + 1), first + 1)
+        if text[slice(*words[i])].strip(_EDGE) in places.firsts
     ]
     if not starts:
         return False
     ends = [
-        j for j in range(last, min(len(words), first + _MAX_WORDS)) if text[slice(*words[j])].strip(_EDGE) in _lasts
+        j
+        for j in range(last, min(len(words), first + _MAX_WORDS))
+        if text[slice(*words[j])].strip(_EDGE) in places.lasts
     ]
     value = " ".join(text[start:end].split())
     for i in starts:
@@ -157,6 +179,6 @@ def inside_place_name(text: str, start: int, end: int) -> bool:
             if j - i >= _MAX_WORDS:
                 break
             candidate = " ".join(text[words[i][0] : words[j][1]].strip(_EDGE).split())
-            if candidate in names and not (candidate == value and _person_shaped(value)):
+            if candidate in places.names and not (candidate == value and _person_shaped(value)):
                 return True
     return False
