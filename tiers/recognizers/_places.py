@@ -149,7 +149,11 @@ def inside_place_name(text: str, start: int, end: int) -> bool:
     Dollar". A candidate that is the whole name and reads as a common given name and surname
     stays a person ("Diego Martin")."""
     places = _index()
-    if not all(w.strip(_EDGE) in places.vocabulary for w in _PARTS.split(text[start:end]) if w):
+    value = text[start:end]
+    if value.isalpha():  # one word, as a table's cells mostly are: no split needed
+        if value not in places.vocabulary:
+            return False
+    elif not all(w.strip(_EDGE) in places.vocabulary for w in _PARTS.split(value) if w):
         return False  # a word no place's name has: most people's names stop here
     lo = max(text.rfind("\n", max(0, start - _REACH), start) + 1, start - _REACH)
     hi = text.find("\n", end, end + _REACH)
@@ -173,7 +177,7 @@ def inside_place_name(text: str, start: int, end: int) -> bool:
         for j in range(last, min(len(words), first + _MAX_WORDS))
         if text[slice(*words[j])].strip(_EDGE) in places.lasts
     ]
-    value = " ".join(text[start:end].split())
+    value = " ".join(value.split())
     for i in starts:
         for j in ends:
             if j - i >= _MAX_WORDS:
