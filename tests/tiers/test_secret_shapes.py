@@ -10,6 +10,7 @@ import random
 import re
 from collections.abc import Callable
 
+import pytest
 import re2
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
@@ -335,3 +336,31 @@ def test_names_with_numbered_words_after_a_short_prefix_are_no_tokens(
     text = carrier.format(t=token)
     s = text.index(token)
     assert not any(a < s + len(token) and b > s for a, b in secret_spans(clf, text)), text
+
+
+# -- a mask is one character repeated, and a mask's share of a long value ---------------------------
+
+_B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    body=st.text(alphabet=_B64, min_size=200, max_size=1200),
+    run=st.sampled_from(["xxxx", "XXXX", "XXxx", "xXxXx", "xxxxx"]),
+    at=st.floats(0, 1),
+)
+def test_a_chance_run_of_x_in_a_long_random_value_is_no_mask(body: str, run: str, at: float) -> None:
+    """A random key body holds "xxxx" or "XXxx" by chance (base64 has both letters); it is still
+    a value, not a mask (a service-account key drawn so was read as a template once)."""
+    assume(mixed_classes(body) >= 3 and not is_placeholder(body))
+    k = int(at * len(body))
+    assert not is_placeholder(body[:k] + run + body[k:])
+
+
+@pytest.mark.parametrize(
+    "value",
+    ["sk-proj-XXXXXXXXXXXXXXXXXXXX", "xxxx-xxxx-xxxx", "AKIA****************", "ghp_" + "x" * 36, "pass####word",
+     "Zx9mQ2vLp" * 8 + "X" * 12],
+)  # fmt: skip
+def test_masks_stay_masks(value: str) -> None:
+    assert is_placeholder(value)

@@ -184,7 +184,9 @@ def joined_words(value: str) -> bool:
     return bool(parts) and all(len(p) == 1 and p.isalpha() or _NAME_PART.fullmatch(p) for p in parts)
 
 
-_MASK_RUN = re.compile(r"[xX*•.#?_-]{4,}|0{10,}|(.)\1{7,}")
+# One mask character four times over ("XXXX", "****"), not a mix ("XXxx": 1 in 1,000 random
+# 800-character key bodies holds one), ten zeros, any character eight times (see _masked).
+_MASK_RUN = re.compile(r"([xX*•.#?_-])\1{3,}|0{10,}|(.)\2{7,}")
 _WORD = re.compile(r"[A-Za-z]+")
 
 
@@ -232,7 +234,7 @@ def _placeholder(value: str, min_len: int) -> bool:
         or _PATH.match(v)
     ):
         return True
-    if _MASK_RUN.search(v) or len(set(low)) <= 2 or _HEXSPEAK.match(v) or sequential(v):
+    if _masked(v) or len(set(low)) <= 2 or _HEXSPEAK.match(v) or sequential(v):
         return True
     if "example" in low and not any(c.isdigit() for c in v) and mixed_classes(v) < 2:
         return True
@@ -243,6 +245,17 @@ def _placeholder(value: str, min_len: int) -> bool:
         and all(w in _PLACEHOLDER_WORDS or compound_of(w, _PLACEHOLDER_WORDS) for w in words)
         and (not any(c.isdigit() for c in v) or len("".join(words)) >= len(v) - 2)
     )
+
+
+def _masked(value: str) -> bool:
+    """A run of mask characters. Runs of x or X, letters of random text too, count in a long
+    value only as an eighth of it or more: a random 800-character key body holds "xxxx" about
+    once in 10,000."""
+    for m in _MASK_RUN.finditer(value):
+        if m.group(1) in ("x", "X") and len(value) > 64 and (m.end() - m.start()) * 8 < len(value):
+            continue
+        return True
+    return False
 
 
 def _escaped_text(value: str) -> bool:
