@@ -344,6 +344,11 @@ def main() -> None:
     )
     ap.add_argument("--reps", type=int, default=3, help="timed runs per text above 100 KB (median)")
     ap.add_argument("--cores", type=int, metavar="ROUNDS", help="the 3 MB repository prompt, 1 core vs 2 (ABBA)")
+    ap.add_argument(
+        "--prefilter",
+        action="store_true",
+        help="first pass from Vectorscan's database (tiers/prefilter.py), not RE2 sets",
+    )
     args = ap.parse_args()
     if args.cores:
         cores_main(args.cores)
@@ -355,6 +360,10 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp())
     (tmp / "customers.txt").write_text("Globex\nInitech\n", "utf-8")
     clf = Classifier(TiersConfig(internal_domains=("corp.example.com",), customer_lists=(tmp / "customers.txt",)))
+    if args.prefilter:
+        from tiers.prefilter import compile_members
+
+        clf.attach_prefilter(clf.prefilter_key, compile_members(clf.prefilter_members))
     engine = None if args.tiers_only else presidio_engine()
     if engine is None:
         print("| text | size | tiers (classify+strip) | recall tiers (all types) |")

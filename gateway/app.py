@@ -204,6 +204,13 @@ def create_app(
                 decoder_for=token_decoders(router, counters),
             )
             stack.callback(step.close)
+            if settings.limits.prefilter:
+                from gateway.prefilter import attach_prefilter, default_cache_dir
+
+                loop = asyncio.get_running_loop()
+                cache = settings.cache_dir or default_cache_dir(settings.state_dir / "cache")
+                attach_prefilter(step.classifier, cache,
+                                 lambda: _on_loop(loop, step.renew_workers))  # fmt: skip
             auth = Authenticator(
                 the_store, ttl_s=settings.limits.auth_cache_s, timeout_s=settings.limits.auth_timeout_s
             )
@@ -277,6 +284,14 @@ def create_app(
         request_max_body_size=settings.server.max_body_bytes,
         logging_config=None,
     )
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:
+    """``fn`` on ``loop``'s thread, unless the loop has closed (the app stopped meanwhile)."""
+    try:
+        loop.call_soon_threadsafe(fn)
+    except RuntimeError:
+        pass
 
 
 def app_from_env() -> Litestar:

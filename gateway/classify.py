@@ -185,8 +185,7 @@ class ClassifyStep:
         except TimeoutError:
             raise ClassifierBusy("classification did not finish in time; nothing was forwarded",
                                  headers={"retry-after": "5"}) from None  # fmt: skip
-        except BrokenProcessPool:  # a worker died (killed, out of memory): start a fresh pool
-            self._pool = None
+        except BrokenProcessPool:  # a worker died: _submit dropped its pool
             raise ClassifierBusy(headers={"retry-after": "1"}) from None
         finally:
             self._jobs -= parts
@@ -215,7 +214,13 @@ class ClassifyStep:
         """``fn(*args)`` in the pool, waiting at most ``limits.classify_timeout_s`` per place in
         the queue."""
         loop = asyncio.get_running_loop()
-        return await asyncio.wait_for(loop.run_in_executor(self._executor(), fn, *args), self._wait_s)
+        pool = self._executor()
+        try:
+            return await asyncio.wait_for(loop.run_in_executor(pool, fn, *args), self._wait_s)
+        except BrokenProcessPool:  # a worker died (killed, out of memory): a fresh pool next time
+            if self._pool is pool:  # not one that replaced it meanwhile (renew_workers)
+                self._pool = None
+            raise
 
     def _executor(self) -> Executor:
         if self._pool is None and not self._processes:
@@ -243,6 +248,14 @@ class ClassifyStep:
 
     def strip(self, content: Content, decision: Decision) -> Stripped:
         return self._clf.strip(content, decision)
+
+    def renew_workers(self) -> None:
+        """Fork the workers again at their next use: the classifier here changed (its prefilter was
+        attached) and forked workers keep the copy they were forked with. Jobs under way in the
+        old workers finish there. Call it on the event loop's thread."""
+        if self._pool is not None and self._processes:
+            self._pool.shutdown(wait=False)
+            self._pool = None
 
     def close(self) -> None:
         if self._pool is not None:

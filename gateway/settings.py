@@ -112,6 +112,11 @@ class LimitsSettings(BaseModel):
     auth_timeout_s: float = Field(5.0, gt=0)
     """Seconds a key lookup may take before the request is refused with 503 (``auth_unavailable``),
     nothing forwarded: a paused key database must give a fast, explicit error, never a hang."""
+    prefilter: bool = True
+    """Take the classifier's first pass from a database Vectorscan compiled ahead (kept in
+    ``cache_dir``; compiled in the background when missing) instead of RE2's sets: the same
+    findings, about a quarter less CPU on a big prompt of code. Off, or where the ``hyperscan``
+    wheel is not installed: RE2's sets only."""
 
 
 class TimeoutSettings(BaseModel):
@@ -460,6 +465,10 @@ class Settings(BaseSettings):
     """The admin dashboard under ``/admin``: session lifetime, sign-in throttle, page sizes."""
     state_dir: Path = Path("var")
     """Where embedded mode keeps its generated secrets (and the default SQLite file)."""
+    cache_dir: Path | None = None
+    """What is compiled once and kept between starts (the classifier's first pass, see
+    ``limits.prefilter``); None: ``$XDG_CACHE_HOME/tiergate``, else ``~/.cache/tiergate``. Deleting
+    it costs seconds of CPU at the next start, nothing else."""
 
     @classmethod
     def settings_customise_sources(

@@ -6,10 +6,15 @@ A missing service is an error, never a skip: ``scripts/services.sh`` starts them
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 
 import pytest
+
+# The gateways a run starts keep their compiled first pass (gateway/prefilter.py) in a folder of
+# this run's, not in the user's cache; subprocess gateways inherit it.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="tiergate-test-cache-")
 
 PG_ADMIN_DSN = os.environ.get("TIERGATE_TEST_PG", "postgresql://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("TIERGATE_TEST_REDIS", "redis://127.0.0.1:6379/0")

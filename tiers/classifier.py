@@ -169,6 +169,28 @@ class Classifier:
             names = ", ".join(r.name for r in self._scanner.others)
             raise RecognizerError(f"recognizers need an NLP model but none is configured: {names}")
 
+    # -- the first pass compiled ahead (tiers/prefilter.py) ----------------------------------------
+
+    @property
+    def prefilter_members(self) -> tuple[str, ...]:
+        """The patterns a prefilter database is compiled from (``tiers.prefilter.compile_members``)."""
+        return self._scanner.prefilter_members
+
+    @property
+    def prefilter_key(self) -> str:
+        """The key a prefilter database of this classifier is compiled under."""
+        return self._scanner.prefilter_key
+
+    @property
+    def prefiltered(self) -> bool:
+        return self._scanner.prefiltered
+
+    def attach_prefilter(self, key: str, blob: bytes) -> None:
+        """Scan with the compiled first pass ``blob`` from now on; raises ``PrefilterError`` (and
+        keeps the RE2 sets) when it was compiled from other patterns or cannot load here. The
+        escaped-text scanner keeps its RE2 sets: it reads few texts, short ones."""
+        self._scanner.attach_prefilter(key, blob)
+
     @property
     def _literal_scanner(self) -> Scanner:
         scanner = self._literal

@@ -33,6 +33,7 @@ from ._re2_raw import NO_MATCH, SpanMatcher, spans_of
 from ._relax import relax
 from .errors import RecognizerError
 from .normalize import normalize_text
+from .prefilter import Prefilter, PrefilterError, key_of
 from .recognizers._base import TermRecognizer
 
 __all__ = ["Hit", "Scanner", "find_terms"]
@@ -284,6 +285,20 @@ class Scanner:
             sentinel = gate.Add(r"\z")
             gate.Compile()
             self._gate = (gate, sentinel)
+        # The same first pass compiled ahead by Vectorscan, once attached (tiers/prefilter.py): every
+        # set member (gated ones too: it needs no gate) and, as an RE2 set, the REQUIRES words alone.
+        self._members = tuple(c.fast.pattern for c in fast)
+        self._member_places = tuple(place[id(c)] for c in fast)
+        self._prefilter: Prefilter | None = None
+        self._prefilter_key: str | None = None
+        self._required_gate: tuple[Any, int] | None = None
+        self._required_alone: list[tuple[int, int]] = []  # (place in ``_patterns``, member)
+        if needs:
+            words = re2.Set.SearchSet(_RE2_OPTIONS)
+            self._required_alone = [(place, words.Add(src)) for place, src in needs]
+            sentinel = words.Add(r"\z")
+            words.Compile()
+            self._required_gate = (words, sentinel)
 
     def _add_pattern_recognizer(self, rec: PatternRecognizer) -> None:
         entity = rec.supported_entities[0]
@@ -324,6 +339,32 @@ class Scanner:
             group = slow.groupindex.get("value")
             self._patterns.append(_Compiled(rec, entity, pat.name, pat.score, None, loose, slow, group))
 
+    # -- the first pass compiled ahead ------------------------------------------------------------
+
+    @property
+    def prefilter_members(self) -> tuple[str, ...]:
+        """The patterns a prefilter database must be compiled from (``prefilter.compile_members``),
+        in order."""
+        return self._members
+
+    @property
+    def prefilter_key(self) -> str:
+        if self._prefilter_key is None:  # a few milliseconds: not at every build of a scanner
+            self._prefilter_key = key_of(self._members)
+        return self._prefilter_key
+
+    @property
+    def prefiltered(self) -> bool:
+        """Whether scans take their first pass from an attached prefilter."""
+        return self._prefilter is not None
+
+    def attach_prefilter(self, key: str, blob: bytes) -> None:
+        """Take the first pass from ``blob`` (``compile_members(self.prefilter_members)``, compiled
+        under ``key``) from now on; raises ``PrefilterError`` and changes nothing if it does not fit."""
+        if key != self.prefilter_key:
+            raise PrefilterError("the prefilter database was compiled from other patterns")
+        self._prefilter = Prefilter(blob, len(self._members), key)
+
     @property
     def slow_patterns(self) -> tuple[str, ...]:
         """``recognizer.pattern`` names of the patterns RE2 cannot run (backtracking fallback)."""
@@ -337,32 +378,9 @@ class Scanner:
             return []
         subject = text.encode("utf-8")
         to_char = _identity if len(subject) == len(text) else _CharIndex(subject)
-        # A pass per set says which patterns match at all; it pays for itself at every size
-        # measured (1 KB to 3 MB), most on text where few patterns match.
-        run = bytearray(self._base_mask)
-        live: set[int] | None = None  # the gated sets to run (None: all)
-        present: set[int] | None = None  # the gate's members found (None: the pass gave up)
-        if self._gate is not None:
-            gate, sentinel = self._gate
-            present = set(gate.Match(subject) or ())
-            if sentinel in present:
-                live = {k for i in present for k in self._turns_on.get(i, ())}
-            else:  # without the sentinel the pass gave up: every gated set and pattern runs
-                present = None
-        for number, (one, places_of, sentinel) in enumerate(self._sets):
-            if live is not None and number >= self._ungated and number - self._ungated not in live:
-                continue  # none of its members' strings occurs: none of them can match
-            matched = one.Match(subject) or ()
-            if sentinel in matched:
-                for i in matched:
-                    run[places_of[i]] = 1  # the sentinel's place is the spare last byte
-            else:  # the pass gave up: every member runs
-                for p in places_of:
-                    run[p] = 1
-        if present is not None:
-            for place, member in self._required:
-                if member not in present:
-                    run[place] = 0
+        run = self._prefiltered(subject) if self._prefilter is not None else None
+        if run is None:
+            run = self._set_passes(subject)
         places: dict[int, tuple[list[int], list[tuple[int, int]]]] | None = None
         if self._weak_bits:
             # Weak patterns count only near their recognizer's context words: those of every
@@ -409,6 +427,59 @@ class Scanner:
                     best[(entity, tm.rec.name, s, e)] = Hit(entity, s, e, tm.rec.name, tm.rec.score)
             checkpoint()
         return sorted(best.values(), key=lambda h: (h.start, -h.end, h.entity))
+
+    def _prefiltered(self, subject: bytes) -> bytearray | None:
+        """The patterns to run by the attached prefilter, or None when its scan failed (the sets'
+        passes then answer)."""
+        assert self._prefilter is not None
+        try:
+            members = self._prefilter.matching(subject)
+        except PrefilterError:
+            return None
+        run = bytearray(self._base_mask)
+        places = self._member_places
+        for member in members:
+            run[places[member]] = 1
+        for member in self._prefilter.always:
+            run[places[member]] = 1
+        if self._required_gate is not None:
+            words, sentinel = self._required_gate
+            present = set(words.Match(subject) or ())
+            if sentinel in present:  # else the pass gave up, and the patterns stay on
+                for place, member in self._required_alone:
+                    if member not in present:
+                        run[place] = 0
+        return run
+
+    def _set_passes(self, subject: bytes) -> bytearray:
+        """The patterns to run by the RE2 sets' passes."""
+        # A pass per set says which patterns match at all; it pays for itself at every size
+        # measured (1 KB to 3 MB), most on text where few patterns match.
+        run = bytearray(self._base_mask)
+        live: set[int] | None = None  # the gated sets to run (None: all)
+        present: set[int] | None = None  # the gate's members found (None: the pass gave up)
+        if self._gate is not None:
+            gate, sentinel = self._gate
+            present = set(gate.Match(subject) or ())
+            if sentinel in present:
+                live = {k for i in present for k in self._turns_on.get(i, ())}
+            else:  # without the sentinel the pass gave up: every gated set and pattern runs
+                present = None
+        for number, (one, places_of, sentinel) in enumerate(self._sets):
+            if live is not None and number >= self._ungated and number - self._ungated not in live:
+                continue  # none of its members' strings occurs: none of them can match
+            matched = one.Match(subject) or ()
+            if sentinel in matched:
+                for i in matched:
+                    run[places_of[i]] = 1  # the sentinel's place is the spare last byte
+            else:  # the pass gave up: every member runs
+                for p in places_of:
+                    run[p] = 1
+        if present is not None:
+            for place, member in self._required:
+                if member not in present:
+                    run[place] = 0
+        return run
 
     def _context_places(
         self, subject: bytes, to_char: Callable[[int], int]

@@ -1,0 +1,150 @@
+"""The classifier's first pass compiled ahead (``tiers/prefilter.py``): compiled once, kept on disk.
+
+At start the gateway looks in its cache folder for a database compiled from its classifier's
+patterns (the file is named by ``Classifier.prefilter_key``) and attaches it, which takes
+milliseconds. Without one it compiles one on a background thread (5 – 12 s of one core; the
+interpreter lock is free meanwhile, so requests go on, scanned with RE2's sets until then), writes
+it and attaches it. Workers forked before that are replaced (``ClassifyStep.renew_workers``), so
+that large bodies are read with it too.
+
+A file is written whole under a temporary name and renamed, so no reader sees part of one; one
+that does not load (built for another CPU, damaged) is compiled again and replaced. One process
+compiles a key once, however many apps it builds (the tests build hundreds).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import tempfile
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future
+from pathlib import Path
+
+from tiers import Classifier
+from tiers.prefilter import PrefilterError, available, compile_members
+
+__all__ = ["attach_prefilter", "default_cache_dir"]
+
+_log = logging.getLogger("tiergate.prefilter")
+_compiling: dict[str, Future[bytes]] = {}  # key -> the one compile of this process
+_lock = threading.Lock()
+
+
+# A database of today's patterns is 6 MB; a file far larger is none of ours (or a device).
+_MAX_FILE = 256 << 20
+
+
+def default_cache_dir(fallback: Path) -> Path:
+    """``$XDG_CACHE_HOME/tiergate``, else ``~/.cache/tiergate``, else ``fallback`` (no home)."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return Path(base) / "tiergate"
+    try:
+        return Path.home() / ".cache" / "tiergate"
+    except RuntimeError:  # no HOME and no passwd entry (a bare container's user)
+        return fallback
+
+
+def attach_prefilter(
+    classifier: Classifier, cache_dir: Path, on_attached: Callable[[], None], *, compile_missing: bool = True
+) -> Future[bool]:
+    """Attach the prefilter of ``classifier``'s patterns now (from ``cache_dir``) or once compiled
+    (not with ``compile_missing=False``: a short-lived command does not wait seconds for it).
+
+    The future answers whether it was attached; ``on_attached`` runs then (on the compiling
+    thread when it was compiled here). Never raises: without a prefilter the classifier scans
+    with RE2's sets, which find the same."""
+    done: Future[bool] = Future()
+    if not available() or classifier.prefiltered:
+        done.set_result(classifier.prefiltered)
+        return done
+    try:
+        key = classifier.prefilter_key
+    except Exception as exc:  # noqa: BLE001 -- the RE2 sets go on
+        _log.warning("prefilter not attached (%s); scanning with RE2 sets", type(exc).__name__)
+        done.set_result(False)
+        return done
+    path = cache_dir / f"prefilter-{key[:32]}.bin"
+    blob = _read(path)
+    if blob is not None:
+        if _attach(classifier, key, blob):
+            done.set_result(True)
+            on_attached()
+            return done
+    if not compile_missing:
+        done.set_result(False)
+        return done
+    with _lock:
+        job = _compiling.get(key)
+        if job is None or (job.done() and job.exception() is not None):
+            job = _compiling[key] = Future()
+            members = classifier.prefilter_members
+            threading.Thread(target=_compile, args=(job, members), name="tiergate-prefilter", daemon=True).start()
+
+    def attach(job: Future[bytes]) -> None:
+        ok = False
+        try:
+            if job.exception() is None:
+                _keep(job.result(), path)  # the file was missing or did not load
+                # (another app of this process may have attached it to this classifier already)
+                ok = classifier.prefiltered or _attach(classifier, key, job.result())
+                if ok:
+                    on_attached()
+        finally:
+            done.set_result(ok)
+
+    job.add_done_callback(attach)
+    return done
+
+
+def _read(path: Path) -> bytes | None:
+    """The file at ``path`` if it is a regular file of a plausible size (not a pipe, not a device)."""
+    try:
+        with path.open("rb") as f:
+            st = os.fstat(f.fileno())
+            if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_FILE:
+                return None
+            return f.read(_MAX_FILE + 1)
+    except OSError:
+        return None
+
+
+def _attach(classifier: Classifier, key: str, blob: bytes) -> bool:
+    try:
+        classifier.attach_prefilter(key, blob)
+    except PrefilterError as exc:
+        _log.warning("prefilter not attached (%s); scanning with RE2 sets", exc)
+        return False
+    except Exception as exc:  # noqa: BLE001 -- whatever a damaged file does, the RE2 sets go on
+        _log.warning("prefilter not attached (%s); scanning with RE2 sets", type(exc).__name__)
+        return False
+    return True
+
+
+def _compile(job: Future[bytes], members: tuple[str, ...]) -> None:
+    try:
+        blob = compile_members(members)
+    except BaseException as exc:  # noqa: BLE001 -- whatever failed, the RE2 sets go on
+        _log.warning("prefilter not compiled (%s); scanning with RE2 sets", type(exc).__name__)
+        job.set_exception(exc)
+        return
+    job.set_result(blob)
+
+
+def _keep(blob: bytes, path: Path) -> None:
+    """Write ``blob`` to ``path`` whole (a temporary file renamed over it)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".prefilter-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(blob)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
+    except OSError as exc:  # a read-only cache: compiled again at the next start, nothing else
+        _log.warning("prefilter not kept in %s (%s)", path.parent, exc.strerror or type(exc).__name__)

@@ -1,0 +1,116 @@
+"""The gateway's compiled first pass (gateway/prefilter.py): compiled once in the background, kept in
+the cache folder, attached from there at the next start, compiled again when the file is damaged,
+and reaching the forked classification workers.
+
+Real classifiers, a real compile (seconds, once per process: later calls share it), real files
+and real forked workers of ``ClassifyStep``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from concurrent.futures import Future
+from pathlib import Path
+
+import pytest
+
+from gateway import classify
+from gateway.classify import ClassifyStep
+from gateway.prefilter import attach_prefilter
+from tiers import Classifier, TiersConfig
+from tiers.prefilter import available
+
+pytestmark = pytest.mark.skipif(not available(), reason="no hyperscan wheel for this platform")
+
+KEY = b"k" * 32
+
+
+def _wait(done: Future[bool]) -> bool:
+    return done.result(timeout=120)
+
+
+def test_compiled_once_kept_and_loaded_at_the_next_start(tmp_path: Path) -> None:
+    first, second, third = (Classifier(TiersConfig()) for _ in range(3))
+    calls: list[str] = []
+    assert _wait(attach_prefilter(first, tmp_path, lambda: calls.append("first")))
+    assert first.prefiltered and calls == ["first"]
+    files = list(tmp_path.iterdir())
+    assert [f.name for f in files] == [f"prefilter-{first.prefilter_key[:32]}.bin"]
+    kept = files[0].read_bytes()
+
+    # the next start: attached from the file before the call returns
+    done = attach_prefilter(second, tmp_path, lambda: calls.append("second"))
+    assert done.done() and done.result() and second.prefiltered and calls == ["first", "second"]
+
+    # a damaged file: compiled again (shared with the compile above in this process) and replaced
+    files[0].write_bytes(kept[: len(kept) // 2])
+    assert _wait(attach_prefilter(third, tmp_path, lambda: calls.append("third")))
+    assert third.prefiltered and files[0].read_bytes() == kept
+    assert [f.name for f in tmp_path.iterdir()] == [files[0].name]  # no temporary file left
+
+
+def test_a_cache_that_cannot_be_written_still_attaches(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    clf = Classifier(TiersConfig())
+    assert _wait(attach_prefilter(clf, blocked / "cache", lambda: None))
+    assert clf.prefiltered
+
+
+def _prefiltered_in_worker() -> bool:
+    assert classify._STEP is not None
+    return classify._STEP.classifier.prefiltered
+
+
+def test_workers_forked_before_the_prefilter_get_it_after_renewal(tmp_path: Path) -> None:
+    clf = Classifier(TiersConfig())
+    step = ClassifyStep(clf, fingerprint_key=KEY, offload_bytes=0, timeout_s=60, workers=1, processes=True)
+    body = json.dumps({"model": "m", "messages": [{"role": "user", "content": "mail jane.doe@example-mail.com"}]})
+
+    async def run() -> tuple[bool, bool, list[str], list[str]]:
+        before = await step.run("chat", body.encode(), "t")
+        was = await step._submit(_prefiltered_in_worker)
+        loop = asyncio.get_running_loop()
+        attached = asyncio.Event()
+
+        def renew() -> None:
+            step.renew_workers()
+            attached.set()
+
+        def on_attached() -> None:  # on the compiling thread
+            loop.call_soon_threadsafe(renew)
+
+        attach_prefilter(clf, tmp_path, on_attached)
+        await asyncio.wait_for(attached.wait(), 120)
+        now = await step._submit(_prefiltered_in_worker)
+        after = await step.run("chat", body.encode(), "t")
+        return (
+            was,
+            now,
+            [f.entity_type for f in before.decision.findings],
+            [f.entity_type for f in after.decision.findings],
+        )
+
+    try:
+        was, now, before, after = asyncio.run(run())
+    finally:
+        step.close()
+    assert (was, now) == (False, True)
+    assert before == after == ["EMAIL_ADDRESS"]
+
+
+def test_the_scan_command_attaches_a_kept_prefilter_and_never_compiles(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    from gateway.commands.scan import _classifier
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    threads = {t.name for t in threading.enumerate()}
+    assert not _classifier(None).prefiltered  # nothing kept: RE2's sets, and no compile started
+    assert "tiergate-prefilter" not in {t.name for t in threading.enumerate()} - threads
+    assert not (tmp_path / "tiergate").exists()
+    assert _wait(attach_prefilter(Classifier(TiersConfig()), tmp_path / "tiergate", lambda: None))
+    assert _classifier(None).prefiltered
