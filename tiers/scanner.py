@@ -398,6 +398,7 @@ class Scanner:
         # of one recognizer often find the same candidate (presidio's SSN patterns, weak and
         # strong), and its checks look only at the text, so each span is judged once.
         verdicts: dict[tuple[int, int, int], _Verdict] = {}
+        by_value: dict[tuple[int, str], _Judged] = {}
         for comp in compress(self._patterns, run):
             ctx_places: list[int] | None = None
             windows: list[tuple[int, int]] | None = None
@@ -414,7 +415,7 @@ class Scanner:
             for n, (s, e) in enumerate(spans):
                 if n & 1023 == 1023:
                     checkpoint()
-                hit = self._accept(comp, text, s, e, ctx_places, verdicts)
+                hit = self._accept(comp, text, s, e, ctx_places, verdicts, by_value)
                 if hit is not None:
                     k = (hit.entity, hit.recognizer, s, e)
                     if k not in best or best[k].score < hit.score:
@@ -534,6 +535,7 @@ class Scanner:
         e: int,
         ctx_places: list[int] | None,
         verdicts: dict[tuple[int, int, int], _Verdict],
+        by_value: dict[tuple[int, str], _Judged],
     ) -> Hit | None:
         score = comp.score
         if ctx_places is not None:
@@ -547,7 +549,7 @@ class Scanner:
         key = (id(comp.rec), s, e)
         verdict = verdicts.get(key, _UNJUDGED)
         if verdict is _UNJUDGED:
-            verdict = verdicts[key] = _judge(comp.rec, text, s, e)
+            verdict = verdicts[key] = _judge(comp.rec, text, s, e, by_value)
         if verdict is None or (ctx_places is not None and keyed_as_quantity(text, s)):
             return None  # (a weak hit whose own key names a quantity: see keyed_as_quantity)
         vs, ve, validated = verdict
@@ -561,36 +563,51 @@ _Verdict = tuple[int, int, bool] | None
 _UNJUDGED: _Verdict = (-1, -1, False)
 
 
-def _judge(rec: PatternRecognizer, text: str, s: int, e: int) -> _Verdict:
+def _judge(rec: PatternRecognizer, text: str, s: int, e: int, by_value: dict[tuple[int, str], _Judged]) -> _Verdict:
     """A recognizer's checks of a candidate span: its own narrowing (``refine_span``), presidio's
     ``validate_result`` / ``invalidate_result`` and the look around it (``reject_first`` before
-    validation, ``reject_at`` after)."""
+    validation, ``reject_at`` after).
+
+    The checks of the value alone are made once per value and recognizer in a scan (``by_value``):
+    a table repeats its cells, and a column of 300,000 of them judged each anew cost 40 times
+    plain prose (tests/tiers/test_linear_time.py)."""
     # A look around that costs less than validation and refuses whole pages of candidates
     # (``reject_first``: six pairs of a run of hex pairs are no MAC) runs before it.
     first = getattr(rec, "reject_first", None)
+    refines = getattr(rec, "refine_span", None) is not None
+    if first is not None and not refines and first(text, s, e):
+        return None
+    key = (id(rec), text[s:e])
+    judged = by_value.get(key)
+    if judged is None:
+        judged = by_value[key] = _judge_value(rec, key[1])
+    if judged is _REFUSED:
+        return None
+    (a, b), validated = judged
+    s, e = s + a, s + b
+    if (first is not None and refines and first(text, s, e)) or _rejected_at(rec, text, s, e):
+        return None  # (a narrowed span is looked around where it ends up)
+    return s, e, validated
+
+
+# (the span in the value that counts, whether validation confirmed it), or _REFUSED
+_Judged = tuple[tuple[int, int], bool]
+_REFUSED: _Judged = ((-1, -1), False)
+
+
+def _judge_value(rec: PatternRecognizer, value: str) -> _Judged:
+    """The checks of a candidate that see its value alone."""
     refine = getattr(rec, "refine_span", None)
     if refine is not None:
         # The recognizer narrows a greedy candidate itself (validating as it goes).
-        span = refine(text[s:e])
-        if span is None:
-            return None
-        s, e = s + span[0], s + span[1]
-        if (
-            (first is not None and first(text, s, e))
-            or rec.invalidate_result(text[s:e])
-            or _rejected_at(rec, text, s, e)
-        ):
-            return None
-        return s, e, True
-    value = text[s:e]
-    if first is not None and first(text, s, e):
-        return None
+        span = refine(value)
+        if span is None or rec.invalidate_result(value[span[0] : span[1]]):
+            return _REFUSED
+        return (span[0], span[1]), True
     verdict = rec.validate_result(value)
-    if verdict is False:
-        return None
-    if rec.invalidate_result(value) or _rejected_at(rec, text, s, e):
-        return None
-    return s, e, bool(verdict)
+    if verdict is False or rec.invalidate_result(value):
+        return _REFUSED
+    return (0, len(value)), bool(verdict)
 
 
 def _rejected_at(rec: PatternRecognizer, text: str, s: int, e: int) -> bool:
