@@ -38,7 +38,7 @@ try:  # an optional dependency: wheels for x86-64 Linux (pyproject.toml); elsewh
 except ImportError:  # pragma: no cover - the wheel is installed where the tests run
     _hs = None
 
-__all__ = ["Prefilter", "PrefilterError", "available", "compile_members", "key_of", "widen"]
+__all__ = ["FirstPassChoice", "Prefilter", "PrefilterError", "available", "compile_members", "key_of", "widen"]
 
 _FLAGS = 0 if _hs is None else _hs.HS_FLAG_PREFILTER | _hs.HS_FLAG_UTF8 | _hs.HS_FLAG_SINGLEMATCH
 # A counted repeat with a larger upper bound loses it (``{0,60}`` -> ``{0,}``): Vectorscan unrolls
@@ -268,3 +268,49 @@ class Prefilter:
         if found and max(found) >= self.size:  # a database of more members than the patterns
             raise PrefilterError("the prefilter reported a member the patterns do not have")
         return found
+
+
+class FirstPassChoice:
+    """Which first pass a scan takes once a prefilter is attached: RE2's sets for a short text,
+    and for a long one whichever's recent CPU cost per byte is lower.
+
+    Neither wins everywhere (bench/RESULTS.md, "The first pass compiled ahead"). On text new to
+    it RE2 builds DFA states: 3 MB of new code, 240 – 590 ms of set passes against Vectorscan's
+    95. On text whose states it has built already RE2 is cheaper: 1 MB of templated prose (the
+    benchmark's big bodies), 15 against 30 ms; a 1 KB chat, 42 against 48 µs, so short texts
+    keep the sets. Both give the same findings, so a scan may take either: each one's cost is
+    kept as a moving average, and every ``EXPLORE``-th long scan takes the other one, so that a
+    change of traffic is noticed. Updates race between threads harmlessly: they are estimates."""
+
+    EXPLORE = 16
+    LONG = 65_536  # bytes: a text this long may take the prefilter
+    _WEIGHT = 0.5  # of the newest measurement in the moving average
+
+    def __init__(self) -> None:
+        self._sets: float | None = None  # seconds per byte, recently; None: not measured yet
+        self._prefilter: float | None = None
+        self._scans = 0
+
+    def prefer_prefilter(self, size: int) -> bool:
+        """Whether a scan of ``size`` bytes takes the prefilter."""
+        if size < self.LONG:
+            return False
+        self._scans += 1
+        if self._prefilter is None:
+            return True
+        if self._sets is None:
+            return False
+        cheaper = self._prefilter <= self._sets
+        return cheaper if self._scans % self.EXPLORE else not cheaper
+
+    def record(self, size: int, prefilter: bool, seconds: float) -> None:
+        """What a first pass of ``size`` bytes cost (only long ones are kept)."""
+        if size < self.LONG:
+            return
+        per_byte = seconds / size
+        old = self._prefilter if prefilter else self._sets
+        new = per_byte if old is None else old + self._WEIGHT * (per_byte - old)
+        if prefilter:
+            self._prefilter = new
+        else:
+            self._sets = new

@@ -16,6 +16,7 @@ not run at all.
 from __future__ import annotations
 
 import re
+import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from ._re2_raw import NO_MATCH, SpanMatcher, spans_of
 from ._relax import relax
 from .errors import RecognizerError
 from .normalize import normalize_text
-from .prefilter import Prefilter, PrefilterError, key_of
+from .prefilter import FirstPassChoice, Prefilter, PrefilterError, key_of
 from .recognizers._base import TermRecognizer
 
 __all__ = ["Hit", "Scanner", "find_terms"]
@@ -291,6 +292,7 @@ class Scanner:
         self._member_places = tuple(place[id(c)] for c in fast)
         self._prefilter: Prefilter | None = None
         self._prefilter_key: str | None = None
+        self._choice = FirstPassChoice()
         self._required_gate: tuple[Any, int] | None = None
         self._required_alone: list[tuple[int, int]] = []  # (place in ``_patterns``, member)
         if needs:
@@ -363,6 +365,7 @@ class Scanner:
         under ``key``) from now on; raises ``PrefilterError`` and changes nothing if it does not fit."""
         if key != self.prefilter_key:
             raise PrefilterError("the prefilter database was compiled from other patterns")
+        self._choice = FirstPassChoice()
         self._prefilter = Prefilter(blob, len(self._members), key)
 
     @property
@@ -378,7 +381,14 @@ class Scanner:
             return []
         subject = text.encode("utf-8")
         to_char = _identity if len(subject) == len(text) else _CharIndex(subject)
-        run = self._prefiltered(subject) if self._prefilter is not None else None
+        run = None
+        if self._prefilter is not None and (
+            (prefer := self._choice.prefer_prefilter(len(subject))) or len(subject) >= FirstPassChoice.LONG
+        ):
+            started = time.thread_time()  # what the choice learns from (short texts keep the sets)
+            run = self._prefiltered(subject) if prefer else self._set_passes(subject)
+            if run is not None:
+                self._choice.record(len(subject), prefer, time.thread_time() - started)
         if run is None:
             run = self._set_passes(subject)
         places: dict[int, tuple[list[int], list[tuple[int, int]]]] | None = None

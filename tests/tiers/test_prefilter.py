@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from tests.tiers.test_scanner_sets import _pieces, _scan, _tables, _texts
 from tiers import TiersConfig
-from tiers.prefilter import _HEAD, Prefilter, PrefilterError, available, compile_members, widen
+from tiers.prefilter import _HEAD, FirstPassChoice, Prefilter, PrefilterError, available, compile_members, widen
 from tiers.recognizers import build_registry
 from tiers.scanner import Scanner
 
@@ -39,10 +39,16 @@ def scanners(config: TiersConfig) -> tuple[Scanner, Scanner, bytes]:
     every._base_mask = bytearray(b"\x01") * len(scanner._base_mask)
     blob = compile_members(scanner.prefilter_members)
     scanner.attach_prefilter(scanner.prefilter_key, blob)
-    # no way back to the sets: a scan that fell back to them would hide a prefilter's miss
+    # no way back to the sets: a scan that took them would hide a prefilter's miss
+    scanner._choice = _Always()
     scanner._sets = []
     scanner._gate = None
     return scanner, every, blob
+
+
+class _Always(FirstPassChoice):
+    def prefer_prefilter(self, size: int) -> bool:
+        return True
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -245,3 +251,45 @@ def test_threads_scan_at_once_with_their_own_scratch(scanners: tuple[Scanner, Sc
         t.join()
     for k in range(4):
         assert got[k] == [expected[(k + j) % 8] for j in range(40)]
+
+
+# -- which first pass a scan takes ------------------------------------------------------------------
+
+
+@settings(max_examples=100, deadline=None)
+@given(sets=st.floats(1e-9, 1e-6), factor=st.floats(0.1, 10).filter(lambda f: abs(f - 1) > 0.05))
+def test_the_cheaper_first_pass_is_taken_and_the_other_looked_at_now_and_then(sets: float, factor: float) -> None:
+    choice = FirstPassChoice()
+    size = FirstPassChoice.LONG * 4
+    pre = sets * factor
+    taken = []
+    for _ in range(10 * FirstPassChoice.EXPLORE):
+        prefilter = choice.prefer_prefilter(size)
+        taken.append(prefilter)
+        choice.record(size, prefilter, (pre if prefilter else sets) * size)
+    late = taken[2 * FirstPassChoice.EXPLORE :]
+    cheaper = pre < sets
+    assert late.count(cheaper) >= len(late) - len(late) // FirstPassChoice.EXPLORE - 1
+    assert late.count(not cheaper) >= len(late) // FirstPassChoice.EXPLORE - 1  # still looked at
+
+
+def test_short_texts_keep_the_sets_and_teach_nothing() -> None:
+    choice = FirstPassChoice()
+    for _ in range(100):
+        assert not choice.prefer_prefilter(FirstPassChoice.LONG - 1)
+        choice.record(FirstPassChoice.LONG - 1, False, 1.0)  # dear, and short: not counted
+    assert choice.prefer_prefilter(FirstPassChoice.LONG)  # a long one: the prefilter, unmeasured
+
+
+def test_a_scanner_learns_which_first_pass_is_cheaper(scanners: tuple[Scanner, Scanner, bytes], config: TiersConfig) -> None:
+    """Real scans: templated text seen again (RE2's states built) against new text."""
+    _, _, blob = scanners
+    scanner = Scanner(
+        build_registry(config).recognizers, min_score=config.min_score, context_window=config.context_window
+    )
+    scanner.attach_prefilter(scanner.prefilter_key, blob)
+    line = "Order 4711 for Acme, shipped on 12.03.2026 to the plant in Lyon; status approved.\n"
+    text = line * (FirstPassChoice.LONG // len(line) + 1)
+    for _ in range(3 * FirstPassChoice.EXPLORE):
+        scanner.scan(text, lambda: None)
+    assert scanner._choice._sets is not None and scanner._choice._prefilter is not None
