@@ -281,7 +281,9 @@ def test_short_texts_keep_the_sets_and_teach_nothing() -> None:
     assert choice.prefer_prefilter(FirstPassChoice.LONG)  # a long one: the prefilter, unmeasured
 
 
-def test_a_scanner_learns_which_first_pass_is_cheaper(scanners: tuple[Scanner, Scanner, bytes], config: TiersConfig) -> None:
+def test_a_scanner_learns_which_first_pass_is_cheaper(
+    scanners: tuple[Scanner, Scanner, bytes], config: TiersConfig
+) -> None:
     """Real scans: templated text seen again (RE2's states built) against new text."""
     _, _, blob = scanners
     scanner = Scanner(
