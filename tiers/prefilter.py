@@ -1,18 +1,21 @@
-"""The scanner's first pass on Vectorscan (PyPI ``hyperscan``) instead of its RE2 sets.
+"""The scanner's first pass on Vectorscan (PyPI ``hyperscan``) beside its RE2 sets.
 
 Why: the first pass only says which patterns can match anywhere in a text. RE2's sets answer that
 with a DFA built lazily, state by state, as the text needs them; a big prompt of new code needs
-new states, so each one pays for building them again (3 MB of installed packages' sources: 240 –
-290 ms of set passes new, 95 ms the same text again). Vectorscan compiles its automata ahead of
-time: ≈ 95 ms on every such text, new or not, and a third of RE2's time on 1 KB of code
-(bench/RESULTS.md, "The first pass compiled ahead").
+new states, so each one pays for building them again (3 MB of installed packages' sources: 500 –
+560 ms of set passes new, 95 ms the same text again). Vectorscan compiles its automata ahead of
+time: ≈ 90 ms on every such text, new or not. On text whose states RE2 has built already it is the
+dearer one (templated prose: 30 against 15 ms per MB), so a long text takes whichever has cost
+less lately (``FirstPassChoice``) and a short one the sets (bench/RESULTS.md, "The first pass
+compiled ahead").
 
 What it must keep: never leave out a pattern that matches. Every pattern is compiled in
 Vectorscan's prefilter mode, which may report a pattern that does not match but never misses one,
 and widened further here before that (``widen``: counted repeats lose their upper bound, which
 cut the compile from about 30 s to 6); the pattern itself then runs in RE2 as before and decides.
-Without ``HS_FLAG_UCP``, ``\\b``, ``\\w``, ``\\d`` and ``\\s`` are ASCII, as in RE2. A pattern
-Vectorscan refuses even so is run on every text. ``tests/tiers/test_prefilter.py`` holds scans with
+Without ``HS_FLAG_UCP``, ``\\b``, ``\\w`` and ``\\d`` are ASCII, as in RE2; ``\\S`` is spelt as RE2
+reads it, and a Unicode property (older tables in Vectorscan) is left to RE2. A pattern left out
+so, or that Vectorscan refuses, is run on every text. ``tests/tiers/test_prefilter.py`` holds scans with
 this pass to scans that run every pattern.
 
 Compiling takes seconds (the binding releases the interpreter lock while it does), so a
