@@ -19,6 +19,7 @@ import os
 import stat
 import tempfile
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
@@ -35,6 +36,7 @@ _lock = threading.Lock()
 
 # A database of today's patterns is 6 MB; a file far larger is none of ours (or a device).
 _MAX_FILE = 256 << 20
+_UNUSED_S = 30 * 86_400
 
 
 def default_cache_dir(fallback: Path) -> Path:
@@ -71,6 +73,7 @@ def attach_prefilter(
     blob = _read(path)
     if blob is not None:
         if _attach(classifier, key, blob):
+            _touch(path)
             done.set_result(True)
             on_attached()
             return done
@@ -134,6 +137,25 @@ def _compile(job: Future[bytes], members: tuple[str, ...]) -> None:
     job.set_result(blob)
 
 
+def _touch(path: Path) -> None:
+    """Mark ``path`` as used now: ``_keep`` prunes the files of patterns no start has used lately."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _prune(folder: Path, keep: Path, now: float) -> None:
+    """Remove the databases of other patterns (an older version, another configuration) that no
+    start has used for ``_UNUSED_S``: each is megabytes."""
+    try:
+        for old in folder.glob("prefilter-*.bin"):
+            if old != keep and now - old.stat().st_mtime > _UNUSED_S:
+                old.unlink()
+    except OSError:
+        pass  # another process pruned it first, or a read-only cache
+
+
 def _keep(blob: bytes, path: Path) -> None:
     """Write ``blob`` to ``path`` whole (a temporary file renamed over it)."""
     try:
@@ -146,5 +168,6 @@ def _keep(blob: bytes, path: Path) -> None:
         except BaseException:
             os.unlink(tmp)
             raise
+        _prune(path.parent, path, time.time())
     except OSError as exc:  # a read-only cache: compiled again at the next start, nothing else
         _log.warning("prefilter not kept in %s (%s)", path.parent, exc.strerror or type(exc).__name__)

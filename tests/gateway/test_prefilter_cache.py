@@ -114,3 +114,25 @@ def test_the_scan_command_attaches_a_kept_prefilter_and_never_compiles(
     assert not (tmp_path / "tiergate").exists()
     assert _wait(attach_prefilter(Classifier(TiersConfig()), tmp_path / "tiergate", lambda: None))
     assert _classifier(None).prefiltered
+
+
+def test_databases_no_start_used_for_a_month_are_pruned_when_one_is_written(tmp_path: Path) -> None:
+    import os
+    import time
+
+    stale, recent = tmp_path / "prefilter-0000.bin", tmp_path / "prefilter-1111.bin"
+    other = tmp_path / "notes.txt"
+    for f in (stale, recent, other):
+        f.write_bytes(b"x")
+    month = 31 * 86_400
+    os.utime(stale, (time.time() - month, time.time() - month))
+    os.utime(other, (time.time() - month, time.time() - month))
+    clf = Classifier(TiersConfig())
+    assert _wait(attach_prefilter(clf, tmp_path, lambda: None))
+    kept = {f.name for f in tmp_path.iterdir()}
+    assert kept == {recent.name, other.name, f"prefilter-{clf.prefilter_key[:32]}.bin"}
+    # a start that loads a kept database marks it used
+    written = tmp_path / f"prefilter-{clf.prefilter_key[:32]}.bin"
+    os.utime(written, (time.time() - month, time.time() - month))
+    assert attach_prefilter(Classifier(TiersConfig()), tmp_path, lambda: None).result(timeout=0)
+    assert time.time() - written.stat().st_mtime < 3600
