@@ -282,8 +282,10 @@ class FirstPassChoice:
     95. On text whose states it has built already RE2 is cheaper: 1 MB of templated prose (the
     benchmark's big bodies), 15 against 30 ms; a 1 KB chat, 42 against 48 µs, so short texts
     keep the sets. Both give the same findings, so a scan may take either: each one's cost is
-    kept as a moving average, and every ``EXPLORE``-th long scan takes the other one, so that a
-    change of traffic is noticed. Updates race between threads harmlessly: they are estimates."""
+    kept as a moving average, and now and then a long scan takes the other one, so that a change
+    of traffic is noticed: after ``EXPLORE`` scans times how many times dearer it was (at most
+    ``EXPLORE * 16``), since a look at a pass five times dearer costs a big prompt five times its
+    first pass. Updates race between threads harmlessly: they are estimates."""
 
     EXPLORE = 16
     LONG = 65_536  # bytes: a text this long may take the prefilter
@@ -292,19 +294,23 @@ class FirstPassChoice:
     def __init__(self) -> None:
         self._sets: float | None = None  # seconds per byte, recently; None: not measured yet
         self._prefilter: float | None = None
-        self._scans = 0
+        self._since = 0  # long scans since the dearer pass was last taken
 
     def prefer_prefilter(self, size: int) -> bool:
         """Whether a scan of ``size`` bytes takes the prefilter."""
         if size < self.LONG:
             return False
-        self._scans += 1
         if self._prefilter is None:
             return True
         if self._sets is None:
             return False
         cheaper = self._prefilter <= self._sets
-        return cheaper if self._scans % self.EXPLORE else not cheaper
+        ratio = max(self._prefilter, self._sets) / max(min(self._prefilter, self._sets), 1e-15)
+        self._since += 1
+        if self._since < self.EXPLORE * min(16.0, max(1.0, ratio)):
+            return cheaper
+        self._since = 0
+        return not cheaper
 
     def record(self, size: int, prefilter: bool, seconds: float) -> None:
         """What a first pass of ``size`` bytes cost (only long ones are kept)."""
