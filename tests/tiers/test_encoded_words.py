@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier
-from tiers.recognizers.secrets._values import encodes_piece, encodes_words
+from tiers.recognizers.secrets._values import encodes_piece, encodes_words, entropy, mixed_classes
 
 from .conftest import content
 
@@ -139,3 +139,17 @@ def test_random_key_material_opening_with_two_slashes_is_a_secret(
     assume(not encodes_words(material))
     assert material in _secrets(clf, f'{{"rank": 7, "{key}": "{material}"}}\n')
     assert not _secrets(clf, f'{{"rank": 7, "{key}": "{code}"}}\n')
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(letters=st.text(alphabet="ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz", min_size=28, max_size=42))
+def test_key_material_of_letters_only_after_two_slashes_is_no_comment(clf: Classifier, letters: str) -> None:
+    """One such value in 500 is letters only ("//zDpLVvIomdnVlNj…"): mixed case is no word."""
+    assume(
+        any(c.isupper() for c in letters[1:])
+        and any(c.islower() for c in letters)
+        and not encodes_words("//" + letters)
+    )
+    assume(mixed_classes(letters) >= 2 and entropy(letters) >= 3.5)
+    material = "//" + letters
+    assert material in _secrets(clf, f'{{"rank": 7, "token_bytes": "{material}"}}\n')

@@ -91,9 +91,10 @@ def names_its_key(value: str, key: str) -> bool:
 
 # a comment ("// TODO", "//nothing here") or a protocol-relative URL ("//cdn.example.com/x.js",
 # git's "credential.https://huggingface.co.helper=store") where a value stands; base64 of random
-# bytes opens with "//" once in 4,096 values and then goes on with neither a blank after letters
-# nor a dotted name (its alphabet has no ".")
-_COMMENT_OR_URL = re.compile(r"//(?:[ \t]|$|[A-Za-z]+(?:[ \t]|$)|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)")
+# bytes opens with "//" once in 4,096 values and then goes on with neither a word and a blank (or
+# its end: a word is one case, or capitalised; 30 random letters are mixed, and one such value in
+# 500 is letters only) nor a dotted name (its alphabet has no ".")
+_COMMENT_OR_URL = re.compile(r"//(?:[ \t]|$|(?:[A-Z]?[a-z]+|[A-Z]+)(?:[ \t]|$)|[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+)")
 
 
 def names_or_code(value: str, strong: bool, quoted: bool) -> bool:
