@@ -205,11 +205,10 @@ def create_app(
             )
             stack.callback(step.close)
             if settings.limits.prefilter:
-                from gateway.prefilter import attach_prefilter, default_cache_dir
+                from gateway.prefilter import attach_prefilter, cache_dir_for
 
                 loop = asyncio.get_running_loop()
-                cache = settings.cache_dir or default_cache_dir(settings.state_dir / "cache")
-                attach_prefilter(step.classifier, cache,
+                attach_prefilter(step.classifier, cache_dir_for(settings),
                                  lambda: _on_loop(loop, step.renew_workers))  # fmt: skip
             auth = Authenticator(
                 the_store, ttl_s=settings.limits.auth_cache_s, timeout_s=settings.limits.auth_timeout_s
@@ -288,10 +287,8 @@ def create_app(
 
 def _on_loop(loop: asyncio.AbstractEventLoop, fn: Callable[[], None]) -> None:
     """``fn`` on ``loop``'s thread, unless the loop has closed (the app stopped meanwhile)."""
-    try:
+    with contextlib.suppress(RuntimeError):
         loop.call_soon_threadsafe(fn)
-    except RuntimeError:
-        pass
 
 
 def app_from_env() -> Litestar:

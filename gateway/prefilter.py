@@ -14,6 +14,7 @@ compiles a key once, however many apps it builds (the tests build hundreds).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import stat
@@ -24,10 +25,11 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
+from gateway.settings import Settings
 from tiers import Classifier
 from tiers.prefilter import PrefilterError, available, compile_members
 
-__all__ = ["attach_prefilter", "default_cache_dir"]
+__all__ = ["attach_prefilter", "cache_dir_for", "default_cache_dir"]
 
 _log = logging.getLogger("tiergate.prefilter")
 _compiling: dict[str, Future[bytes]] = {}  # key -> the one compile of this process
@@ -48,6 +50,15 @@ def default_cache_dir(fallback: Path) -> Path:
         return Path.home() / ".cache" / "tiergate"
     except RuntimeError:  # no HOME and no passwd entry (a bare container's user)
         return fallback
+
+
+def cache_dir_for(settings: Settings | None) -> Path:
+    """``settings.cache_dir``, else the default (under ``state_dir`` where there is no home);
+    without settings, the defaults' own."""
+    if settings is not None and settings.cache_dir is not None:
+        return settings.cache_dir
+    state: Path = settings.state_dir if settings is not None else Settings.model_fields["state_dir"].default
+    return default_cache_dir(state / "cache")
 
 
 def attach_prefilter(
@@ -139,21 +150,17 @@ def _compile(job: Future[bytes], members: tuple[str, ...]) -> None:
 
 def _touch(path: Path) -> None:
     """Mark ``path`` as used now: ``_keep`` prunes the files of patterns no start has used lately."""
-    try:
+    with contextlib.suppress(OSError):
         os.utime(path)
-    except OSError:
-        pass
 
 
 def _prune(folder: Path, keep: Path, now: float) -> None:
     """Remove the databases of other patterns (an older version, another configuration) that no
     start has used for ``_UNUSED_S``: each is megabytes."""
-    try:
+    with contextlib.suppress(OSError):  # another process pruned it first, or a read-only cache
         for old in folder.glob("prefilter-*.bin"):
             if old != keep and now - old.stat().st_mtime > _UNUSED_S:
                 old.unlink()
-    except OSError:
-        pass  # another process pruned it first, or a read-only cache
 
 
 def _keep(blob: bytes, path: Path) -> None:

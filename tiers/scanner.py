@@ -457,9 +457,7 @@ class Scanner:
             words, sentinel = self._required_gate
             present = set(words.Match(subject) or ())
             if sentinel in present:  # else the pass gave up, and the patterns stay on
-                for place, member in self._required_alone:
-                    if member not in present:
-                        run[place] = 0
+                _absent_off(run, self._required_alone, present)
         return run
 
     def _set_passes(self, subject: bytes) -> bytearray:
@@ -487,9 +485,7 @@ class Scanner:
                 for p in places_of:
                     run[p] = 1
         if present is not None:
-            for place, member in self._required:
-                if member not in present:
-                    run[place] = 0
+            _absent_off(run, self._required, present)
         return run
 
     def _context_places(
@@ -566,6 +562,13 @@ class Scanner:
         if ctx_places is not None and power_of_two(text[vs:ve]):
             return None  # a weak hit that is a size or a mask (see power_of_two)
         return Hit(comp.entity, vs, ve, comp.rec.name, 1.0 if validated else score)
+
+
+def _absent_off(run: bytearray, required: list[tuple[int, int]], present: set[int]) -> None:
+    """Turn off the patterns (``required``: place, gate member) whose required word is absent."""
+    for place, member in required:
+        if member not in present:
+            run[place] = 0
 
 
 # (start, end, validated) of an accepted span, None for a refused one

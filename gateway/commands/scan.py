@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import io
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
@@ -37,7 +36,7 @@ class ScanError(click.ClickException):
 
 
 def _classifier(config_path: str | None) -> Classifier:
-    from gateway.prefilter import attach_prefilter, default_cache_dir
+    from gateway.prefilter import attach_prefilter, cache_dir_for
     from tiers import Classifier, RecognizerError, TiersConfig
 
     settings = load_or_exit(config_path) if config_path else None
@@ -51,9 +50,7 @@ def _classifier(config_path: str | None) -> Classifier:
     # The first pass a gateway of these settings compiled, when its cache holds one: a folder of
     # code is read in about half the time (bench/RESULTS.md); never compiled here.
     if settings is None or settings.limits.prefilter:
-        cache = settings.cache_dir if settings is not None and settings.cache_dir else None
-        cache = cache or default_cache_dir(settings.state_dir / "cache" if settings is not None else Path("var/cache"))
-        attach_prefilter(clf, cache, lambda: None, compile_missing=False)
+        attach_prefilter(clf, cache_dir_for(settings), lambda: None, compile_missing=False)
     return clf
 
 
