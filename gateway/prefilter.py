@@ -29,7 +29,7 @@ from gateway.settings import Settings
 from tiers import Classifier
 from tiers.prefilter import PrefilterError, available, compile_members
 
-__all__ = ["attach_prefilter", "cache_dir_for", "default_cache_dir"]
+__all__ = ["attach_prefilter", "cache_dir_for", "default_cache_dir", "kept_at"]
 
 _log = logging.getLogger("tiergate.prefilter")
 _compiling: dict[str, Future[bytes]] = {}  # key -> the one compile of this process
@@ -61,6 +61,11 @@ def cache_dir_for(settings: Settings | None) -> Path:
     return default_cache_dir(state / "cache")
 
 
+def kept_at(cache_dir: Path, key: str) -> Path:
+    """Where the database of the patterns of ``key`` (``Classifier.prefilter_key``) is kept."""
+    return cache_dir / f"prefilter-{key[:32]}.bin"
+
+
 def attach_prefilter(
     classifier: Classifier, cache_dir: Path, on_attached: Callable[[], None], *, compile_missing: bool = True
 ) -> Future[bool]:
@@ -80,7 +85,7 @@ def attach_prefilter(
         _log.warning("prefilter not attached (%s); scanning with RE2 sets", type(exc).__name__)
         done.set_result(False)
         return done
-    path = cache_dir / f"prefilter-{key[:32]}.bin"
+    path = kept_at(cache_dir, key)
     blob = _read(path)
     if blob is not None:
         if _attach(classifier, key, blob):

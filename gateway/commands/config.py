@@ -1,4 +1,5 @@
-"""`tiergate config check`: validate the configuration without starting anything."""
+"""`tiergate config check`: validate the configuration without starting anything; `tiergate config
+prefilter`: compile what the gateway's first start would compile, ahead."""
 
 from __future__ import annotations
 
@@ -54,3 +55,34 @@ def check(config_path: str | None) -> None:
     models = sorted({m for u in settings.upstreams for m in u.models} | {a.name for a in settings.aliases})
     mode = "embedded (SQLite)" if settings.embedded else "database by URL"
     click.echo(f"ok: {len(settings.upstreams)} upstreams, {len(models)} models, {mode}")
+
+
+@config_group.command(name="prefilter")
+@config_option
+@click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True,
+              help="seconds the compile may take")  # fmt: skip
+def prefilter(config_path: str | None, timeout_s: float) -> None:
+    """Compile the classifier's first pass for this configuration into ``cache_dir`` and keep it
+    there, as the gateway's first start would in the background (seconds of one core): run it
+    where an image is built, or before a benchmark, so that every start attaches it at once."""
+    from concurrent.futures import TimeoutError as FutureTimeout
+
+    from gateway.prefilter import attach_prefilter, cache_dir_for, kept_at
+    from tiers import Classifier
+    from tiers.prefilter import available
+
+    settings = load_or_exit(config_path)
+    if not settings.limits.prefilter:
+        raise click.ClickException("limits.prefilter is off in this configuration: nothing to compile")
+    if not available():
+        raise click.ClickException("Vectorscan (the hyperscan wheel) is not installed here: the RE2 sets serve")
+    clf = Classifier(settings.tiers)
+    path = kept_at(cache_dir_for(settings), clf.prefilter_key)
+    before = path.stat().st_ino if path.is_file() else None  # a damaged file is compiled anew
+    try:
+        attached = attach_prefilter(clf, cache_dir_for(settings), lambda: None).result(timeout=timeout_s)
+    except FutureTimeout:
+        raise click.ClickException(f"the compile did not finish in {timeout_s:g} s") from None
+    if not attached or not path.is_file():
+        raise click.ClickException(f"no database kept in {path.parent} (see the warning above)")
+    click.echo(f"{'already kept' if path.stat().st_ino == before else 'kept'}: {path}")

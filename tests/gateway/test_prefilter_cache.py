@@ -116,6 +116,37 @@ def test_the_scan_command_attaches_a_kept_prefilter_and_never_compiles(
     assert _classifier(None).prefiltered
 
 
+def test_compiled_ahead_by_the_command_and_attached_by_another_process_at_once(tmp_path: Path) -> None:
+    """``tiergate config prefilter`` keeps what a start would compile; a later process, whatever
+    its string hashing, finds it under the same key (it once did not: every start compiled)."""
+    import os
+    import subprocess
+    import sys
+
+    config = tmp_path / "tiergate.yaml"
+    config.write_text(f"cache_dir: {tmp_path / 'cache'}\n")
+
+    def command(seed: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "gateway.cli", "config", "prefilter", "--config", str(config)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    assert command("1").startswith("kept: ")
+    (kept,) = (tmp_path / "cache").iterdir()
+    inode = kept.stat().st_ino
+    assert command("2").startswith("already kept: ")
+    assert kept.stat().st_ino == inode  # not compiled and written again
+    clf = Classifier(TiersConfig())
+    done = attach_prefilter(clf, tmp_path / "cache", lambda: None)
+    assert done.done() and done.result() and clf.prefiltered  # from the file, before the call returned
+
+
 def test_databases_no_start_used_for_a_month_are_pruned_when_one_is_written(tmp_path: Path) -> None:
     import os
     import time

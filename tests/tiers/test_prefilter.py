@@ -9,9 +9,14 @@ that promise, and ``widen``'s, on the shipped patterns themselves.
 from __future__ import annotations
 
 import copy
+import json
 import math
+import os
 import re
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import pytest
 import re2
@@ -230,6 +235,43 @@ def test_a_database_of_other_patterns_is_refused_and_changes_nothing(config: Tie
     with pytest.raises(PrefilterError):
         pre.matching(b"zzzq")
     assert [h.entity for h in scanner.scan("mail jane.doe@acme.io zzzq", lambda: None)] == ["EMAIL_ADDRESS"]
+
+
+_KEY_OF_A_CONFIG = """
+import json, sys
+from pathlib import Path
+from tiers import Classifier, TiersConfig
+from tiers.config import DomainPattern
+folder = Path(sys.argv[1])
+config = TiersConfig(
+    internal_domains=("corp.example.com", "int.example.net", "ab.example.org", "zz.example.org"),
+    extra_markers=("Project Falcon", "Blue Owl", "Red Owl", "Top Secret Stuff"),
+    domain_patterns=(DomainPattern(entity="BATCH_ID", pattern=r"\\bB-[0-9]{6}\\b"),),
+    customer_lists=(folder / "customers.txt",), employee_lists=(folder / "employees.txt",),
+)
+scanner = Classifier(config)
+print(json.dumps([scanner.prefilter_key, list(scanner.prefilter_members)]))
+"""
+
+
+def test_the_patterns_and_their_key_are_the_same_in_every_process(tmp_path: Path) -> None:
+    """The database is kept on disk under the key of the patterns, to be attached at the next
+    start: a key that changed with the process's string hashing (phrases of one length joined
+    in a set's order) was never found again, and every start compiled for seconds."""
+    (tmp_path / "customers.txt").write_text("Acme Widgets GmbH\nBlue Harbor Ltd\nGreen Fjord AS\n")
+    (tmp_path / "employees.txt").write_text("Jane Doe\nJohn Roe\nMary Major\n")
+    seen = set()
+    for seed in ("0", "1", "2", "3"):
+        done = subprocess.run(
+            [sys.executable, "-c", _KEY_OF_A_CONFIG, str(tmp_path)],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        key, members = json.loads(done.stdout)
+        seen.add((key, tuple(members)))
+    assert len(seen) == 1
 
 
 def test_threads_scan_at_once_with_their_own_scratch(scanners: tuple[Scanner, Scanner, bytes]) -> None:

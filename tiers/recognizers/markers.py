@@ -107,7 +107,10 @@ class MarkerRecognizer(TiersPatternRecognizer):
 
     def __init__(self, entity: str, phrases: Iterable[str], name: str, *, joined: bool = False) -> None:
         joiners = r"[\s_-]+" if joined else r"\s+"
-        alts = "|".join(_phrase(p, joiners) for p in sorted(set(phrases), key=len, reverse=True))
+        # Longest first (an alternation takes its first match), then alphabetical: the pattern's
+        # text must not depend on the process's string hashing, or the prefilter compiled for it
+        # (cached on disk under a hash of the patterns) would never be found at the next start.
+        alts = "|".join(_phrase(p, joiners) for p in sorted(set(phrases), key=lambda p: (-len(p), p)))
         regex = r"(?i)(?:^|[^A-Za-z0-9_])(?P<value>" + alts + r")(?:$|[^A-Za-z0-9_])"
         super().__init__(patterns=[Pattern(name, regex, 0.9)], entity=entity, name=name)
 

@@ -337,7 +337,8 @@ class InternalHostRecognizer(TiersPatternRecognizer):
     ENTITY = "INTERNAL_HOST"
 
     def __init__(self, suffixes: Iterable[str]) -> None:
-        alts = "|".join(re2.escape(s) for s in sorted(set(suffixes), key=len, reverse=True))
+        # longest first, then alphabetical: the same pattern in every process (see markers.py)
+        alts = "|".join(re2.escape(s) for s in sorted(set(suffixes), key=lambda s: (-len(s), s)))
         regex = (
             r"(?i)(?:^|[^a-z0-9.-])(?P<value>(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+(?:"
             + alts
