@@ -208,8 +208,11 @@ def create_app(
                 from gateway.prefilter import attach_prefilter, cache_dir_for
 
                 loop = asyncio.get_running_loop()
-                attach_prefilter(step.classifier, cache_dir_for(settings),
-                                 lambda: _on_loop(loop, step.renew_workers))  # fmt: skip
+                attaching = attach_prefilter(
+                    step.classifier, cache_dir_for(settings), lambda: _on_loop(loop, step.renew_workers)
+                )
+                # (a gauge may be set from any thread: here, the compiling one)
+                attaching.add_done_callback(lambda done: metrics.prefilter_attached.set(int(done.result())))
             auth = Authenticator(
                 the_store, ttl_s=settings.limits.auth_cache_s, timeout_s=settings.limits.auth_timeout_s
             )

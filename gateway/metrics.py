@@ -67,6 +67,12 @@ class Metrics:
             registry=r,
         )
 
+        self.prefilter_attached = Gauge(
+            "tiergate_prefilter_attached",
+            "1 once the classifier's first pass over long prompts comes from the compiled database",
+            registry=r,
+        )
+
     def render(self) -> bytes:
         return generate_latest(self.registry)
 

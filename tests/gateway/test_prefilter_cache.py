@@ -12,6 +12,7 @@ import asyncio
 import json
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -167,3 +168,25 @@ def test_databases_no_start_used_for_a_month_are_pruned_when_one_is_written(tmp_
     os.utime(written, (time.time() - month, time.time() - month))
     assert attach_prefilter(Classifier(TiersConfig()), tmp_path, lambda: None).result(timeout=0)
     assert time.time() - written.stat().st_mtime < 3600
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_gauge_says_whether_the_gateway_scans_with_it(on: bool, fakes: Any, sqlite_db: str, tmp_path: Path) -> None:
+    import time
+
+    import httpx
+
+    from tests.gateway.conftest import base_config
+    from tests.support.harness import GatewayHarness
+
+    clf = Classifier(TiersConfig())
+    config = base_config(fakes, cache_dir=str(tmp_path / "cache"), limits={"auth_cache_s": 0, "prefilter": on})
+    with GatewayHarness(sqlite_db, tmp_path, config, classifier=clf) as gw:
+        deadline = time.monotonic() + 120
+        while True:
+            text = httpx.get(gw.url + "/metrics").text
+            if not on or "tiergate_prefilter_attached 1.0" in text or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    assert f"tiergate_prefilter_attached {1.0 if on else 0.0}" in text
+    assert clf.prefiltered is on
