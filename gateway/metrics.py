@@ -69,7 +69,7 @@ class Metrics:
 
         self.prefilter_attached = Gauge(
             "tiergate_prefilter_attached",
-            "1 once the classifier's first pass over long prompts comes from the compiled database",
+            "1 once this process attached the compiled database (a long prompt may then take it as its first pass)",
             registry=r,
         )
 

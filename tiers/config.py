@@ -83,6 +83,26 @@ class TiersConfig(BaseModel):
     context_window: int = Field(default=64, ge=0, le=1000)
     """Characters before and after a match searched for the recognizer's context words."""
 
+    @field_validator(
+        "phone_regions",
+        "internal_domains",
+        "customer_lists",
+        "supplier_lists",
+        "employee_lists",
+        "domain_patterns",
+        "extra_markers",
+        "recognizer_files",
+        mode="before",
+    )
+    @classmethod
+    def _in_order(cls, value: object) -> object:
+        # YAML's ``!!set`` would be accepted as a tuple in the set's order, which changes from
+        # process to process: recognizers then join in another order, and the patterns' key
+        # (which names the prefilter kept on disk) with them. A list says its order.
+        if isinstance(value, (set, frozenset)):
+            raise ValueError("a list is needed here, not a set")
+        return value
+
     @field_validator("phone_regions")
     @classmethod
     def _regions(cls, value: tuple[str, ...]) -> tuple[str, ...]:

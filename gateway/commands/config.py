@@ -4,6 +4,7 @@ prefilter`: compile what the gateway's first start would compile, ahead."""
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import click
 
@@ -59,12 +60,17 @@ def check(config_path: str | None) -> None:
 
 @config_group.command(name="prefilter")
 @config_option
-@click.option("--timeout", "timeout_s", type=float, default=600.0, show_default=True,
-              help="seconds the compile may take")  # fmt: skip
+@click.option("--timeout", "timeout_s", type=click.FloatRange(min=0, min_open=True), default=600.0,
+              show_default=True, help="seconds the compile may take")  # fmt: skip
 def prefilter(config_path: str | None, timeout_s: float) -> None:
     """Compile the classifier's first pass for this configuration into ``cache_dir`` and keep it
     there, as the gateway's first start would in the background (seconds of one core): run it
-    where an image is built, or before a benchmark, so that every start attaches it at once."""
+    where an image is built, or before a benchmark, so that every start attaches it at once.
+
+    The gateway must see the same folder (set ``cache_dir`` rather than rely on the user's home)
+    and run on a CPU of the same family: a database built for other instructions does not load,
+    and is compiled again at the start. Where there is nothing to compile (``limits.prefilter``
+    off, or no Vectorscan wheel for this platform) it says so and succeeds."""
     from concurrent.futures import TimeoutError as FutureTimeout
 
     from gateway.prefilter import attach_prefilter, cache_dir_for, kept_at
@@ -72,17 +78,31 @@ def prefilter(config_path: str | None, timeout_s: float) -> None:
     from tiers.prefilter import available
 
     settings = load_or_exit(config_path)
-    if not settings.limits.prefilter:
-        raise click.ClickException("limits.prefilter is off in this configuration: nothing to compile")
-    if not available():
-        raise click.ClickException("Vectorscan (the hyperscan wheel) is not installed here: the RE2 sets serve")
-    clf = Classifier(settings.tiers)
-    path = kept_at(cache_dir_for(settings), clf.prefilter_key)
-    before = path.stat().st_ino if path.is_file() else None  # a damaged file is compiled anew
+    if not settings.limits.prefilter or not available():
+        why = "limits.prefilter is off" if not settings.limits.prefilter else "no Vectorscan (hyperscan) wheel here"
+        click.echo(f"nothing compiled: {why}; the gateway scans with RE2's sets", err=True)
+        return
     try:
-        attached = attach_prefilter(clf, cache_dir_for(settings), lambda: None).result(timeout=timeout_s)
+        clf = Classifier(settings.tiers)
+    except Exception as exc:  # noqa: BLE001 -- an invalid tiers section; its message names keys
+        raise click.ClickException(f"invalid configuration:\n  tiers: {exc}") from None
+    folder = cache_dir_for(settings)
+    path = kept_at(folder, clf.prefilter_key)
+    before = _inode(path)  # a damaged file is compiled anew and replaced (another inode)
+    try:
+        attached = attach_prefilter(clf, folder, lambda: None).result(timeout=timeout_s)
     except FutureTimeout:
         raise click.ClickException(f"the compile did not finish in {timeout_s:g} s") from None
-    if not attached or not path.is_file():
-        raise click.ClickException(f"no database kept in {path.parent} (see the warning above)")
-    click.echo(f"{'already kept' if path.stat().st_ino == before else 'kept'}: {path}")
+    after = _inode(path)
+    if after is None:
+        raise click.ClickException(f"no database kept in {folder} (see the warning above)")
+    if not attached:
+        raise click.ClickException(f"{path} was written but does not load here (see the warning above)")
+    click.echo(f"{'already kept' if after == before else 'kept'}: {path}")
+
+
+def _inode(path: Path) -> int | None:
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return None

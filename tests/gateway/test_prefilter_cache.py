@@ -190,3 +190,27 @@ def test_the_gauge_says_whether_the_gateway_scans_with_it(on: bool, fakes: Any, 
             time.sleep(0.2)
     assert f"tiergate_prefilter_attached {1.0 if on else 0.0}" in text
     assert clf.prefiltered is on
+
+
+def test_the_command_says_when_there_is_nothing_to_compile_and_names_a_bad_config(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from gateway.cli import main
+
+    off = tmp_path / "off.yaml"
+    off.write_text(f"cache_dir: {tmp_path / 'cache'}\nlimits:\n  prefilter: false\n")
+    done = CliRunner().invoke(main, ["config", "prefilter", "--config", str(off)])
+    assert done.exit_code == 0 and "nothing compiled: limits.prefilter is off" in done.output
+    assert not (tmp_path / "cache").exists()
+
+    rules = tmp_path / "rules.yaml"
+    rules.write_text(
+        "recognizers:\n  - name: Broken\n    supported_entity: BROKEN\n    supported_language: en\n"
+        "    patterns:\n      - name: p\n        regex: '('\n        score: 0.9\n"
+    )
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"cache_dir: {tmp_path / 'cache'}\ntiers:\n  recognizer_files: [{rules}]\n")
+    done = CliRunner().invoke(main, ["config", "prefilter", "--config", str(bad)])
+    assert done.exit_code == 1 and "invalid configuration" in done.output and "tiers:" in done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)  # a message, no traceback
+    assert not (tmp_path / "cache").exists()

@@ -21,6 +21,10 @@ from .conftest import content
         ({"domain_patterns": [{"entity": "BATCH_ID", "pattern": "(?<=x)y"}]}, "domain_patterns"),
         ({"domain_patterns": [{"entity": "lower", "pattern": "x"}]}, "domain_patterns"),
         ({"deadline_seconds": 0}, "deadline_seconds"),
+        # YAML's !!set: an order that changes with every process (and the patterns' key with it)
+        ({"recognizer_files": {"/a.yaml", "/b.yaml"}}, "recognizer_files"),
+        ({"extra_markers": frozenset({"Blue Owl"})}, "extra_markers"),
+        ({"employee_lists": {"/people.txt"}}, "employee_lists"),
     ],
 )
 def test_config_rejects_unknown_keys_and_bad_values(kwargs: dict, key: str) -> None:
