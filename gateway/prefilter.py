@@ -27,7 +27,7 @@ from pathlib import Path
 
 from gateway.settings import Settings
 from tiers import Classifier
-from tiers.prefilter import PrefilterError, available, compile_members
+from tiers.prefilter import PrefilterError, available, compile_members, platform
 
 __all__ = ["attach_prefilter", "cache_dir_for", "default_cache_dir", "kept_at"]
 
@@ -62,8 +62,10 @@ def cache_dir_for(settings: Settings | None) -> Path:
 
 
 def kept_at(cache_dir: Path, key: str) -> Path:
-    """Where the database of the patterns of ``key`` (``Classifier.prefilter_key``) is kept."""
-    return cache_dir / f"prefilter-{key[:32]}.bin"
+    """Where the database of the patterns of ``key`` (``Classifier.prefilter_key``) is kept, for
+    this machine's instruction set: machines of two kinds sharing a folder (a network home) would
+    otherwise each find the other's file, fail to load it, and compile and replace it at every start."""
+    return cache_dir / f"prefilter-{key[:32]}-{platform()}.bin"
 
 
 def attach_prefilter(

@@ -26,6 +26,7 @@ reads and writes nothing.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
@@ -41,7 +42,16 @@ try:  # an optional dependency: wheels for x86-64 Linux (pyproject.toml); elsewh
 except ImportError:  # pragma: no cover - the wheel is installed where the tests run
     _hs = None
 
-__all__ = ["FirstPassChoice", "Prefilter", "PrefilterError", "available", "compile_members", "key_of", "widen"]
+__all__ = [
+    "FirstPassChoice",
+    "Prefilter",
+    "PrefilterError",
+    "available",
+    "compile_members",
+    "key_of",
+    "platform",
+    "widen",
+]
 
 _FLAGS = 0 if _hs is None else _hs.HS_FLAG_PREFILTER | _hs.HS_FLAG_UTF8 | _hs.HS_FLAG_SINGLEMATCH
 # A counted repeat with a larger upper bound loses it (``{0,60}`` -> ``{0,}``): Vectorscan unrolls
@@ -57,6 +67,26 @@ class PrefilterError(TiersError):
 def available() -> bool:
     """Whether Vectorscan can be imported here."""
     return _hs is not None
+
+
+@functools.lru_cache(maxsize=1)
+def platform() -> str:
+    """The instruction-set features a database compiled here is built for ("generic", "avx2",
+    "avx2-avx512" …, as Vectorscan names them). A database of other features does not load here:
+    a cache that machines of several kinds share keeps one file per kind. "none" without Vectorscan."""
+    if _hs is None:
+        return "none"
+    probe = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+    probe.compile(expressions=[b"a"], ids=[0], flags=[0])  # a third of a millisecond
+    return _features(bytes(probe.info()).decode("ascii", "replace"))
+
+
+def _features(info: str) -> str:
+    """``Database.info()``'s features as a file-name part: ``"Version: 5.4.12 Features: AVX2
+    Mode: BLOCK"`` -> ``"avx2"``; none named -> ``"generic"``."""
+    features = re.search(r"Features:([^:]*?)(?:Mode:|$)", info)
+    words = re.findall(r"[A-Za-z0-9_]+", features.group(1) if features else "")
+    return "-".join(w.lower() for w in words) or "generic"
 
 
 def widen(pattern: str, *, anchors: bool = True) -> str | None:

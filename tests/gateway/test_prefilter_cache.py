@@ -18,9 +18,9 @@ import pytest
 
 from gateway import classify
 from gateway.classify import ClassifyStep
-from gateway.prefilter import attach_prefilter
+from gateway.prefilter import attach_prefilter, kept_at
 from tiers import Classifier, TiersConfig
-from tiers.prefilter import available
+from tiers.prefilter import available, platform
 
 pytestmark = pytest.mark.skipif(not available(), reason="no hyperscan wheel for this platform")
 
@@ -37,7 +37,7 @@ def test_compiled_once_kept_and_loaded_at_the_next_start(tmp_path: Path) -> None
     assert _wait(attach_prefilter(first, tmp_path, lambda: calls.append("first")))
     assert first.prefiltered and calls == ["first"]
     files = list(tmp_path.iterdir())
-    assert [f.name for f in files] == [f"prefilter-{first.prefilter_key[:32]}.bin"]
+    assert files == [kept_at(tmp_path, first.prefilter_key)]
     kept = files[0].read_bytes()
 
     # the next start: attached from the file before the call returns
@@ -148,6 +148,28 @@ def test_compiled_ahead_by_the_command_and_attached_by_another_process_at_once(t
     assert done.done() and done.result() and clf.prefiltered  # from the file, before the call returned
 
 
+def test_machines_of_another_instruction_set_keep_a_file_of_their_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database built for other CPU features does not load: two kinds of machine sharing a
+    folder must not find (and replace) each other's file at every start."""
+    import gateway.prefilter as kept
+
+    here = Classifier(TiersConfig())
+    assert _wait(attach_prefilter(here, tmp_path, lambda: None))
+    (mine,) = tmp_path.iterdir()
+    assert mine.name.endswith(f"-{platform()}.bin")
+    before = mine.read_bytes()
+    monkeypatch.setattr(kept, "platform", lambda: "avx2-avx512-other")
+    other = kept_at(tmp_path, here.prefilter_key)
+    assert other != mine
+    other.write_bytes(b"tiergate-prefilter\n" + b"0" * 64 + b"\n\nnot for this machine")
+    there = Classifier(TiersConfig())
+    assert _wait(attach_prefilter(there, tmp_path, lambda: None))  # its own file did not load: compiled
+    monkeypatch.undo()
+    assert mine.read_bytes() == before  # the other kind's start left this machine's file alone
+
+
 def test_databases_no_start_used_for_a_month_are_pruned_when_one_is_written(tmp_path: Path) -> None:
     import os
     import time
@@ -162,9 +184,9 @@ def test_databases_no_start_used_for_a_month_are_pruned_when_one_is_written(tmp_
     clf = Classifier(TiersConfig())
     assert _wait(attach_prefilter(clf, tmp_path, lambda: None))
     kept = {f.name for f in tmp_path.iterdir()}
-    assert kept == {recent.name, other.name, f"prefilter-{clf.prefilter_key[:32]}.bin"}
+    written = kept_at(tmp_path, clf.prefilter_key)
+    assert kept == {recent.name, other.name, written.name}
     # a start that loads a kept database marks it used
-    written = tmp_path / f"prefilter-{clf.prefilter_key[:32]}.bin"
     os.utime(written, (time.time() - month, time.time() - month))
     assert attach_prefilter(Classifier(TiersConfig()), tmp_path, lambda: None).result(timeout=0)
     assert time.time() - written.stat().st_mtime < 3600

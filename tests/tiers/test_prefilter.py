@@ -25,7 +25,17 @@ from hypothesis import strategies as st
 
 from tests.tiers.test_scanner_sets import _pieces, _scan, _tables, _texts
 from tiers import TiersConfig
-from tiers.prefilter import _HEAD, FirstPassChoice, Prefilter, PrefilterError, available, compile_members, widen
+from tiers.prefilter import (
+    _HEAD,
+    FirstPassChoice,
+    Prefilter,
+    PrefilterError,
+    _features,
+    available,
+    compile_members,
+    platform,
+    widen,
+)
 from tiers.recognizers import build_registry
 from tiers.scanner import Scanner
 
@@ -252,6 +262,20 @@ config = TiersConfig(
 scanner = Classifier(config)
 print(json.dumps([scanner.prefilter_key, list(scanner.prefilter_members)]))
 """
+
+
+@pytest.mark.parametrize(
+    ("info", "name"),
+    [
+        ("Version: 5.4.12 Features:  Mode: BLOCK", "generic"),
+        ("Version: 5.4.12 Features: AVX2 Mode: BLOCK", "avx2"),
+        ("Version: 5.4.12 Features: AVX2 AVX512 AVX512VBMI Mode: BLOCK", "avx2-avx512-avx512vbmi"),
+        ("something else", "generic"),
+    ],
+)
+def test_the_platform_names_the_instruction_sets_a_database_needs(info: str, name: str) -> None:
+    assert _features(info) == name
+    assert re.fullmatch(r"[a-z0-9_-]+", platform())  # this machine's, fit for a file name
 
 
 def test_the_patterns_and_their_key_are_the_same_in_every_process(tmp_path: Path) -> None:
