@@ -1,7 +1,8 @@
 """The classifier's first pass compiled ahead (``tiers/prefilter.py``): compiled once, kept on disk.
 
 At start the gateway looks in its cache folder for a database compiled from its classifier's
-patterns (the file is named by ``Classifier.prefilter_key``) and attaches it, which takes
+patterns (the file is named by ``Classifier.prefilter_key``, the same in every process, and by
+the instruction sets it was built for: ``kept_at``) and attaches it, which takes
 milliseconds. Without one it compiles one on a background thread (5 – 12 s of one core; the
 interpreter lock is free meanwhile, so requests go on, scanned with RE2's sets until then), writes
 it and attaches it. Workers forked before that are replaced (``ClassifyStep.renew_workers``), so
