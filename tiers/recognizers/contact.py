@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 
 import phonenumbers
-from phonenumbers import PhoneMetadata
+from phonenumbers import PhoneMetadata, phonenumberutil
+from phonenumbers.phonenumberutil import COUNTRY_CODE_TO_REGION_CODE, PhoneNumberType
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._digits import in_decimal, in_integer_sequence
 
 __all__ = ["EmailAddressRecognizer", "PhoneNumberRecognizer"]
+
+# The library's own check of a national number against a region's types. Its name is private:
+# where a version lacks it, every "+" number is parsed and checked in full, as before.
+_TYPE_OF: Callable[[str, PhoneMetadata], int] | None = getattr(phonenumberutil, "_number_type_helper", None)
 
 
 _LETTER = r"\p{L}\p{N}\p{M}"  # letters, digits and marks of any script
@@ -380,9 +385,31 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         self._tables = [_RegionTable(r) for r in regions]
         self._nanp = [t for t in self._tables if t.country_code == 1]
         self._valid = lru_cache(maxsize=16384)(self._check)
+        # The configured regions that are their calling code's main region (US for +1, GB for
+        # +44): a number valid there is valid for phonenumbers without parsing it (below).
+        self._main = {
+            str(t.country_code): md
+            for t in self._tables
+            if t.country_code is not None
+            and COUNTRY_CODE_TO_REGION_CODE.get(t.country_code, ("",))[0] == t.region
+            and (md := PhoneMetadata.metadata_for_region(t.region)) is not None
+        }
 
     def validate_result(self, pattern_text: str) -> bool:
         return self._valid(pattern_text)
+
+    def valid_in_main_region(self, international: str) -> bool:
+        """Whether ``international`` (the calling code and the number, digits only) is a valid
+        number of its code's main region, when that region is configured: the check
+        ``phonenumbers.is_valid_number`` makes for it, without parsing (≈ 1.5 against 17 µs; a
+        prompt full of "+1 …" numbers). False means "not known here": the full check decides."""
+        if _TYPE_OF is None:
+            return False
+        for k in (1, 2, 3):  # calling codes are a prefix code: at most one of these is one
+            md = self._main.get(international[:k])
+            if md is not None:
+                return bool(_TYPE_OF(international[k:], md) != PhoneNumberType.UNKNOWN)
+        return False
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The longest valid phone number that starts the candidate, cut at a separator.
@@ -448,8 +475,11 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
             return False
         stripped = text.lstrip()
         if stripped.startswith(("+", "00")):
+            international = digits[2:] if stripped.startswith("00") else digits
+            if self.valid_in_main_region(international):
+                return True
             try:
-                num = phonenumbers.parse("+" + (digits[2:] if stripped.startswith("00") else digits))
+                num = phonenumbers.parse("+" + international)
             except phonenumbers.NumberParseException:
                 return False
             return phonenumbers.is_valid_number(num)
