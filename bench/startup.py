@@ -101,11 +101,7 @@ def one_start(source: Path | None, *, restart: bool = False, argv: list[str] | N
 
 def _serve(source: Path | None, cwd: Path, argv: list[str], timeout_s: float, idle_s: float) -> Start:
     port = free_port()
-    env = {**os.environ, "TIERGATE_SERVER__PORT": str(port)}
-    env.pop("TIERGATE_CONFIG", None)
-    if CONFIG is not None:
-        env["TIERGATE_CONFIG"] = str(CONFIG)
-    env["PYTHONPATH"] = str(source or ROOT)  # a package not yet in the editable install's map
+    env = {**_env(source), "TIERGATE_SERVER__PORT": str(port)}
     if COLD_CACHE:  # the classifier's first pass is compiled by this start, in the background
         env["XDG_CACHE_HOME"] = str(cwd / "cache")
     if PYCACHE is not None:
@@ -139,14 +135,19 @@ def _serve(source: Path | None, cwd: Path, argv: list[str], timeout_s: float, id
     return Start(took, cpu, rss, watched, idle_cpu)
 
 
-def _prefilter_kept(source: Path | None) -> None:
-    """``tiergate config prefilter`` of the default config, where the tree has the command."""
-    env = {**os.environ, "PYTHONPATH": str(source or ROOT)}
+def _env(source: Path | None) -> dict[str, str]:
+    """The environment of a command of ``source``'s tree, with the measured config."""
+    env = {**os.environ, "PYTHONPATH": str(source or ROOT)}  # a package not yet in the editable install's map
     env.pop("TIERGATE_CONFIG", None)
     if CONFIG is not None:
         env["TIERGATE_CONFIG"] = str(CONFIG)
+    return env
+
+
+def _prefilter_kept(source: Path | None) -> None:
+    """``tiergate config prefilter`` of the default config, where the tree has the command."""
     with tempfile.TemporaryDirectory(prefix="tg-prefilter-") as tmp:
-        subprocess.run([PY, "-m", "gateway.cli", "config", "prefilter"], cwd=tmp, env=env, capture_output=True)
+        subprocess.run([PY, "-m", "gateway.cli", "config", "prefilter"], cwd=tmp, env=_env(source), capture_output=True)
 
 
 def phases(source: Path | None, *, restart: bool) -> str:

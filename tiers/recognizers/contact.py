@@ -247,6 +247,7 @@ class _RegionTable:
         if md is None:
             raise ValueError(f"no phone metadata for region {region}")
         self.region = region
+        self.metadata = md
         self.country_code = md.country_code
         self.trunk = md.national_prefix or ""
         pats = []
@@ -388,11 +389,9 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         # The configured regions that are their calling code's main region (US for +1, GB for
         # +44): a number valid there is valid for phonenumbers without parsing it (below).
         self._main = {
-            str(t.country_code): md
+            str(t.country_code): t.metadata
             for t in self._tables
-            if t.country_code is not None
-            and COUNTRY_CODE_TO_REGION_CODE.get(t.country_code, ("",))[0] == t.region
-            and (md := PhoneMetadata.metadata_for_region(t.region)) is not None
+            if t.country_code is not None and COUNTRY_CODE_TO_REGION_CODE.get(t.country_code, ("",))[0] == t.region
         }
 
     def validate_result(self, pattern_text: str) -> bool:
