@@ -32,6 +32,7 @@ import json
 import re
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import TiersError
@@ -43,6 +44,7 @@ except ImportError:  # pragma: no cover - the wheel is installed where the tests
     _hs = None
 
 __all__ = [
+    "FirstPass",
     "FirstPassChoice",
     "Prefilter",
     "PrefilterError",
@@ -303,6 +305,15 @@ class Prefilter:
         return found
 
 
+@dataclass(frozen=True, slots=True)
+class FirstPass:
+    """How one scan takes its first pass: ``prefilter`` (else the RE2 sets) over the whole text,
+    and ``sample`` bytes of its middle timed with the other pass as well (0: none)."""
+
+    prefilter: bool
+    sample: int = 0
+
+
 class FirstPassChoice:
     """Which first pass a scan takes once a prefilter is attached: RE2's sets for a short text,
     and for a long one whichever's recent CPU cost per byte is lower.
@@ -312,39 +323,43 @@ class FirstPassChoice:
     95. On text whose states it has built already RE2 is cheaper: 1 MB of templated prose (the
     benchmark's big bodies), 15 against 30 ms; a 1 KB chat, 42 against 48 µs, so short texts
     keep the sets. Both give the same findings, so a scan may take either: each one's cost is
-    kept as a moving average, and now and then a long scan takes the other one, so that a change
-    of traffic is noticed: after ``EXPLORE`` scans times how many times dearer it was (at most
-    ``EXPLORE * 16``), since a look at a pass five times dearer costs a big prompt five times its
-    first pass. Updates race between threads harmlessly: they are estimates."""
+    kept as a moving average. The dearer one is timed now and then (every ``EXPLORE`` long
+    scans, and while it has no measurement) on a sample of the text only, so that a change of
+    traffic is noticed without one prompt paying the dearer pass over all of it: a whole 3 MB
+    prompt of new code through the sets cost 780 ms, the cheaper pass 350. Updates race between
+    threads harmlessly: they are estimates."""
 
     EXPLORE = 16
     LONG = 65_536  # bytes: a text this long may take the prefilter
+    SAMPLE_MIN = 16_384  # bytes: a sample of a long text is a sixteenth of it, within these
+    SAMPLE_MAX = 262_144
     _WEIGHT = 0.5  # of the newest measurement in the moving average
 
     def __init__(self) -> None:
         self._sets: float | None = None  # seconds per byte, recently; None: not measured yet
         self._prefilter: float | None = None
-        self._since = 0  # long scans since the dearer pass was last taken
+        self._since = 0  # long scans since the dearer pass was last timed
 
-    def prefer_prefilter(self, size: int) -> bool:
-        """Whether a scan of ``size`` bytes takes the prefilter."""
+    def choose(self, size: int) -> FirstPass:
+        """How a scan of ``size`` bytes takes its first pass."""
         if size < self.LONG:
-            return False
-        if self._prefilter is None:
-            return True
+            return FirstPass(prefilter=False)
+        sample = min(max(size // 16, self.SAMPLE_MIN), self.SAMPLE_MAX)
+        if self._prefilter is None:  # Vectorscan's cost hardly depends on the text: take it first
+            return FirstPass(prefilter=True, sample=sample if self._sets is None else 0)
         if self._sets is None:
-            return False
+            return FirstPass(prefilter=True, sample=sample)
         cheaper = self._prefilter <= self._sets
-        ratio = max(self._prefilter, self._sets) / max(min(self._prefilter, self._sets), 1e-15)
         self._since += 1
-        if self._since < self.EXPLORE * min(16.0, max(1.0, ratio)):
-            return cheaper
+        if self._since < self.EXPLORE:
+            return FirstPass(prefilter=cheaper)
         self._since = 0
-        return not cheaper
+        return FirstPass(prefilter=cheaper, sample=sample)
 
     def record(self, size: int, prefilter: bool, seconds: float) -> None:
-        """What a first pass of ``size`` bytes cost (only long ones are kept)."""
-        if size < self.LONG:
+        """What a first pass over ``size`` bytes cost (a whole long text's or a sample's; shorter
+        ones teach nothing: their cost is mostly the pass's fixed part)."""
+        if size < self.SAMPLE_MIN:
             return
         per_byte = seconds / size
         old = self._prefilter if prefilter else self._sets

@@ -34,7 +34,7 @@ from ._re2_raw import NO_MATCH, SpanMatcher, spans_of
 from ._relax import relax
 from .errors import RecognizerError
 from .normalize import normalize_text
-from .prefilter import FirstPassChoice, Prefilter, PrefilterError, key_of
+from .prefilter import FirstPass, FirstPassChoice, Prefilter, PrefilterError, key_of
 from .recognizers._base import TermRecognizer
 
 __all__ = ["Hit", "Scanner", "find_terms"]
@@ -382,13 +382,10 @@ class Scanner:
         subject = text.encode("utf-8")
         to_char = _identity if len(subject) == len(text) else _CharIndex(subject)
         run = None
-        if self._prefilter is not None and (
-            (prefer := self._choice.prefer_prefilter(len(subject))) or len(subject) >= FirstPassChoice.LONG
-        ):
-            started = time.thread_time()  # what the choice learns from (short texts keep the sets)
-            run = self._prefiltered(subject) if prefer else self._set_passes(subject)
-            if run is not None:
-                self._choice.record(len(subject), prefer, time.thread_time() - started)
+        if self._prefilter is not None:
+            plan = self._choice.choose(len(subject))
+            if plan.prefilter or len(subject) >= FirstPassChoice.LONG:  # a short text teaches nothing
+                run = self._first_pass(subject, plan)
         if run is None:
             run = self._set_passes(subject)
         places: dict[int, tuple[list[int], list[tuple[int, int]]]] | None = None
@@ -438,6 +435,26 @@ class Scanner:
                     best[(entity, tm.rec.name, s, e)] = Hit(entity, s, e, tm.rec.name, tm.rec.score)
             checkpoint()
         return sorted(best.values(), key=lambda h: (h.start, -h.end, h.entity))
+
+    def _first_pass(self, subject: bytes, plan: FirstPass) -> bytearray | None:
+        """The patterns to run by the pass ``plan`` takes, timed for the choice (and the other
+        pass timed on a sample of the middle, its answer unused), or None when the prefilter's
+        scan failed."""
+        started = time.thread_time()
+        run = self._prefiltered(subject) if plan.prefilter else self._set_passes(subject)
+        if run is None:
+            return None
+        self._choice.record(len(subject), plan.prefilter, time.thread_time() - started)
+        if plan.sample:
+            middle = (len(subject) - plan.sample) // 2
+            sample = subject[middle : middle + plan.sample]
+            started = time.thread_time()
+            if plan.prefilter:
+                self._set_passes(sample)
+                self._choice.record(len(sample), False, time.thread_time() - started)
+            elif self._prefiltered(sample) is not None:
+                self._choice.record(len(sample), True, time.thread_time() - started)
+        return run
 
     def _prefiltered(self, subject: bytes) -> bytearray | None:
         """The patterns to run by the attached prefilter, or None when its scan failed (the sets'

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import os
 import re
 import subprocess
@@ -27,6 +26,7 @@ from tests.tiers.test_scanner_sets import _pieces, _scan, _tables, _texts
 from tiers import TiersConfig
 from tiers.prefilter import (
     _HEAD,
+    FirstPass,
     FirstPassChoice,
     Prefilter,
     PrefilterError,
@@ -63,8 +63,8 @@ def scanners(config: TiersConfig) -> tuple[Scanner, Scanner, bytes]:
 
 
 class _Always(FirstPassChoice):
-    def prefer_prefilter(self, size: int) -> bool:
-        return True
+    def choose(self, size: int) -> FirstPass:
+        return FirstPass(prefilter=True)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -323,32 +323,60 @@ def test_threads_scan_at_once_with_their_own_scratch(scanners: tuple[Scanner, Sc
 # -- which first pass a scan takes ------------------------------------------------------------------
 
 
-@settings(max_examples=100, deadline=None)
-@given(sets=st.floats(1e-9, 1e-6), factor=st.floats(0.1, 10).filter(lambda f: abs(f - 1) > 0.05))
-def test_the_cheaper_first_pass_is_taken_and_the_other_looked_at_now_and_then(sets: float, factor: float) -> None:
+@settings(max_examples=200, deadline=None)
+@given(
+    sets=st.floats(1e-9, 1e-6),
+    factor=st.floats(0.1, 10).filter(lambda f: abs(f - 1) > 0.05),
+    sizes=st.lists(st.integers(FirstPassChoice.LONG, 8 << 20), min_size=1, max_size=8),
+)
+def test_whole_texts_take_the_cheaper_pass_and_the_other_is_timed_on_samples(
+    sets: float, factor: float, sizes: list[int]
+) -> None:
+    """The dearer pass never reads a whole long text once both are measured: it is timed on a
+    sample, once every EXPLORE long scans, and the sample is a bounded part of the text."""
     choice = FirstPassChoice()
-    size = FirstPassChoice.LONG * 4
     pre = sets * factor
+    cost = {True: pre, False: sets}
+    samples = 0
+    for n in range(40 * FirstPassChoice.EXPLORE):
+        size = sizes[n % len(sizes)]
+        plan = choice.choose(size)
+        if n >= 2:  # the first scan measures the prefilter whole and the sets on a sample
+            assert plan.prefilter == (pre <= sets)
+        choice.record(size, plan.prefilter, cost[plan.prefilter] * size)
+        if plan.sample:
+            samples += 1
+            assert FirstPassChoice.SAMPLE_MIN <= plan.sample <= min(size, FirstPassChoice.SAMPLE_MAX)
+            assert plan.sample <= max(size // 16, FirstPassChoice.SAMPLE_MIN)
+            choice.record(plan.sample, not plan.prefilter, cost[not plan.prefilter] * plan.sample)
+    assert samples == 1 + (40 * FirstPassChoice.EXPLORE - 1) // FirstPassChoice.EXPLORE
+
+
+@given(sizes=st.lists(st.integers(FirstPassChoice.LONG, 8 << 20), min_size=1, max_size=8))
+def test_a_change_of_traffic_turns_the_choice(sizes: list[int]) -> None:
+    """Costs that swap (new code after templated prose) are followed within a few samples."""
+    choice = FirstPassChoice()
+    cost = {True: 2e-8, False: 1e-8}
     taken = []
-    longest = 16 * FirstPassChoice.EXPLORE
-    for _ in range(10 * longest):
-        prefilter = choice.prefer_prefilter(size)
-        taken.append(prefilter)
-        choice.record(size, prefilter, (pre if prefilter else sets) * size)
-    late = taken[2 * longest :]
-    cheaper = pre < sets
-    others = late.count(not cheaper)
-    # the dearer one is looked at now and then, the less often the dearer it is
-    every = math.ceil(FirstPassChoice.EXPLORE * min(16, max(1, max(factor, 1 / factor))))
-    assert len(late) / (every + 1) - 2 <= others <= len(late) / (every - 1) + 2
+    for n in range(12 * FirstPassChoice.EXPLORE):
+        if n == 6 * FirstPassChoice.EXPLORE:
+            cost = {True: 1e-8, False: 5e-8}
+        size = sizes[n % len(sizes)]
+        plan = choice.choose(size)
+        taken.append(plan.prefilter)
+        choice.record(size, plan.prefilter, cost[plan.prefilter] * size)
+        if plan.sample:
+            choice.record(plan.sample, not plan.prefilter, cost[not plan.prefilter] * plan.sample)
+    assert not any(taken[2 : 6 * FirstPassChoice.EXPLORE])
+    assert all(taken[8 * FirstPassChoice.EXPLORE :])
 
 
 def test_short_texts_keep_the_sets_and_teach_nothing() -> None:
     choice = FirstPassChoice()
     for _ in range(100):
-        assert not choice.prefer_prefilter(FirstPassChoice.LONG - 1)
-        choice.record(FirstPassChoice.LONG - 1, False, 1.0)  # dear, and short: not counted
-    assert choice.prefer_prefilter(FirstPassChoice.LONG)  # a long one: the prefilter, unmeasured
+        assert choice.choose(FirstPassChoice.LONG - 1) == FirstPass(prefilter=False)
+        choice.record(FirstPassChoice.SAMPLE_MIN - 1, False, 1.0)  # dear, and short: not counted
+    assert choice.choose(FirstPassChoice.LONG).prefilter  # a long one: the prefilter, unmeasured
 
 
 def test_a_scanner_learns_which_first_pass_is_cheaper(
@@ -362,6 +390,26 @@ def test_a_scanner_learns_which_first_pass_is_cheaper(
     scanner.attach_prefilter(scanner.prefilter_key, blob)
     line = "Order 4711 for Acme, shipped on 12.03.2026 to the plant in Lyon; status approved.\n"
     text = line * (FirstPassChoice.LONG // len(line) + 1)
+    read: list[tuple[bool, int]] = []  # (prefilter, bytes) of every first pass
+    set_passes, prefiltered = scanner._set_passes, scanner._prefiltered
+
+    def sets_spy(subject: bytes) -> bytearray:
+        read.append((False, len(subject)))
+        return set_passes(subject)
+
+    def prefilter_spy(subject: bytes) -> bytearray | None:
+        read.append((True, len(subject)))
+        return prefiltered(subject)
+
+    scanner._set_passes = sets_spy  # type: ignore[method-assign]  # counts what each pass reads
+    scanner._prefiltered = prefilter_spy  # type: ignore[method-assign]  # counts what each pass reads
+    expected = _scan(scanner, text)
     for _ in range(3 * FirstPassChoice.EXPLORE):
-        scanner.scan(text, lambda: None)
+        assert _scan(scanner, text) == expected
     assert scanner._choice._sets is not None and scanner._choice._prefilter is not None
+    whole = [kind for kind, size in read if size == len(text.encode())]
+    parts = [(kind, size) for kind, size in read if size != len(text.encode())]
+    # one whole pass per scan; the other kind only on samples, the first scan's and one per EXPLORE
+    assert len(whole) == 3 * FirstPassChoice.EXPLORE + 1
+    assert len(parts) == 1 + 3 and all(size <= FirstPassChoice.SAMPLE_MIN for _, size in parts)
+    assert all(kind != whole[n] for n, (kind, _) in zip((0, 16, 32, 48), parts))
