@@ -18,20 +18,16 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import logging
-import os
-import stat
-import tempfile
 import threading
-import time
 from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
-from gateway.settings import Settings
+from gateway.cache_files import keep, read_kept, touch
 from tiers import Classifier
 from tiers.prefilter import PrefilterError, available, compile_members, platform
 
-__all__ = ["attach_prefilter", "cache_dir_for", "default_cache_dir", "kept_at"]
+__all__ = ["attach_prefilter", "kept_at"]
 
 _log = logging.getLogger("tiergate.prefilter")
 _compiling: dict[str, Future[bytes]] = {}  # key -> the one compile of this process
@@ -40,27 +36,6 @@ _lock = threading.Lock()
 
 # A database of today's patterns is 6 MB; a file far larger is none of ours (or a device).
 _MAX_FILE = 256 << 20
-_UNUSED_S = 30 * 86_400
-
-
-def default_cache_dir(fallback: Path) -> Path:
-    """``$XDG_CACHE_HOME/tiergate``, else ``~/.cache/tiergate``, else ``fallback`` (no home)."""
-    base = os.environ.get("XDG_CACHE_HOME")
-    if base:
-        return Path(base) / "tiergate"
-    try:
-        return Path.home() / ".cache" / "tiergate"
-    except RuntimeError:  # no HOME and no passwd entry (a bare container's user)
-        return fallback
-
-
-def cache_dir_for(settings: Settings | None) -> Path:
-    """``settings.cache_dir``, else the default (under ``state_dir`` where there is no home);
-    without settings, the defaults' own."""
-    if settings is not None and settings.cache_dir is not None:
-        return settings.cache_dir
-    state: Path = settings.state_dir if settings is not None else Settings.model_fields["state_dir"].default
-    return default_cache_dir(state / "cache")
 
 
 def kept_at(cache_dir: Path, key: str) -> Path:
@@ -90,10 +65,10 @@ def attach_prefilter(
         done.set_result(False)
         return done
     path = kept_at(cache_dir, key)
-    blob = _read(path)
+    blob = read_kept(path, _MAX_FILE)
     if blob is not None:
         if _attach(classifier, key, blob):
-            _touch(path)
+            touch(path)
             done.set_result(True)
             on_attached()
             return done
@@ -111,7 +86,7 @@ def attach_prefilter(
         ok = False
         try:
             if job.exception() is None:
-                _keep(job.result(), path)  # the file was missing or did not load
+                keep(job.result(), path, "prefilter-*.bin")  # the file was missing or did not load
                 # (another app of this process may have attached it to this classifier already)
                 ok = classifier.prefiltered or _attach(classifier, key, job.result())
                 if ok:
@@ -121,18 +96,6 @@ def attach_prefilter(
 
     job.add_done_callback(attach)
     return done
-
-
-def _read(path: Path) -> bytes | None:
-    """The file at ``path`` if it is a regular file of a plausible size (not a pipe, not a device)."""
-    try:
-        with path.open("rb") as f:
-            st = os.fstat(f.fileno())
-            if not stat.S_ISREG(st.st_mode) or st.st_size > _MAX_FILE:
-                return None
-            return f.read(_MAX_FILE + 1)
-    except OSError:
-        return None
 
 
 def _attach(classifier: Classifier, key: str, blob: bytes) -> bool:
@@ -164,35 +127,3 @@ def _trim() -> None:
     against 214 MiB idle, bench/RESULTS.md). Elsewhere (no glibc) nothing is done."""
     with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL("libc.so.6").malloc_trim(0)
-
-
-def _touch(path: Path) -> None:
-    """Mark ``path`` as used now: ``_keep`` prunes the files of patterns no start has used lately."""
-    with contextlib.suppress(OSError):
-        os.utime(path)
-
-
-def _prune(folder: Path, keep: Path, now: float) -> None:
-    """Remove the databases of other patterns (an older version, another configuration) that no
-    start has used for ``_UNUSED_S``: each is megabytes."""
-    with contextlib.suppress(OSError):  # another process pruned it first, or a read-only cache
-        for old in folder.glob("prefilter-*.bin"):
-            if old != keep and now - old.stat().st_mtime > _UNUSED_S:
-                old.unlink()
-
-
-def _keep(blob: bytes, path: Path) -> None:
-    """Write ``blob`` to ``path`` whole (a temporary file renamed over it)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".prefilter-")
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(blob)
-            os.replace(tmp, path)
-        except BaseException:
-            os.unlink(tmp)
-            raise
-        _prune(path.parent, path, time.time())
-    except OSError as exc:  # a read-only cache: compiled again at the next start, nothing else
-        _log.warning("prefilter not kept in %s (%s)", path.parent, exc.strerror or type(exc).__name__)

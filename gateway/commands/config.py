@@ -73,7 +73,8 @@ def prefilter(config_path: str | None, timeout_s: float) -> None:
     off, or no Vectorscan wheel for this platform) it says so and succeeds."""
     from concurrent.futures import TimeoutError as FutureTimeout
 
-    from gateway.prefilter import attach_prefilter, cache_dir_for, kept_at
+    from gateway.cache_files import cache_dir_for
+    from gateway.prefilter import attach_prefilter, kept_at
     from tiers import Classifier
     from tiers.prefilter import available
 

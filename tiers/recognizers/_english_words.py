@@ -12,12 +12,12 @@ The package's other list (``gcide``, GPL) is not read. Many surnames are words t
 
 from __future__ import annotations
 
-from functools import lru_cache
+from ..tables import table
 
 __all__ = ["is_english_word"]
 
 
-@lru_cache(maxsize=1)
+@table("english-words", source="english-words")
 def _words() -> set[str]:
     """The list as the package gives it, in its own case: a lower-case key finds only the
     lower-case entries, so no filtered copy is made (never written to)."""

@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import importlib.resources
 import re
-import threading
 import unicodedata
+
+from .. import tables
+from ..tables import table
 
 __all__ = ["is_feminine_noun", "loaded"]
 
@@ -67,22 +69,14 @@ def _read() -> frozenset[str]:
     return frozenset(_fold_all(lemmas).split("\n"))
 
 
-_lock = threading.Lock()
-_nouns: frozenset[str] | None = None
-
-
+@table("german-feminine-nouns", source="german-nouns")
 def _feminine() -> frozenset[str]:
-    global _nouns
-    if _nouns is None:
-        with _lock:
-            if _nouns is None:
-                _nouns = _read()
-    return _nouns
+    return _read()  # looked up at the call: a test counts the reads
 
 
 def loaded() -> bool:
-    """Whether this process has read the list (tests: it is read on first use only)."""
-    return _nouns is not None
+    """Whether this process holds the list (tests: it is read on first use only)."""
+    return tables.loaded("german-feminine-nouns")
 
 
 # endings that make a feminine noun of any stem, so nominalisations the list lacks count too

@@ -21,6 +21,7 @@ import re
 from functools import lru_cache
 
 from ..normalize import normalize_text
+from ..tables import table
 
 __all__ = ["given_names"]
 
@@ -39,7 +40,7 @@ def _top_frequency(columns: str) -> int:
     return max((_HEX.index(c) + 1 for c in columns if c in _HEX), default=0)
 
 
-@lru_cache(maxsize=1)
+@table("given-names", source="gender-guesser")
 def _frequencies() -> dict[str, int]:
     """Each usable name with its highest frequency in any country (the file is read once: each
     of its ~48,000 lines is normalised: a tenth of a second of every start-up)."""

@@ -27,10 +27,10 @@ import gettext
 import importlib.resources
 import json
 import re
-import threading
 from dataclasses import dataclass
 
 from tiers.normalize import normalize_text
+from tiers.tables import table
 
 from ._given_names import given_names
 from ._surnames import surname_rank
@@ -74,15 +74,15 @@ _PARTS = re.compile(r"[\s\"=:,;\[\]{}<>|`-]+")  # a name's words and a hyphenate
 def _load() -> frozenset[str]:
     root = importlib.resources.files("pycountry")
     raw: set[str] = set()
-    for table, fields in _TABLES:
-        entries = json.loads(root.joinpath("databases", f"{table}.json").read_bytes())
+    for iso, fields in _TABLES:
+        entries = json.loads(root.joinpath("databases", f"{iso}.json").read_bytes())
         for rows in entries.values():
             for row in rows:
                 raw.update(row[f] for f in fields if f in row)
-        if table in _TRANSLATED:
-            languages = _LATIN_LANGUAGES if table == _EVERY_LANGUAGE else _LANGUAGES
+        if iso in _TRANSLATED:
+            languages = _LATIN_LANGUAGES if iso == _EVERY_LANGUAGE else _LANGUAGES
             for language in languages:
-                mo = root.joinpath("locales", language, "LC_MESSAGES", f"{table}.mo")
+                mo = root.joinpath("locales", language, "LC_MESSAGES", f"{iso}.mo")
                 if mo.is_file():
                     with mo.open("rb") as fh:
                         catalog = gettext.GNUTranslations(fh)._catalog  # type: ignore[attr-defined]  # the parsed .mo
@@ -114,20 +114,25 @@ class _Places:
         )
 
 
-_lock = threading.Lock()
-_places: _Places | None = None
 # a region named as people are ("Diego Martin", "Santiago Rodriguez", "Hai Duong"): where the whole
 # name is a given name and a surname of the census's first 10,000, it stays a person's (a rarer
 # surname, "Viet Nam", "Quang Nam", "Ali Sabieh", reads as the place)
 _COMMON_SURNAME = 10_000
 
 
+@table("place-names", source="pycountry")
+def _index_sets() -> tuple[frozenset[str], frozenset[str], frozenset[str], frozenset[str]]:
+    places = _Places.of(_load())
+    return places.names, places.firsts, places.lasts, places.vocabulary
+
+
+_places: _Places | None = None
+
+
 def _index() -> _Places:
     global _places
-    if _places is None:
-        with _lock:  # two scan threads may meet the first use at once
-            if _places is None:
-                _places = _Places.of(_load())
+    if _places is None:  # two threads may both build it: the same value, from one table
+        _places = _Places(*_index_sets())
     return _places
 
 

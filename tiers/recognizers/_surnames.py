@@ -16,14 +16,13 @@ fewer of the rarer German and French ones. Many surnames are ordinary words as w
 from __future__ import annotations
 
 import importlib.resources
-from functools import lru_cache
-
+from ..tables import table
 from ._vocabulary import NOT_SURNAMES, SURNAME_WORDS, is_common
 
 __all__ = ["is_plain_surname", "is_surname", "surname_rank"]
 
 
-@lru_cache(maxsize=1)
+@table("surnames", source="names")
 def _ranks() -> dict[str, int]:
     data = importlib.resources.files("names").joinpath("dist.all.last")
     out: dict[str, int] = {}
