@@ -466,8 +466,8 @@ class Settings(BaseSettings):
     state_dir: Path = Path("var")
     """Where embedded mode keeps its generated secrets (and the default SQLite file)."""
     cache_dir: Path | None = None
-    """What is compiled once and kept between starts (the classifier's first pass, see
-    ``limits.prefilter``); None: ``$XDG_CACHE_HOME/tiergate``, else ``~/.cache/tiergate``. Deleting
+    """What is derived once and kept between starts (the classifier's first pass, see
+    ``limits.prefilter``, and the recognizers' tables); None: ``$XDG_CACHE_HOME/tiergate``, else ``~/.cache/tiergate``. Deleting
     it costs seconds of CPU at the next start, nothing else."""
 
     @classmethod
