@@ -18,20 +18,22 @@ import asyncio
 import contextlib
 import math
 import os
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import aiohttp
 import httpx
 import msgspec
-from yarl import URL
 
 from formats.sse import Event, SSEDecoder, SSELineTooLong
 from gateway import http1
-from gateway._aiohttp_proxy import env_proxy_for_url
 from gateway.errors import UpstreamError, UpstreamTimeout
 from gateway.settings import UpstreamSettings
+
+if TYPE_CHECKING:
+    from gateway.proxied import ProxiedSession, Proxy
 
 __all__ = [
     "Opened",
@@ -82,7 +84,7 @@ MAX_LINE_BYTES = 16 * 1024 * 1024
 
 class _Body(Protocol):
     """An answer's body as either client gives it (:class:`gateway.http1.Response`, or aiohttp's
-    through :class:`_AiohttpBody`)."""
+    through :class:`gateway.proxied.ProxiedBody`)."""
 
     status: int
 
@@ -90,28 +92,6 @@ class _Body(Protocol):
     def at_eof(self) -> bool: ...
     def release(self) -> None: ...
     def close(self) -> None: ...
-
-
-class _AiohttpBody:
-    """aiohttp's response with the lean client's four methods (the proxied path)."""
-
-    __slots__ = ("_response", "status")
-
-    def __init__(self, response: aiohttp.ClientResponse) -> None:
-        self._response = response
-        self.status = response.status
-
-    def iter_chunks(self) -> AsyncIterator[bytes]:
-        return self._response.content.iter_any()
-
-    def at_eof(self) -> bool:
-        return self._response.content.at_eof()
-
-    def release(self) -> None:
-        self._response.release()
-
-    def close(self) -> None:
-        self._response.close()
 
 
 class UpstreamResponse:
@@ -193,12 +173,6 @@ class UpstreamResponse:
 
 
 @dataclass(frozen=True, slots=True)
-class _Proxy:
-    url: URL | None
-    auth: aiohttp.BasicAuth | None
-
-
-@dataclass(frozen=True, slots=True)
 class Opened:
     """A response whose head arrived with a 2xx status; the body is not read yet."""
 
@@ -218,16 +192,15 @@ class UpstreamClient:
         elif key:
             self._headers["authorization"] = f"Bearer {key}"
         self._base = settings.base_url.rstrip("/")
-        # connect: waiting for a pooled connection plus opening one; sock_read: between bytes.
-        self._timeout = aiohttp.ClientTimeout(total=None, connect=t.pool + t.connect, sock_connect=t.connect,
-                                              sock_read=t.read)  # fmt: skip
         # Neither client has a write timeout: the whole wait for the answer's head (pool, connect,
         # sending the body, then the first byte) is bounded instead, as httpx's timeouts did (in `_send`).
         self._head_timeout = t.pool + t.connect + t.write + t.read
         self._pool: http1.Pool | None = None
         self._targets: dict[str, http1.Target] = {}
-        self._session: aiohttp.ClientSession | None = None
-        self._proxies: dict[str, _Proxy] = {}
+        self._session: ProxiedSession | None = None
+        self._proxies: dict[str, Proxy | None] = {}
+        if _proxies_named():  # aiohttp's version is checked now, not at the first proxied request
+            import gateway.proxied  # noqa: F401  # imported for that check
         self._control: httpx.AsyncClient | None = None
         self._control_timeout = httpx.Timeout(connect=t.connect, read=t.read, write=t.write, pool=t.pool)
 
@@ -255,20 +228,6 @@ class UpstreamClient:
             found = self._targets[url] = http1.Target.of(url)
         return found
 
-    def _get_session(self) -> aiohttp.ClientSession:
-        if self._session is None or self._session.closed:
-            # Created on first use: an aiohttp session belongs to the loop it was made in.
-            connector = aiohttp.TCPConnector(limit=512, limit_per_host=0, keepalive_timeout=30)
-            self._session = aiohttp.ClientSession(
-                # No default headers and no trust_env: see `_send`.
-                connector=connector, timeout=self._timeout,
-                auto_decompress=True, skip_auto_headers=("User-Agent",),
-                # One session serves every tenant: a cookie an upstream sets for one request must
-                # not ride along on another tenant's.
-                cookie_jar=aiohttp.DummyCookieJar(),
-            )  # fmt: skip
-        return self._session
-
     async def _send(self, url: str, body: bytes, extra: dict[str, str] | None) -> _Body:
         """POST ``body`` to ``url``; returns once the answer's head arrived, never following a
         redirect (a 307 would re-send the prompt to wherever it points). Raises
@@ -281,7 +240,7 @@ class UpstreamClient:
         aiohttp's trust_env re-read the environment and ~/.netrc in a worker thread every call."""
         headers = {**extra, **self._headers} if extra else self._headers
         proxy = self._proxy(url)
-        if proxy.url is None:
+        if proxy is None:
             target = self._target(url)
             try:
                 head = http1.request_head(target, headers, len(body))
@@ -290,23 +249,26 @@ class UpstreamClient:
                                     message="a forwarded header cannot be sent") from None  # fmt: skip
             # The pool bounds the wait for the head itself (its own timer, no asyncio.timeout per call).
             return await self._get_pool().post(target, head, body, head_s=self._head_timeout)
-        try:
-            async with asyncio.timeout(self._head_timeout):
-                response = await self._get_session().post(url, headers=headers, data=body, allow_redirects=False,
-                                                          proxy=proxy.url, proxy_auth=proxy.auth)  # fmt: skip
-        except (aiohttp.ClientConnectorError, aiohttp.ConnectionTimeoutError) as exc:
-            raise http1.ConnectFailed(type(exc).__name__) from None
-        return _AiohttpBody(response)
+        if self._session is None:
+            from gateway.proxied import ProxiedSession
 
-    def _proxy(self, url: str) -> _Proxy:
-        """The egress proxy for ``url`` from HTTP(S)_PROXY / NO_PROXY, read once per URL."""
-        found = self._proxies.get(url)
-        if found is None:
-            try:
-                found = _Proxy(*env_proxy_for_url(URL(url)))
-            except LookupError:  # no proxy applies (none set, or NO_PROXY names the host)
-                found = _Proxy(None, None)
-            self._proxies[url] = found
+            self._session = ProxiedSession(self.settings.timeouts)
+        async with asyncio.timeout(self._head_timeout):
+            return await self._session.post(url, headers, body, proxy)
+
+    def _proxy(self, url: str) -> Proxy | None:
+        """The egress proxy for ``url`` from HTTP(S)_PROXY / NO_PROXY (None: none applies), read
+        once per URL."""
+        if url in self._proxies:
+            return self._proxies[url]
+        found = None
+        # aiohttp's rule starts from the proxies the environment names for the URL's scheme: none,
+        # and no proxy applies, without importing it
+        if urllib.parse.urlsplit(url).scheme in _proxies_named():
+            from gateway.proxied import proxy_for
+
+            found = proxy_for(url)
+        self._proxies[url] = found
         return found
 
     async def open(self, path: str, body: bytes, headers: dict[str, str] | None = None) -> Opened:
@@ -353,7 +315,7 @@ class UpstreamClient:
                     data = msgspec.json.decode(await _read_at_most(response, self.settings.max_answer_bytes))
                 finally:
                     _done_with(response)
-        except (aiohttp.ClientError, ConnectionError, TimeoutError, ValueError):
+        except (ConnectionError, TimeoutError, ValueError):
             raise failed from None
         count = data.get(field) if isinstance(data, dict) else None
         if type(count) is not int or count < 0:
@@ -386,12 +348,17 @@ class _translated:
             return  # ConnectFailed: the caller decides (nothing was sent: the next upstream may be tried)
         if isinstance(exc, TimeoutError):  # aiohttp's read timeouts included
             raise UpstreamTimeout() from None
-        if isinstance(exc, (aiohttp.ClientError, ConnectionError)):
+        if isinstance(exc, ConnectionError):  # aiohttp's failures included (gateway.proxied)
             raise UpstreamError(code="upstream_transport_error", message=_transport(exc)) from None
 
 
 def _transport(exc: BaseException) -> str:
-    return f"upstream transport failure ({type(exc).__name__})"
+    return f"upstream transport failure ({getattr(exc, 'kind', type(exc).__name__)})"
+
+
+def _proxies_named() -> dict[str, str]:
+    """The proxies the environment names, by scheme (``urllib.request.getproxies``, as aiohttp reads them)."""
+    return {k: v for k, v in urllib.request.getproxies().items() if k in ("http", "https")}
 
 
 async def _read_at_most(response: _Body, limit: float) -> bytes:

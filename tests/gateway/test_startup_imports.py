@@ -38,6 +38,7 @@ LAZY = {
     "filelock": "tldextract's cache, with tldextract",
     "httpx._main": "httpx's console command (gateway/_httpx.py): the gateway only uses its client",
     "rich": "httpx's console command, with it",
+    "aiohttp": "only for a URL an egress proxy applies to (gateway/proxied.py); no proxy is set",
 }
 # What a restart (the schema already current) leaves out on top of LAZY.
 LAZY_ON_RESTART = {
@@ -64,8 +65,16 @@ print(json.dumps(sorted(sys.modules)))
 """
 
 
-def _loaded_after_default_start(tmp_path: Path) -> set[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TIERGATE_")}
+def _loaded_after_default_start(tmp_path: Path, proxy: str | None = None) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TIERGATE_") and not k.lower().endswith("_proxy")}
+    if proxy is not None:  # and an upstream, for which the start makes a client
+        env["HTTPS_PROXY"] = proxy
+        config = tmp_path / "tiergate.yaml"
+        config.write_text(
+            "upstreams:\n  - name: vendor\n    base_url: https://vendor.invalid/v1\n    kind: shared\n"
+            "    models: {m: m}\n"
+        )
+        env["TIERGATE_CONFIG"] = str(config)
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     out = subprocess.run([sys.executable, "-c", _PROBE], cwd=tmp_path, env=env, capture_output=True, text=True,
                          timeout=240)  # fmt: skip
@@ -91,6 +100,13 @@ def test_restart_on_a_current_schema_loads_no_migration_code(tmp_path: Path) -> 
     assert "tiers.classifier" in loaded and "audit.store" in loaded
     offenders = _offenders(loaded, {**LAZY, **LAZY_ON_RESTART})
     assert not offenders, f"imported by a restart: {offenders}"
+
+
+def test_a_start_where_a_proxy_is_named_checks_aiohttp_at_once(tmp_path: Path) -> None:
+    """The proxied path's aiohttp (and its version check) is loaded by the start, not by the first
+    proxied request, where the environment names a proxy."""
+    loaded = _loaded_after_default_start(tmp_path, proxy="http://127.0.0.1:9")
+    assert "gateway.proxied" in loaded and "aiohttp" in loaded
 
 
 @pytest.mark.skipif(find_spec("torch") is None, reason="PyTorch is not installed: nothing to hide")
