@@ -284,6 +284,7 @@ def create_app(
             # every few large prompts full of identifiers), and the forked workers inherit it.
             gc.freeze()
             stack.callback(gc.unfreeze)  # collectable again once this app is gone (tests build many)
+            gc.enable()  # off while `tiergate serve` started (gateway/entry.py)
             yield
 
     return Litestar(

@@ -4,6 +4,11 @@
 
 from __future__ import annotations
 
+import gc
+
+if __name__ == "__main__":  # `python -m gateway.cli`: as the entry point does (gateway/entry.py)
+    gc.disable()
+
 import click
 
 import gateway._httpx  # noqa: F401  # first: httpx without its console command (rich, pygments)
@@ -23,8 +28,11 @@ from gateway.commands.upstream import upstream_group
 
 @click.group()
 @click.version_option(package_name="tiergate")
-def main() -> None:
+@click.pass_context
+def main(ctx: click.Context) -> None:
     """Tiergate: an LLM API gateway that tiers, strips, routes and audits every prompt."""
+    if ctx.invoked_subcommand != "serve":  # serve: once its app has started (gateway/app.py)
+        gc.enable()
 
 
 main.add_command(serve_command)

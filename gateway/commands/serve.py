@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 
 import click
@@ -33,6 +34,8 @@ def serve_command(config_path: str | None, host: str | None, port: int | None, w
     if config_path:
         os.environ["TIERGATE_CONFIG"] = os.path.abspath(config_path)
     server = settings.server
+    if (workers or server.workers) > 1:
+        gc.enable()  # this process only watches the workers: no app of its own turns it on
     uvicorn.run(
         "gateway.app:app_from_env",
         factory=True,
