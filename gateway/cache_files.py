@@ -50,7 +50,12 @@ def read_kept(path: Path, max_size: int) -> bytes | None:
     """The file at ``path`` if it is a regular file of at most ``max_size`` bytes (not a pipe,
     not a device), else None."""
     try:
-        with path.open("rb") as f:
+        # without O_NONBLOCK, opening a FIFO waits for a writer: a start would hang on one
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        with os.fdopen(fd, "rb") as f:
             st = os.fstat(f.fileno())
             if not stat.S_ISREG(st.st_mode) or st.st_size > max_size:
                 return None

@@ -86,6 +86,18 @@ class _Compiled:
     value_group: int | None
 
 
+def _middle(subject: bytes, size: int) -> bytes:
+    """About ``size`` bytes of the middle of ``subject`` (UTF-8), cut at whole characters:
+    Vectorscan's UTF-8 mode leaves the scan of a cut one undefined."""
+    start = max((len(subject) - size) // 2, 0)
+    end = min(start + size, len(subject))
+    while end < len(subject) and subject[end] & 0xC0 == 0x80:
+        end += 1
+    while start < end and subject[start] & 0xC0 == 0x80:
+        start += 1
+    return subject[start:end]
+
+
 class _TermMatcher:
     """One Aho-Corasick automaton over a term recognizer's terms. Terms match whole words,
     case-insensitively, with any run of white space (line breaks included) where the term has
@@ -446,8 +458,7 @@ class Scanner:
             return None
         self._choice.record(len(subject), plan.prefilter, time.thread_time() - started)
         if plan.sample:
-            middle = (len(subject) - plan.sample) // 2
-            sample = subject[middle : middle + plan.sample]
+            sample = _middle(subject, plan.sample)
             started = time.thread_time()
             if plan.prefilter:
                 self._set_passes(sample)

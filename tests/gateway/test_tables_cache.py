@@ -121,3 +121,18 @@ def test_a_cache_that_cannot_be_written_keeps_nothing_and_raises_nothing(
     assert not (blocked / "cache").exists()
     assert "not kept" in caplog.text and "Not a directory" in caplog.text
     assert kept.preload_tables(blocked / "cache") is True  # this process holds every table already
+
+
+def test_a_fifo_where_the_snapshot_should_be_does_not_hold_the_start(tmp_path: Path) -> None:
+    """Opening a named pipe for reading waits for a writer; the start must not."""
+    import threading
+
+    from gateway.cache_files import read_kept
+
+    path = kept.kept_tables_at(tmp_path)
+    os.mkfifo(path)
+    answers: list[object] = []
+    reader = threading.Thread(target=lambda: answers.append(read_kept(path, 1 << 20)), daemon=True)
+    reader.start()
+    reader.join(timeout=10)
+    assert not reader.is_alive() and answers == [None]

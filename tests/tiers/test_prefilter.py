@@ -36,8 +36,9 @@ from tiers.prefilter import (
     platform,
     widen,
 )
+from tiers.normalize import normalize_text
 from tiers.recognizers import build_registry
-from tiers.scanner import Scanner
+from tiers.scanner import Scanner, _middle
 
 pytestmark = pytest.mark.skipif(not available(), reason="no hyperscan wheel for this platform")
 
@@ -371,6 +372,18 @@ def test_a_change_of_traffic_turns_the_choice(sizes: list[int]) -> None:
     assert all(taken[8 * FirstPassChoice.EXPLORE :])
 
 
+@given(text=st.text(max_size=300), size=st.integers(1, 400))
+def test_a_sample_is_the_middle_at_whole_characters(text: str, size: int) -> None:
+    subject = text.encode()
+    sample = _middle(subject, size)
+    part = sample.decode("utf-8")  # never a cut character
+    assert part in text and (not part or subject.find(sample) >= 0)
+    if len(subject) >= size:
+        assert size - 3 <= len(sample) <= size + 3 or len(sample) == 0 and size < 4
+    else:
+        assert sample == subject
+
+
 def test_short_texts_keep_the_sets_and_teach_nothing() -> None:
     choice = FirstPassChoice()
     for _ in range(100):
@@ -388,17 +401,27 @@ def test_a_scanner_learns_which_first_pass_is_cheaper(
         build_registry(config).recognizers, min_score=config.min_score, context_window=config.context_window
     )
     scanner.attach_prefilter(scanner.prefilter_key, blob)
-    line = "Order 4711 for Acme, shipped on 12.03.2026 to the plant in Lyon; status approved.\n"
+    # characters of two, three and four bytes: a sample is cut at whole characters
+    line = "Order 4711 for Acme, shipped on 12.03.2026 to the plant in Zürich — status ✓ 🚚.\n"
     text = line * (FirstPassChoice.LONG // len(line) + 1)
     read: list[tuple[bool, int]] = []  # (prefilter, bytes) of every first pass
+    cut: list[bytes] = []  # what each pass read that was not valid UTF-8
     set_passes, prefiltered = scanner._set_passes, scanner._prefiltered
+
+    def valid(subject: bytes) -> None:
+        try:
+            subject.decode("utf-8")
+        except UnicodeDecodeError:
+            cut.append(subject)
 
     def sets_spy(subject: bytes) -> bytearray:
         read.append((False, len(subject)))
+        valid(subject)
         return set_passes(subject)
 
     def prefilter_spy(subject: bytes) -> bytearray | None:
         read.append((True, len(subject)))
+        valid(subject)
         return prefiltered(subject)
 
     scanner._set_passes = sets_spy  # type: ignore[method-assign]  # counts what each pass reads
@@ -407,9 +430,11 @@ def test_a_scanner_learns_which_first_pass_is_cheaper(
     for _ in range(3 * FirstPassChoice.EXPLORE):
         assert _scan(scanner, text) == expected
     assert scanner._choice._sets is not None and scanner._choice._prefilter is not None
-    whole = [kind for kind, size in read if size == len(text.encode())]
-    parts = [(kind, size) for kind, size in read if size != len(text.encode())]
+    scanned = len(normalize_text(text).encode())  # the scanner reads the normalised text
+    whole = [kind for kind, size in read if size == scanned]
+    parts = [(kind, size) for kind, size in read if size != scanned]
     # one whole pass per scan; the other kind only on samples, the first scan's and one per EXPLORE
     assert len(whole) == 3 * FirstPassChoice.EXPLORE + 1
-    assert len(parts) == 1 + 3 and all(size <= FirstPassChoice.SAMPLE_MIN for _, size in parts)
+    assert len(parts) == 1 + 3 and all(size <= FirstPassChoice.SAMPLE_MIN + 3 for _, size in parts)
+    assert not cut
     assert all(kind != whole[n] for n, (kind, _) in zip((0, 16, 32, 48), parts))
