@@ -39,10 +39,14 @@ LAZY = {
     "httpx._main": "httpx's console command (gateway/_httpx.py): the gateway only uses its client",
     "rich": "httpx's console command, with it",
     "aiohttp": "only for a URL an egress proxy applies to (gateway/proxied.py); no proxy is set",
+    "jinja2": "the dashboard's templates, made at its first page",
 }
 # What a restart (the schema already current) leaves out on top of LAZY.
 LAZY_ON_RESTART = {
     "alembic": "the database is at the newest revision: no migration to run",
+    # Alembic's PostgreSQL implementation loads it on a start that migrates; otherwise only a
+    # failed sign-in's upsert on PostgreSQL does
+    "sqlalchemy.dialects.postgresql": "the default audit log is SQLite",
     # httpx's console command no longer loads it; Alembic's templates (mako) still do, for HTML
     # error pages, on a start that migrates
     "pygments": "httpx's console command, and Alembic's mako, with them",
