@@ -142,7 +142,6 @@ def create_app(
     @contextlib.asynccontextmanager
     async def lifespan(app: Litestar) -> AsyncIterator[None]:
         from audit import store as audit_store
-        from tiers import Classifier
 
         secrets = settings.secrets
         fp_key = secrets.fingerprint_key.get_secret_value().encode()  # type: ignore[union-attr]  # required by Settings
@@ -196,15 +195,11 @@ def create_app(
             built = classifier
             if built is None:
                 from gateway.cache_files import cache_dir_for
-                from gateway.tables import keep_tables, preload_tables
+                from gateway.tables import build_classifier
 
-                # the recognizers' tables as the last start derived them: 0.5 s of start-up less
-                preloaded = preload_tables(cache_dir_for(settings))
                 # The deadline counts the CPU time of the thread doing the analysis: time spent
                 # waiting for a worker, the interpreter lock or a core is overload, not content.
-                built = Classifier(settings.tiers, clock=time.thread_time)
-                if not preloaded:
-                    keep_tables(cache_dir_for(settings))
+                built = build_classifier(settings.tiers, cache_dir_for(settings), clock=time.thread_time)
             step = ClassifyStep(
                 built,
                 fingerprint_key=fp_key,

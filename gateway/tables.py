@@ -16,12 +16,13 @@ import logging
 import marshal
 import sys
 from pathlib import Path
+from typing import Any
 
 import tiers
 from gateway.cache_files import keep, read_kept, touch
-from tiers import tables
+from tiers import Classifier, TiersConfig, tables
 
-__all__ = ["keep_tables", "kept_tables_at", "preload_tables", "tables_key"]
+__all__ = ["build_classifier", "keep_tables", "kept_tables_at", "preload_tables", "tables_key"]
 
 _log = logging.getLogger("tiergate.tables")
 _MAX_FILE = 64 << 20  # today's snapshot is 5.4 MB
@@ -65,6 +66,16 @@ def preload_tables(cache_dir: Path) -> bool:
         return False
     touch(path)
     return True
+
+
+def build_classifier(config: TiersConfig, cache_dir: Path, **options: Any) -> Classifier:
+    """``Classifier(config, **options)`` on the tables kept in ``cache_dir``, which it keeps there
+    when it had to derive them (a server's start, a scan)."""
+    preloaded = preload_tables(cache_dir)
+    classifier = Classifier(config, **options)
+    if not preloaded:
+        keep_tables(cache_dir)
+    return classifier
 
 
 def keep_tables(cache_dir: Path) -> None:

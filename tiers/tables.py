@@ -115,8 +115,8 @@ def preload(blob: bytes, key: str) -> None:
                 entry.value = value
 
 
-# marshal writes a set element by element after sorting them (≈ 0.6 s for the 236,000 English
-# words); a tuple of the same strings, ≈ 0.09 s, and reading it back into a set costs less too
+# sets are kept as tuples: marshal wrote the 236,000 English words as a set in ≈ 0.6 s, as a tuple
+# in ≈ 0.09 s (measured here), and reading a tuple back into a set costs less too
 def _flat(value: Any) -> tuple[str, Any]:
     if isinstance(value, frozenset):
         return ("frozenset", tuple(value))

@@ -38,20 +38,17 @@ class ScanError(click.ClickException):
 def _classifier(config_path: str | None) -> Classifier:
     from gateway.cache_files import cache_dir_for
     from gateway.prefilter import attach_prefilter
-    from gateway.tables import keep_tables, preload_tables
-    from tiers import Classifier, RecognizerError, TiersConfig
+    from gateway.tables import build_classifier
+    from tiers import RecognizerError, TiersConfig
 
     settings = load_or_exit(config_path) if config_path else None
     cfg = settings.tiers if settings is not None else TiersConfig()
     # A whole file is one long prompt; the gateway's per-request deadline is not the point here.
     cfg = cfg.model_copy(update={"deadline_seconds": None})
-    preloaded = preload_tables(cache_dir_for(settings))
     try:
-        clf = Classifier(cfg)
+        clf = build_classifier(cfg, cache_dir_for(settings))
     except RecognizerError as exc:
         raise ScanError(str(exc)) from None
-    if not preloaded:
-        keep_tables(cache_dir_for(settings))
     # The first pass a gateway of these settings compiled, when its cache holds one: a folder of
     # code is read in about half the time (bench/RESULTS.md); never compiled here.
     if settings is None or settings.limits.prefilter:
