@@ -70,24 +70,36 @@ def prefilter(config_path: str | None, timeout_s: float) -> None:
     The gateway must see the same folder (set ``cache_dir`` rather than rely on the user's home)
     and run on a CPU of the same family: a database built for other instructions does not load,
     and is compiled again at the start. Where there is nothing to compile (``limits.prefilter``
-    off, or no Vectorscan wheel for this platform) it says so and succeeds."""
+    off, or no Vectorscan wheel for this platform) it says so and succeeds.
+
+    The recognizers' tables are kept there too (``gateway/tables.py``), whatever the prefilter
+    setting: a start then reads them instead of deriving them from the installed packages."""
     from concurrent.futures import TimeoutError as FutureTimeout
 
     from gateway.cache_files import cache_dir_for
     from gateway.prefilter import attach_prefilter, kept_at
-    from tiers import Classifier
+    from gateway.tables import build_classifier, keep_tables, kept_tables_at
     from tiers.prefilter import available
 
     settings = load_or_exit(config_path)
+    folder = cache_dir_for(settings)
+    tables = kept_tables_at(folder)
+    tables_before = _inode(tables)
+    try:
+        clf = build_classifier(settings.tiers, folder)
+    except Exception as exc:  # noqa: BLE001 -- an invalid tiers section; its message names keys
+        raise click.ClickException(f"invalid configuration:\n  tiers: {exc}") from None
+    if _inode(tables) is None:
+        keep_tables(folder)  # this process had them already: read from a snapshot elsewhere, or derived
+    tables_after = _inode(tables)
+    if tables_after is None:
+        click.echo(f"warning: the recognizers' tables were not kept in {folder} (see the warning above)", err=True)
+    else:
+        click.echo(f"tables {'already kept' if tables_after == tables_before else 'kept'}: {tables}")
     if not settings.limits.prefilter or not available():
         why = "limits.prefilter is off" if not settings.limits.prefilter else "no Vectorscan (hyperscan) wheel here"
         click.echo(f"nothing compiled: {why}; the gateway scans with RE2's sets", err=True)
         return
-    try:
-        clf = Classifier(settings.tiers)
-    except Exception as exc:  # noqa: BLE001 -- an invalid tiers section; its message names keys
-        raise click.ClickException(f"invalid configuration:\n  tiers: {exc}") from None
-    folder = cache_dir_for(settings)
     path = kept_at(folder, clf.prefilter_key)
     before = _inode(path)  # a damaged file is compiled anew and replaced (another inode)
     try:

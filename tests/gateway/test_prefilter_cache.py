@@ -138,14 +138,28 @@ def test_compiled_ahead_by_the_command_and_attached_by_another_process_at_once(t
         assert done.returncode == 0, done.stderr
         return done.stdout
 
-    assert command("1").startswith("kept: ")
-    (kept,) = (tmp_path / "cache").iterdir()
-    inode = kept.stat().st_ino
-    assert command("2").startswith("already kept: ")
-    assert kept.stat().st_ino == inode  # not compiled and written again
+    first = command("1").splitlines()
+    assert [line.split(": ")[0] for line in first] == ["tables kept", "kept"]
+    (kept,) = (tmp_path / "cache").glob("prefilter-*")
+    (tables,) = (tmp_path / "cache").glob("tables-*")
+    assert first == [f"tables kept: {tables}", f"kept: {kept}"]
+    inodes = kept.stat().st_ino, tables.stat().st_ino
+    assert command("2").splitlines() == [f"tables already kept: {tables}", f"already kept: {kept}"]
+    assert (kept.stat().st_ino, tables.stat().st_ino) == inodes  # neither compiled nor derived and written again
     clf = Classifier(TiersConfig())
     done = attach_prefilter(clf, tmp_path / "cache", lambda: None)
     assert done.done() and done.result() and clf.prefiltered  # from the file, before the call returned
+    # a server's start in another process takes the kept tables: it derives none
+    probe = (
+        "import sys; from pathlib import Path; from gateway.tables import preload_tables; "
+        "from tiers import tables; "
+        "taken = preload_tables(Path(sys.argv[1])); "
+        "print(taken, all(tables.loaded(n) for n in tables.sources()))"
+    )
+    took = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "cache")], capture_output=True, text=True, timeout=120
+    )
+    assert took.stdout.split() == ["True", "True"], took.stderr
 
 
 def test_machines_of_another_instruction_set_keep_a_file_of_their_own(
@@ -223,7 +237,8 @@ def test_the_command_says_when_there_is_nothing_to_compile_and_names_a_bad_confi
     off.write_text(f"cache_dir: {tmp_path / 'cache'}\nlimits:\n  prefilter: false\n")
     done = CliRunner().invoke(main, ["config", "prefilter", "--config", str(off)])
     assert done.exit_code == 0 and "nothing compiled: limits.prefilter is off" in done.output
-    assert not (tmp_path / "cache").exists()
+    # no database, but the tables are kept whatever the prefilter setting
+    assert [p.name.split("-")[0] for p in (tmp_path / "cache").iterdir()] == ["tables"]
 
     rules = tmp_path / "rules.yaml"
     rules.write_text(
@@ -231,8 +246,8 @@ def test_the_command_says_when_there_is_nothing_to_compile_and_names_a_bad_confi
         "    patterns:\n      - name: p\n        regex: '('\n        score: 0.9\n"
     )
     bad = tmp_path / "bad.yaml"
-    bad.write_text(f"cache_dir: {tmp_path / 'cache'}\ntiers:\n  recognizer_files: [{rules}]\n")
+    bad.write_text(f"cache_dir: {tmp_path / 'cache-bad'}\ntiers:\n  recognizer_files: [{rules}]\n")
     done = CliRunner().invoke(main, ["config", "prefilter", "--config", str(bad)])
     assert done.exit_code == 1 and "invalid configuration" in done.output and "tiers:" in done.output
     assert done.exception is None or isinstance(done.exception, SystemExit)  # a message, no traceback
-    assert not (tmp_path / "cache").exists()
+    assert not (tmp_path / "cache-bad").exists()
