@@ -93,6 +93,20 @@ CODE_NEGATIVES = [
     ("CREDIT_CARD", "metrics_value=0.2662102282047272, modularity 0.35714285714285715, and 5454545454545454"),
     ("US_SSN", "'sha256': '9be78edb5b928eba33aa88f431551348f7466ba9f5ef3daf1d552398722a5436'"),
     ("CONFIDENTIALITY_MARKER", "'nda': '\\u0928', 'ear99.txt' and itar"),
+    # the fourteenth group (transformers, torch, sympy): a mailbox's shape under no top-level
+    # domain, in generated source and a usage string
+    ("EMAIL_ADDRESS", '    res += "\\n@triton.jit\\n"'),
+    ("EMAIL_ADDRESS", '        sys.stderr.write("    file.zip@member.pkl\\n")'),
+    # a model's tensors and special tokens under a token's name; comparisons under a pass's
+    ("SECRET", '    _pad_token_tensor: "torch.Tensor | None"'),
+    ("SECRET", '        self.image_newline_token = "|NEWLINE|"\n        self.speaker_token = "|SPEAKER|"'),
+    ("SECRET", "        state_first_in_pass = self._training_state != TrainingState.FORWARD"),
+    ("SECRET", "                # First pass: decided_mask==0, every element participates."),
+    ("SECRET", '        ("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig"),'),
+    # joined surnames before what science names after them
+    ("ORGANIZATION", "    # the Tait-Bryan angles of the frame, a Blackman-Harris window, a Hillis-Steele scan"),
+    # sixteen letters inside an identifier, beside a "cf." comment
+    ("IT_FISCAL_CODE", "    # cf. issues 5795 and 5545\n    raises(InconsistentAssumptions, lambda: Symbol('x'))"),
 ]
 
 # (entity, text, value that must be reported whole)
@@ -138,6 +152,17 @@ OUTSIDE_POSITIVES = [
     ("DATE_OF_BIRTH", 'name,company,born,city\nAnna Berg,"Pham, Garza and Garcia",14.03.1962,Ulm\n', "14.03.1962"),
     ("DATE_OF_BIRTH", "| Name | Geburtsdatum |\n|---|---|\n| Anna | 14.03.1962 |\n", "14.03.1962"),
     ("DATE_OF_BIRTH", "DOB;14.03.1962;x", "14.03.1962"),
+    # what the fourteenth group's fixes must not cost
+    ("EMAIL_ADDRESS", "mail jane@acme.local about it", "jane@acme.local"),
+    ("EMAIL_ADDRESS", "write to ivan@пример.рф", "ivan@пример.рф"),
+    ("EMAIL_ADDRESS", "write to jane.doe@acme.museum", "jane.doe@acme.museum"),
+    ("SECRET", 'GITHUB_TOKEN = "ghp_4Yx9Qm2LkP7sV3nB8wR1tZ6cF0hJ5dG2aE7u"', "ghp_4Yx9Qm2LkP7sV3nB8wR1tZ6cF0hJ5dG2aE7u"),
+    ("SECRET", "PASSWORD=Pa55!=word", "Pa55!=word"),
+    ("SECRET", "kind: Secret\ndata:\n  password: d==Qt^Qa+6/Jzi/67ko6\n", "d==Qt^Qa+6/Jzi/67ko6"),
+    ("SECRET", "DB_PASSWORD=abc123==", "abc123=="),
+    ("SECRET", 'api_token = "ApiTokenX9fQ2mLp"', "ApiTokenX9fQ2mLp"),
+    ("ORGANIZATION", "Smith-Jones order 4411 shipped", "Smith-Jones"),
+    ("IT_FISCAL_CODE", "Codice fiscale: RSSMRA85T10A562S.", "RSSMRA85T10A562S"),
 ]
 
 

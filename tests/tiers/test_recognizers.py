@@ -720,6 +720,33 @@ def test_file_extensions_are_no_top_level_domains() -> None:
     assert _FILE_EXTENSIONS and not _FILE_EXTENSIONS & tlds, sorted(_FILE_EXTENSIONS & tlds)
 
 
+def _psl_tlds() -> list[str]:
+    return sorted(
+        {
+            line.strip().rsplit(".", 1)[-1].lstrip("*!")
+            for line in _PUBLIC_SUFFIX_LIST.read_text("utf-8").splitlines()
+            if line.strip() and not line.startswith("//")
+        }
+    )
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_a_mailbox_counts_under_every_top_level_domain_and_under_no_other(clf: Classifier, data: st.DataObject) -> None:
+    """Under each top-level domain of the Public Suffix List (and the names of private networks)
+    "jane.doe@acme.<tld>" is a mailbox; under a label that is none (a file's extension, a
+    decorator's name, "\\n@triton.jit") it is not."""
+    tlds = _psl_tlds()
+    tld = data.draw(st.sampled_from([*tlds, "local", "corp", "internal"]))
+    text = f"write to jane.doe@acme.{tld} today"
+    assert ("EMAIL_ADDRESS", f"jane.doe@acme.{tld}") in found(clf, text), text
+    other = data.draw(st.text("abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=6).filter(lambda t: t not in tlds))
+    assume(
+        other not in {"local", "localdomain", "lan", "corp", "internal", "intranet", "intra", "home", "private", "priv"}
+    )
+    assert not [v for e, v in found(clf, f"write to jane.doe@acme.{other} today") if e == "EMAIL_ADDRESS"]
+
+
 _LOCAL_LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=12)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["assigned_name", "chance_term", "compared_name", "in_decimal", "in_integer_sequence"]
+__all__ = ["assigned_name", "chance_term", "compared_name", "in_arithmetic", "in_decimal", "in_integer_sequence"]
 
 _RUN_LIMIT = 32  # digits read past a candidate's end: no identifier is longer
 _LINE_LIMIT = 200  # how far back an assignment's name is looked for on the number's line
@@ -142,3 +142,34 @@ def chance_term(text: str, start: int, end: int, valid: Callable[[str], bool]) -
     others = [m.group(1) for m in _LONG_TERM.finditer(text, lo, hi) if m.start(1) != start]
     others = [o for o in others if len(o) == len(digits)]
     return len(others) >= 4 and 2 * sum(map(valid, others)) < len(others)
+
+
+# An operand of arithmetic: a product or a power joined to an operand on the other side ("…*x",
+# "…**(1/3)", "2*…"), or written with blanks beside a number, a bracket or a one-letter variable
+# ("… * q", "2 / …"; not "… * expires"), a quotient joined to a bracket ("S(…)/(16*10**11)",
+# "…/(35184372088832*"), a sum after a one-letter variable or a bracket ("x + …", "t**12 - …",
+# ") + …"), or a number with its minus sign joined ("-3839159765625, -1562475"). Markdown's
+# emphasis ("**4111…**", "**4111…** is") has no operand on the outer side and a URL's path
+# ("/cards/4111…/refund") no bracket or blank at its slashes, so neither is arithmetic.
+_OPERATOR_AFTER = re.compile(
+    r"\)*\*\*?[A-Za-z0-9_(]|\)+/[A-Za-z0-9_(]|\)*[ \t]+(?:\*\*?|/)[ \t]+(?:[0-9(]|[A-Za-z](?![A-Za-z0-9_]))"
+)
+_OPERATOR_BEFORE = re.compile(
+    r"(?:[A-Za-z0-9_)\]]\*\*?|/[ \t]*\(|(?:(?:^|[^A-Za-z0-9_.])[A-Za-z]|[0-9)\]])[ \t]+(?:\*\*?|/)[ \t]+)\(*\Z"
+)
+_SUMMAND_BEFORE = re.compile(r"(?:(?:^|[^A-Za-z0-9_.])[A-Za-z](?:\*\*[0-9]+)?|\))[ \t]+[+-][ \t]+\Z")
+_NEGATIVE = re.compile(r"(?:^|[\s,(\[{=])-\Z")
+_OPERATOR_WINDOW = 24
+
+
+def in_arithmetic(text: str, start: int, end: int) -> bool:
+    """Whether the bare integer at ``start:end`` is an operand of arithmetic in code or a formula
+    (sympy's polynomials: ``2447509765625*q**2*r*s**6``, ``120352542776360960*x +
+    269116466014453760``) or a negative number. An identifier is never multiplied, divided,
+    summed with a variable or negative: a long integer there passes a check digit by chance."""
+    if not text[start:end].isdigit():
+        return False
+    lo = max(0, start - _OPERATOR_WINDOW)  # "^" below is the text's start, never ``lo``
+    if any(p.search(text, lo, start) for p in (_OPERATOR_BEFORE, _SUMMAND_BEFORE, _NEGATIVE)):
+        return True
+    return _OPERATOR_AFTER.match(text, end, min(len(text), end + _OPERATOR_WINDOW)) is not None

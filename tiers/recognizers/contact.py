@@ -13,6 +13,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._digits import in_decimal, in_integer_sequence
+from ._tlds import is_mail_tld
 
 __all__ = ["EmailAddressRecognizer", "PhoneNumberRecognizer"]
 
@@ -61,6 +62,7 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
     def __init__(self, internal_domains: Iterable[str] = ()) -> None:
         super().__init__()
         self._internal = tuple(d.lower() for d in internal_domains)
+        is_mail_tld("com")  # read the top-level domains at start-up, not on the first request
 
     def invalidate_result(self, pattern_text: str) -> bool:
         local, domain = pattern_text.rsplit("@", 1)
@@ -70,6 +72,8 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True  # file names such as logo@2x.png, file@1.txt: no such top-level domain
         if any(domain == d or domain.endswith("." + d) for d in self._internal):
             return False
+        if not is_mail_tld(labels[-1]):
+            return True  # "file.zip@member.pkl", "\\n@triton.jit": under no top-level domain (:mod:`._tlds`)
         if not any(c.isalnum() for c in local):
             return True  # "``@contextlib.contextmanager" in reST, "%@gmail.com" in a LIKE pattern
         if _TEMPLATE_FIELD.search(local):

@@ -21,7 +21,7 @@ from presidio_analyzer import Pattern
 from presidio_analyzer.predefined_recognizers import CreditCardRecognizer, IbanRecognizer
 from stdnum.iso7064 import mod_97_10
 
-from ._digits import chance_term, in_decimal, in_integer_sequence
+from ._digits import chance_term, in_arithmetic, in_decimal, in_integer_sequence
 
 __all__ = [
     "PUBLISHED_EXAMPLE_IBANS",
@@ -95,8 +95,11 @@ class CardRecognizer(CreditCardRecognizer):
         ``-49586681013729.326…``, mpmath's tables) or a term of a sequence literal (``[1, 1, 4,
         108, 27648, 86400000, 4031078400000]``) are no card (:mod:`._digits`), nor a number
         published for testing (:func:`is_test_card`), nor one of a literal of random long
-        integers that passes Luhn's check by chance (:func:`._digits.chance_term`)."""
+        integers that passes Luhn's check by chance (:func:`._digits.chance_term`), nor an operand
+        of arithmetic (:func:`._digits.in_arithmetic`: ``2447509765625*q**2``, ``x + …``)."""
         if in_decimal(text, start, end) or in_integer_sequence(text, start, end):
+            return True
+        if in_arithmetic(text, start, end):
             return True
         if chance_term(text, start, end, _luhn):
             return True

@@ -81,12 +81,19 @@ def _code_tuple(value: str) -> bool:
 
 def names_its_key(value: str, key: str) -> bool:
     """Whether ``value`` is ``key``'s own words written another way (two words or more):
-    ``AttributeOID.CHALLENGE_PASSWORD: "challengePassword"``."""
+    ``AttributeOID.CHALLENGE_PASSWORD: "challengePassword"``; or a class named after the key,
+    its words and one more (``("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig")``, a
+    model library's table of configurations)."""
     if not re.fullmatch(r"[A-Za-z0-9_. -]+", value):
         return False
     words = [w.lower() for w in _KEY_WORDS.findall(value)]
     key_words = {w.lower() for w in _KEY_WORDS.findall(key)}
-    return sum(w.isalpha() for w in words) >= 2 and set(words) <= key_words
+    if sum(w.isalpha() for w in words) >= 2 and set(words) <= key_words:
+        return True
+    named = words[:-1]  # a class: the key's words, then its kind ("Config", "Model")
+    return (
+        value[:1].isupper() and words[-1].isalpha() and sum(w.isalpha() for w in named) >= 2 and set(named) <= key_words
+    )
 
 
 # a comment ("// TODO", "//nothing here") or a protocol-relative URL ("//cdn.example.com/x.js",

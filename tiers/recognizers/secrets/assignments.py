@@ -87,7 +87,11 @@ _STYLE = re.compile(
 )
 _CODE_SHAPE = re.compile(
     r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\s|^lambda\b"
-    r"|\s(?:=|==|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
+    r"|\s(?:=|==|!=|<=|>=|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
+    # a comparison written without blanks (``decided_mask==0``, ``self.n!=len(xs)``), after a name
+    # of code only (snake case or an attribute): a password may hold "==" or "!=" ("d==Qt^Qa+6",
+    # "Pa55!=word"), and base64's padding ends a value where a comparison has an operand after it
+    r"|^[A-Za-z_][A-Za-z0-9]*[_.][A-Za-z0-9_.]*(?:==|!=|<=|>=)[A-Za-z0-9_'\"(-]"
 )
 
 

@@ -1,0 +1,152 @@
+"""Numbers of arithmetic and words of code are no identifiers (issue 12, fourteenth group).
+
+sympy's polynomials and tests multiply, divide and sum long integers (``2447509765625*q**2``,
+``120352542776360960*x + 269116466014453760``): one in ten passes Luhn's check, and ten files were
+Tier 3 as holding a card. presidio's codice fiscale had no boundary and ignored case, so sixteen
+letters inside ``InconsistentAssumptions`` were one beside a "cf." comment. Each class is refused in
+general here, and the same values in the places real ones stand in stay found."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from tiers import Classifier, TiersConfig
+from tiers.recognizers._digits import in_arithmetic
+from tiers.recognizers.financial import is_test_card
+
+from .test_recognizers import found
+from .test_variant_properties import luhn_complete
+
+_SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@pytest.fixture(scope="module")
+def clf() -> Classifier:
+    return Classifier(TiersConfig())
+
+
+@st.composite
+def bare_cards(draw: st.DrawFn) -> str:
+    """A card's digits, ungrouped: a Visa, Mastercard or Amex prefix and a Luhn check digit."""
+    prefix, length = draw(st.sampled_from([("4", 16), ("51", 16), ("55", 16), ("2221", 16), ("37", 15), ("4", 13)]))
+    body = draw(st.text("0123456789", min_size=length - len(prefix) - 1, max_size=length - len(prefix) - 1))
+    digits = luhn_complete(prefix + body)
+    assume(not is_test_card(digits) and len(set(digits)) > 3)
+    return digits
+
+
+# where a card stands in a prompt: prose, fields, data, markup, a request line
+_CARRIERS = [
+    "card {n}",
+    "Card number: {n}, exp 12/29",
+    '{{"card": "{n}", "cvc": "123"}}',
+    "card_number = {n}",
+    "name,card\nAnna Weber,{n}\n",
+    "Card: **{n}** is mine",
+    "- Visa: *{n}*",
+    "GET /v1/cards/{n}/refund HTTP/1.1",
+    "(Visa {n})",
+    "Visa - {n}",
+    "Visa: {n} * expires soon",
+    "1 - {n}",
+    "pay with {n}.",
+    "charge({n}, 2027)",
+]
+# where a long integer is a term of arithmetic (sympy's polynomials and tests)
+_ARITHMETIC = [
+    "    g = 120352542776360960*x + {n}\n",
+    "    f = {n}*q**2*r*s**6 + 3*p\n",
+    "    h = x**{n}\n",
+    "    k = 2*{n}\n",
+    "    e = {n} * q\n",
+    "    e = 2 * {n}\n",
+    "    e = t**12 - {n}\n",
+    "        S({n})/(16*10**11)\n",
+    "    r = 75/({n}*sqrt(2))\n",
+    "    r = ({n})**(1/3)\n",
+    "        -{n}, -1562475, 9536712644531250,\n",
+    "    x = -{n}\n",
+]
+
+
+def _cards(clf: Classifier, text: str) -> list[str]:
+    return [v for e, v in found(clf, text) if e == "CREDIT_CARD"]
+
+
+@_SETTINGS
+@given(n=bare_cards(), carrier=st.sampled_from(_CARRIERS))
+def test_a_bare_card_stays_a_card_wherever_a_prompt_writes_one(clf: Classifier, n: str, carrier: str) -> None:
+    assert _cards(clf, carrier.format(n=n)) == [n]
+
+
+@_SETTINGS
+@given(n=bare_cards(), form=st.sampled_from(_ARITHMETIC))
+def test_a_term_of_arithmetic_is_no_card(clf: Classifier, n: str, form: str) -> None:
+    text = form.format(n=n)
+    assert _cards(clf, text) == []
+    # a card on the next line of the same code is still one
+    assert _cards(clf, text + f"card = {n}\n") == [n]
+
+
+@given(
+    n=st.text("123456789", min_size=8, max_size=19),
+    left=st.sampled_from(["", "x*", "2*", "a * ", "x + ", ") - ", "-", "/(", "3 / ", "x**"]),
+    right=st.sampled_from(["", "*x", "**2", " * q", ")/(2", ")**(1/3)", " / 4", " / y"]),
+)
+def test_in_arithmetic_exactly_where_an_operator_joins_an_operand(n: str, left: str, right: str) -> None:
+    text = "    v = " + left + n + right + "\n"
+    start = text.index(n, len("    v = " + left) - 1 if left else 0)
+    assert in_arithmetic(text, start, start + len(n)) is bool(left or right)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "**{n}** is my card",  # emphasis: nothing to multiply on the outer side
+        "Card:**{n}**, ok",
+        "/cards/{n}/refund",  # a URL's path
+        "/v1/{n}",
+        "Visa - {n}",  # a dash after a word, not a minus
+        "ID-{n}",
+        "1 - {n}",
+        "{n} * expires",  # a footnote's star before a word
+        "{n}-{n}",
+    ],
+)
+def test_markup_paths_and_dashes_are_no_arithmetic(text: str) -> None:
+    n = "4556737586899855"
+    s = text.format(n=n)
+    start = s.index(n)
+    assert not in_arithmetic(s, start, start + len(n))
+
+
+# -- codice fiscale -------------------------------------------------------------------------------
+
+_CODES = ["RSSMRA85T10A562S", "BNCGPP70A01H501D", "VRDLGU80E42F205R"]
+
+
+@pytest.mark.parametrize("code", _CODES)
+def test_a_codice_fiscale_is_one_as_a_token_of_its_own(clf: Classifier, code: str) -> None:
+    # the codes above pass presidio's check letter; each is found in its usual carriers
+    for text in (f"codice fiscale: {code}", f"Codice fiscale {code}.", f"cf: {code.lower()}", f'"cf": "{code}"'):
+        assert ("IT_FISCAL_CODE", text[text.lower().index(code.lower()) :][: len(code)]) in found(clf, text), text
+
+
+@given(
+    code=st.sampled_from(_CODES),
+    left=st.sampled_from(["I", "x", "9", "_", ""]),
+    right=st.sampled_from(["X", "a", "7", "_", ""]),
+)
+def test_a_codice_fiscale_glued_into_a_longer_token_is_none(clf: Classifier, code: str, left: str, right: str) -> None:
+    assume(left or right)
+    text = f"# cf. codice fiscale\nvalue = {left}{code}{right}\n"
+    assert "IT_FISCAL_CODE" not in {e for e, _ in found(clf, text)}
+
+
+def test_sixteen_letters_of_a_word_are_no_codice_fiscale(clf: Classifier) -> None:
+    # the sympy test's line: a letter-only run that fits the shape and its check letter
+    text = "    # cf. issues 5795 and 5545\n    raises(InconsistentAssumptions, lambda: Symbol('x'))\n"
+    assert "IT_FISCAL_CODE" not in {e for e, _ in found(clf, text)}
+    assert "IT_FISCAL_CODE" not in {e for e, _ in found(clf, "cf: NCONSISTENTASSUM")}
