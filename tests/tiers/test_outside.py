@@ -105,6 +105,16 @@ CODE_NEGATIVES = [
     ("SECRET", '        ("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig"),'),
     # joined surnames before what science names after them
     ("ORGANIZATION", "    # the Tait-Bryan angles of the frame, a Blackman-Harris window, a Hillis-Steele scan"),
+    # classes imported in a docstring's example, a list of one index type, acronyms after "by"
+    (
+        "PERSON",
+        "        >>> from sympy.physics.quantum.state import Ket, Bra\n        >>> from sympy import Point, Ray\n",
+    ),
+    ("PERSON", "        _IndexStructure([(m0, 0), (m3, 3)], [(1, 2)], [Lorentz, Lorentz, Lorentz, Lorentz])"),
+    ("PERSON", '    r"""Return number of devices as reported by NVML or negative value if NVML discovery fails.'),
+    ("PERSON", "            The opened file handles will be closed by Python's GC periodically."),
+    # a software's driver is no driver's licence
+    ("US_DRIVER_LICENSE", "    # CUDA driver allocated memory was 1254555648 and is now 1242955776."),
     # sixteen letters inside an identifier, beside a "cf." comment
     ("IT_FISCAL_CODE", "    # cf. issues 5795 and 5545\n    raises(InconsistentAssumptions, lambda: Symbol('x'))"),
 ]
@@ -162,6 +172,11 @@ OUTSIDE_POSITIVES = [
     ("SECRET", "DB_PASSWORD=abc123==", "abc123=="),
     ("SECRET", 'api_token = "ApiTokenX9fQ2mLp"', "ApiTokenX9fQ2mLp"),
     ("ORGANIZATION", "Smith-Jones order 4411 shipped", "Smith-Jones"),
+    ("PERSON", "Prepared by MÜLLER", "MÜLLER"),
+    ("US_DRIVER_LICENSE", "driver: 123456789 (CUDA driver 12.1)", "123456789"),
+    ("US_DRIVER_LICENSE", "Truck driver license 12345678", "12345678"),
+    ("PERSON", "Approved by: Maria GONZALEZ", "Maria GONZALEZ"),
+    ("PERSON", ">>> sign('Gonzalez, Maria')", "Gonzalez, Maria"),
     ("IT_FISCAL_CODE", "Codice fiscale: RSSMRA85T10A562S.", "RSSMRA85T10A562S"),
 ]
 

@@ -33,9 +33,11 @@ _CODE_AFTER = re.compile(r"[\[(]|\.[A-Za-z_(]|::|[ \t]*(?:\|[ \t]*None\b|=(?!=)|
 _KEY_BEFORE = re.compile(
     r"(?m)(?:^|[^A-Za-z0-9_.])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)[ \t]*[:=][ \t]*$"
 )
-# a line of code: a keyword or decorator starting it, or "self." / "cls." anywhere in it
+# a line of code: a keyword or decorator starting it, or "self." / "cls." anywhere in it; in a
+# docstring's example too, after the interpreter's prompt (">>> from sympy import Point, Ray")
 _CODE_LINE_HEAD = re.compile(
-    r"[ \t]*(?:(?:async[ \t]+)?def|class|import|return)\b|[ \t]*from[ \t]+[\w.]+[ \t]+import\b|[ \t]*@[a-z]"
+    r"[ \t]*(?:(?:>>>|\.\.\.)[ \t]+)?"
+    r"(?:(?:(?:async[ \t]+)?def|class|import|return)\b|from[ \t]+[\w.]+[ \t]+import\b|@[a-z])"
 )
 _RECEIVERS = ("self.", "cls.")
 # how far back a value's line is read: every name candidate reads it, so reading a line of any

@@ -212,6 +212,20 @@ _NOT_IN_TOKEN_L = r"(?:^|[^0-9A-Za-z_.~/#-])"
 _NOT_IN_TOKEN_R = r"(?:$|[^0-9A-Za-z_.~/-])"
 
 
+_DL_REACH = 64  # the default context window
+_DL_WORD = re.compile(
+    r"(?i)(?<![A-Za-z0-9])("
+    + "|".join(re.escape(w).replace(r"\ ", r"[ _-]") for w in sorted(_DL_CONTEXT, key=len, reverse=True))
+    + r")(?![A-Za-z0-9])"
+)
+# what makes "driver" a program's or a device's: an acronym (CUDA, JDBC, GPU) or a technical word
+_TECHNICAL_BEFORE = re.compile(
+    r"(?:\b[A-Z]{2,}[0-9]*|(?i:\b(?:gpu|cuda|nvidia|amd|intel|kernel|device|display|graphics|printer|usb"
+    r"|network|disk|storage|audio|video|database|db|jdbc|odbc|web|chrome|gecko|selenium|sql|mysql|postgres"
+    r"|postgresql|mongodb|redis|node|python|java|linux|windows|hardware|software)))[ \t_-]*\Z"
+)
+
+
 class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
     """presidio's driver's-licence shapes, upper case as licences are printed, at least six
     characters with four digits, not glued into a token, and only near a driver / DL word: with
@@ -235,6 +249,18 @@ class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
             )
             for p in self.patterns
         ]
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Near a software's or a device's driver only ("CUDA driver allocated memory was
+        1254555648", "the JDBC driver version 42010004"), a number is none: a driver's licence
+        has a person's driver, written without a technical word or an acronym before it."""
+        lo, hi = max(0, start - _DL_REACH), min(len(text), end + _DL_REACH)
+        words = [m for m in _DL_WORD.finditer(text, lo, hi) if not (start <= m.start() < end)]
+        return bool(words) and all(
+            m.group(1).lower() in ("driver", "drivers")
+            and _TECHNICAL_BEFORE.search(text, max(0, m.start() - 24), m.start())
+            for m in words
+        )
 
     def invalidate_result(self, pattern_text: str) -> bool:
         if len(pattern_text) < 6 or sum(c.isdigit() for c in pattern_text) < 4:

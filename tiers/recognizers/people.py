@@ -294,6 +294,8 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             if (
                 len(words) == 2
                 and self._is_given(words[1])
+                # "Lorentz, Lorentz": a list repeating one word (sympy's index types), no person
+                and words[0].lower() != words[1].lower()
                 and not any(map(is_common, words))
                 and not words[0].lower().endswith(_DERIVED)
                 # "Conference, George", "Proceedings, Anna": a title's noun is no surname (the
@@ -514,6 +516,11 @@ class TitledPersonRecognizer(_NameRecognizer):
             keep = words[1].start() + rest if rest else 0
         if keep == 0 or (keep <= 3 and text[:keep].isupper()):
             return None  # nothing but ordinary words, or an acronym ("To: VE")
+        kept = text[:keep].split()
+        if kept[-1].isupper() and kept[-1].isalpha() and not is_surname(kept[-1]):
+            # an acronym, alone or ending the words ("reported by NVML", "released by CUDA",
+            # "closed by Python's GC"); a surname in capitals is the census's ("by MÜLLER")
+            return None
         pair = _WORDS.findall(text)
         if len(_WORDS.findall(text[:keep])) == 1 and not _TITLE_ALONE.match(text) and title_noun(text[:keep]):
             # one word the dictionary has and no census surname or given name spells: a role's
