@@ -99,7 +99,7 @@ _glued = st.lists(st.tuples(_pieces, st.sampled_from(_GLUE)), min_size=1, max_si
         "contact 鿏@gmail.com please",
         "mail 王鿏@qq.com",
         "ᏸ@acme.io",
-        "mail jane@ᏸᏸ.acme.io",
+        "mail jane@acme.ᏸᏸ",
         "DATABASE_URL=postgres://admin:hunter2\x0bXy9@db.acme.io:5432/app",
         "db.acme.io:5432:app\x0bdb:admin:S3cr3tPassw0rd",
         "mysql -u root -pS3cr3t\x0bx",
@@ -109,14 +109,6 @@ def test_what_vectorscan_reads_otherwise_is_still_found(scanners: tuple[Scanner,
     """Found in a review: Unicode properties and the vertical tab, where the engines disagree."""
     scanner, every, _ = scanners
     assert _scan(scanner, text) == _scan(every, text) != []
-
-
-def test_a_top_level_domain_of_letters_vectorscan_does_not_know_reads_alike(
-    scanners: tuple[Scanner, Scanner, bytes],
-) -> None:
-    """ "jane@acme.ᏸᏸ" is no mailbox (no such top-level domain), in either engine."""
-    scanner, every, _ = scanners
-    assert _scan(scanner, "mail jane@acme.ᏸᏸ") == _scan(every, "mail jane@acme.ᏸᏸ")
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

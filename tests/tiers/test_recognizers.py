@@ -720,31 +720,26 @@ def test_file_extensions_are_no_top_level_domains() -> None:
     assert _FILE_EXTENSIONS and not _FILE_EXTENSIONS & tlds, sorted(_FILE_EXTENSIONS & tlds)
 
 
-def _psl_tlds() -> list[str]:
-    return sorted(
-        {
-            line.strip().rsplit(".", 1)[-1].lstrip("*!")
-            for line in _PUBLIC_SUFFIX_LIST.read_text("utf-8").splitlines()
-            if line.strip() and not line.startswith("//")
-        }
-    )
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(data=st.data())
-def test_a_mailbox_counts_under_every_top_level_domain_and_under_no_other(clf: Classifier, data: st.DataObject) -> None:
-    """Under each top-level domain of the Public Suffix List (and the names of private networks)
-    "jane.doe@acme.<tld>" is a mailbox; under a label that is none (a file's extension, a
-    decorator's name, "\\n@triton.jit") it is not."""
-    tlds = _psl_tlds()
-    tld = data.draw(st.sampled_from([*tlds, "local", "corp", "internal"]))
-    text = f"write to jane.doe@acme.{tld} today"
-    assert ("EMAIL_ADDRESS", f"jane.doe@acme.{tld}") in found(clf, text), text
-    other = data.draw(st.text("abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=6).filter(lambda t: t not in tlds))
-    assume(
-        other not in {"local", "localdomain", "lan", "corp", "internal", "intranet", "intra", "home", "private", "priv"}
-    )
-    assert not [v for e, v in found(clf, f"write to jane.doe@acme.{other} today") if e == "EMAIL_ADDRESS"]
+@pytest.mark.parametrize(
+    ("text", "address"),
+    [
+        ("请把简历发送到zhangwei@163.com即可", "zhangwei@163.com"),
+        ("メールはtaro.yamada@example-corp.co.jpまでお願いします", "taro.yamada@example-corp.co.jp"),
+        ("Email me at maria.rossi@acme-corp.com.Thanks", "maria.rossi@acme-corp.com"),
+        ("jane@acme.comPhone: 555-0100", "jane@acme.com"),
+        ("reach jane@mail.lab or bob@host.staging", "jane@mail.lab"),
+        ('{"log": "line one\\njane.doe@acme.com"}', "jane.doe@acme.com"),
+    ],
+)
+def test_a_mailbox_with_text_glued_on_or_at_an_internal_name_is_covered(
+    clf: Classifier, text: str, address: str
+) -> None:
+    """Found in a review of a top-level-domain check (withdrawn): a mailbox glued to CJK text, a
+    sentence without its blank, extracted text, an internal pseudo-domain, an escape before it.
+    Each is stripped whole, with what is glued to it where the shape cannot tell."""
+    d = clf.classify(content(text))
+    at = text.index(address)
+    assert any(f.entity_type == "EMAIL_ADDRESS" and f.start <= at and at + len(address) <= f.end for f in d.findings)
 
 
 _LOCAL_LABEL = st.text("abcdefghijklmnopqrstuvwxyz0123456789", min_size=1, max_size=12)

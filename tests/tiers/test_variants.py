@@ -105,9 +105,8 @@ TIER2 = [
     # internationalised addresses: IDN domains, Unicode local parts, punycode
     ("EMAIL_ADDRESS", "write to {} today", "ivan@пример.рф"),
     ("EMAIL_ADDRESS", "write to {} today", "иван@example.com"),
-    # (delegated top-level domains: IANA's test ones, ".δοκιμή", ".テスト", reach nobody)
-    ("EMAIL_ADDRESS", "write to {}, thanks", "δοκιμή@παράδειγμα.ελ"),
-    ("EMAIL_ADDRESS", "write to {} today", "用户@例子.公司"),
+    ("EMAIL_ADDRESS", "write to {}, thanks", "δοκιμή@παράδειγμα.δοκιμή"),
+    ("EMAIL_ADDRESS", "write to {} today", "用户@例子.广告"),
     ("EMAIL_ADDRESS", "write to {} today", "ivan@xn--e1afmkfd.xn--p1ai"),
     ("EMAIL_ADDRESS", "write to {} today", "jörg.müller@bücher.de"),
     ("EMAIL_ADDRESS", "mail: {}", "राम@उदाहरण.भारत"),

@@ -33,11 +33,16 @@ _CODE_AFTER = re.compile(r"[\[(]|\.[A-Za-z_(]|::|[ \t]*(?:\|[ \t]*None\b|=(?!=)|
 _KEY_BEFORE = re.compile(
     r"(?m)(?:^|[^A-Za-z0-9_.])((?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*)[ \t]*[:=][ \t]*$"
 )
-# a line of code: a keyword or decorator starting it, or "self." / "cls." anywhere in it; in a
-# docstring's example too, after the interpreter's prompt (">>> from sympy import Point, Ray")
+# a line of code: a keyword or decorator starting it, or "self." / "cls." anywhere in it
 _CODE_LINE_HEAD = re.compile(
-    r"[ \t]*(?:(?:>>>|\.\.\.)[ \t]+)?"
-    r"(?:(?:(?:async[ \t]+)?def|class|import|return)\b|from[ \t]+[\w.]+[ \t]+import\b|@[a-z])"
+    r"[ \t]*(?:(?:async[ \t]+)?def|class|import|return)\b|[ \t]*from[ \t]+[\w.]+[ \t]+import\b|[ \t]*@[a-z]"
+)
+# an import in a docstring's example, after the interpreter's prompt, up to the candidate: the
+# names it imports so far ("    >>> from sympy import Point, Ray"); a line of prose after "... "
+# ("... import duties paid by Maria Gonzalez") has no module path and comma-joined names
+_PROMPT_IMPORT = re.compile(
+    r"[ \t]*(?:>>>|\.\.\.)[ \t]+(?:from[ \t]+[a-z_][\w.]*[ \t]+)?import[ \t]+\(?[ \t]*"
+    r"(?:[A-Za-z_]\w*(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*"
 )
 _RECEIVERS = ("self.", "cls.")
 # how far back a value's line is read: every name candidate reads it, so reading a line of any
@@ -63,7 +68,9 @@ def code_line(text: str, line_start: int, start: int) -> bool:
     """Whether ``text[line_start:start]`` (no line break in it) reads as a line of code: one regex
     search over it tried every place of the line for every candidate (27 µs on a long line of
     names), so the head is matched where a line starts and the receivers found by ``str.find``."""
-    if (line_start == 0 or text[line_start - 1] == "\n") and _CODE_LINE_HEAD.match(text, line_start, start):
+    if (line_start == 0 or text[line_start - 1] == "\n") and (
+        _CODE_LINE_HEAD.match(text, line_start, start) or _PROMPT_IMPORT.fullmatch(text, line_start, start)
+    ):
         return True
     for receiver in _RECEIVERS:
         i = text.find(receiver, line_start, start)

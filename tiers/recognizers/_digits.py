@@ -144,32 +144,34 @@ def chance_term(text: str, start: int, end: int, valid: Callable[[str], bool]) -
     return len(others) >= 4 and 2 * sum(map(valid, others)) < len(others)
 
 
-# An operand of arithmetic: a product or a power joined to an operand on the other side ("…*x",
-# "…**(1/3)", "2*…"), or written with blanks beside a number, a bracket or a one-letter variable
-# ("… * q", "2 / …"; not "… * expires"), a quotient joined to a bracket ("S(…)/(16*10**11)",
-# "…/(35184372088832*"), a sum after a one-letter variable or a bracket ("x + …", "t**12 - …",
-# ") + …"), or a number with its minus sign joined ("-3839159765625, -1562475"). Markdown's
-# emphasis ("**4111…**", "**4111…** is") has no operand on the outer side and a URL's path
-# ("/cards/4111…/refund") no bracket or blank at its slashes, so neither is arithmetic.
-_OPERATOR_AFTER = re.compile(
-    r"\)*\*\*?[A-Za-z0-9_(]|\)+/[A-Za-z0-9_(]|\)*[ \t]+(?:\*\*?|/)[ \t]+(?:[0-9(]|[A-Za-z](?![A-Za-z0-9_]))"
-)
-_OPERATOR_BEFORE = re.compile(
-    r"(?:[A-Za-z0-9_)\]]\*\*?|/[ \t]*\(|(?:(?:^|[^A-Za-z0-9_.])[A-Za-z]|[0-9)\]])[ \t]+(?:\*\*?|/)[ \t]+)\(*\Z"
-)
-_SUMMAND_BEFORE = re.compile(r"(?:(?:^|[^A-Za-z0-9_.])[A-Za-z](?:\*\*[0-9]+)?|\))[ \t]+[+-][ \t]+\Z")
-_NEGATIVE = re.compile(r"(?:^|[\s,(\[{=])-\Z")
+# An operand of arithmetic in code or a formula, with the operator joined to both operands: a
+# product or a power whose other factor is a number, a bracket or a one-letter variable, or a
+# name followed by its own operator or call ("…*q**2", "…*sqrt(", "2*…", "x**…", ")**(1/3)"); a
+# quotient between brackets ("S(…)/(16*10**11)", "…/(35184372088832*"); a sum after a product's
+# one-letter factor or a power ("…*x + …", "t**12 - …"); a negative term of a literal of integers
+# ("-3839159765625, -1562475,"). Not a blank-separated " * " or " / " (an expiry, a CVV, a
+# footnote: "4929… / 12/27 / 123"), a dash or plus after a word or a bracket ("Plan B - …",
+# "(Visa) - …"), a minus before one number alone ("card: -4929…"), a star before a word
+# ("4929…*note"), markdown's emphasis ("**4929…**") or a URL's path ("/cards/4929…/refund").
+_FACTOR = r"(?:[0-9(]|[A-Za-z](?![A-Za-z0-9_])|[A-Za-z_][A-Za-z0-9_]*(?=\*|\())"
+_OPERATOR_AFTER = re.compile(r"\)*\*\*?" + _FACTOR + r"|\)+/\(")
+_OPERATOR_BEFORE = re.compile(r"(?:(?:^|[^A-Za-z0-9_])[A-Za-z]|[0-9)])\*\*?\(*\Z|[0-9)]/\(+\Z")
+_SUMMAND_BEFORE = re.compile(r"(?:\*[A-Za-z]|\*\*[0-9]+)[ \t]+[+-][ \t]+\Z")
+_NEGATIVE_TERM = re.compile(r"[ \t]*,[ \t\r\n]*[+-]?[0-9]+[ \t]*[,)\]\n]")
 _OPERATOR_WINDOW = 24
 
 
 def in_arithmetic(text: str, start: int, end: int) -> bool:
     """Whether the bare integer at ``start:end`` is an operand of arithmetic in code or a formula
     (sympy's polynomials: ``2447509765625*q**2*r*s**6``, ``120352542776360960*x +
-    269116466014453760``) or a negative number. An identifier is never multiplied, divided,
-    summed with a variable or negative: a long integer there passes a check digit by chance."""
+    269116466014453760``) or a negative term of a literal of integers. An identifier is never
+    multiplied, divided or summed with a variable: a long integer there passes a check digit by
+    chance."""
     if not text[start:end].isdigit():
         return False
-    lo = max(0, start - _OPERATOR_WINDOW)  # "^" below is the text's start, never ``lo``
-    if any(p.search(text, lo, start) for p in (_OPERATOR_BEFORE, _SUMMAND_BEFORE, _NEGATIVE)):
+    lo, hi = max(0, start - _OPERATOR_WINDOW), min(len(text), end + _OPERATOR_WINDOW)
+    if _OPERATOR_BEFORE.search(text, lo, start) or _SUMMAND_BEFORE.search(text, lo, start):
         return True
-    return _OPERATOR_AFTER.match(text, end, min(len(text), end + _OPERATOR_WINDOW)) is not None
+    if _OPERATOR_AFTER.match(text, end, hi):
+        return True
+    return start > 0 and text[start - 1] == "-" and _NEGATIVE_TERM.match(text, end, hi) is not None

@@ -13,7 +13,6 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._digits import in_decimal, in_integer_sequence
-from ._tlds import is_mail_tld
 
 __all__ = ["EmailAddressRecognizer", "PhoneNumberRecognizer"]
 
@@ -62,7 +61,6 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
     def __init__(self, internal_domains: Iterable[str] = ()) -> None:
         super().__init__()
         self._internal = tuple(d.lower() for d in internal_domains)
-        is_mail_tld("com")  # read the top-level domains at start-up, not on the first request
 
     def invalidate_result(self, pattern_text: str) -> bool:
         local, domain = pattern_text.rsplit("@", 1)
@@ -72,8 +70,6 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True  # file names such as logo@2x.png, file@1.txt: no such top-level domain
         if any(domain == d or domain.endswith("." + d) for d in self._internal):
             return False
-        if not is_mail_tld(labels[-1]):
-            return True  # "file.zip@member.pkl", "\\n@triton.jit": under no top-level domain (:mod:`._tlds`)
         if not any(c.isalnum() for c in local):
             return True  # "``@contextlib.contextmanager" in reST, "%@gmail.com" in a LIKE pattern
         if _TEMPLATE_FIELD.search(local):
@@ -105,9 +101,12 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         one at a documentation domain, where nobody's mailbox is; elsewhere ``user:jane@acme.com``
         in a log line is the address. And ``git@github.com:owner/repo.git`` is a repository's
         address in SSH's scp syntax (a user on a host, then ``:`` and a path), no mailbox: an
-        address ends a sentence's clause with a blank after its colon."""
+        address ends a sentence's clause with a blank after its colon. Nor is one letter after a
+        backslash, an escape's (``"\\n@triton.jit\\n"`` in generated source)."""
         if end + 1 < len(text) and text[end] == ":" and text[end + 1] in _PATH_START:
             return True
+        if start > 0 and text[start - 1] == "\\" and text.find("@", start, end) == start + 1:
+            return True  # '"\\n@triton.jit\\n"': the letter is an escape's (a line break), no mailbox
         if start == 0 or text[start - 1] != ":":
             return False  # both shapes below end with the colon right before the address
         if _URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start):
@@ -138,7 +137,7 @@ _FILE_EXTENSIONS = frozenset(
     log lock xml html htm xhtml css scss js mjs cjs ts tsx jsx pyi pyc pyx ipynb rb php sql db sqlite
     parquet bin dat tmp bak swp doc docx xls xlsx ppt pptx odt ods rtf pdf rst tex whl egg exe dll
     tar gz tgz xz zst jar class cpp hpp cxx kt pem crt csr der pfx jks wav avi mkv webm flac ttf
-    otf woff""".split()
+    otf woff pkl pickle npy npz ckpt pth safetensors onnx h5 hdf5 msgpack""".split()
 )
 # the words SSH, TLS and JOSE algorithm names are made of; with a number they are the
 # "name@domain" extension names of RFC 4251 section 6 ("aes256-gcm@openssh.com",

@@ -218,11 +218,13 @@ _DL_WORD = re.compile(
     + "|".join(re.escape(w).replace(r"\ ", r"[ _-]") for w in sorted(_DL_CONTEXT, key=len, reverse=True))
     + r")(?![A-Za-z0-9])"
 )
-# what makes "driver" a program's or a device's: an acronym (CUDA, JDBC, GPU) or a technical word
+# what makes "driver" a program's or a device's: a technical word or acronym right before it
+# ("CUDA driver", "the JDBC driver"); not a vehicle's, a state's or a fleet's ("TRUCK DRIVER",
+# "TX driver", "HGV driver", "Network driver training" of a logistics firm)
 _TECHNICAL_BEFORE = re.compile(
-    r"(?:\b[A-Z]{2,}[0-9]*|(?i:\b(?:gpu|cuda|nvidia|amd|intel|kernel|device|display|graphics|printer|usb"
-    r"|network|disk|storage|audio|video|database|db|jdbc|odbc|web|chrome|gecko|selenium|sql|mysql|postgres"
-    r"|postgresql|mongodb|redis|node|python|java|linux|windows|hardware|software)))[ \t_-]*\Z"
+    r"(?i:\b(?:gpu|cuda|nvidia|rocm|amd|intel|kernel|device|display|graphics|printer|usb|pci|pcie|nvme|sata"
+    r"|scsi|disk|storage|audio|video|database|db|jdbc|odbc|chrome|chromium|gecko|selenium|sql|mysql|postgres"
+    r"|postgresql|mongodb|redis|hardware|software|opengl|vulkan))[ \t_-]*\Z"
 )
 
 
@@ -283,7 +285,8 @@ class ItFiscalCodeRecognizer(pr.ItFiscalCodeRecognizer):
         self.patterns = [
             Pattern(
                 p.name,
-                r"(?i)(?:^|[^0-9A-Za-z_])(?P<value>" + p.regex.removeprefix("(?i)") + r")(?:$|[^0-9A-Za-z_])",
+                # "_" bounds it: file names carry codes ("CF_RSSMRA85T10A562S.pdf")
+                r"(?i)(?:^|[^0-9A-Za-z])(?P<value>" + p.regex.removeprefix("(?i)") + r")(?:$|[^0-9A-Za-z])",
                 p.score,
             )
             for p in self.patterns

@@ -294,8 +294,6 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             if (
                 len(words) == 2
                 and self._is_given(words[1])
-                # "Lorentz, Lorentz": a list repeating one word (sympy's index types), no person
-                and words[0].lower() != words[1].lower()
                 and not any(map(is_common, words))
                 and not words[0].lower().endswith(_DERIVED)
                 # "Conference, George", "Proceedings, Anna": a title's noun is no surname (the
@@ -389,6 +387,8 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         Unicode's block names)."""
         if "," in text[start:end] and (_ENUMERATION_AFTER.match(text, end) or _ABBREVIATION_AFTER.match(text, end)):
             return True
+        if _one_word_listed(text, start, end):
+            return True
         return super().reject_at(text, start, end) or self._term_table(text, start, end)
 
     def _term_table(self, text: str, start: int, end: int) -> bool:
@@ -412,6 +412,17 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         keys = [k for k in _neighbour_keys(text, row) if _TERM_SHAPE.fullmatch(k)]
         names = sum(self.refine_span(k) is not None for k in keys)
         return len(keys) - names >= 2 and names <= len(keys) - names
+
+
+def _one_word_listed(text: str, start: int, end: int) -> bool:
+    """ "Lorentz, Lorentz" inside a list that repeats the word a third time (sympy's index types,
+    ``[Lorentz, Lorentz, Lorentz]``): a list of one term, no "Surname, Given" ("Thomas, Thomas"
+    alone may be a person's name)."""
+    first, comma, second = text[start:end].partition(",")
+    word = first.strip()
+    if not comma or not word or word != second.strip():
+        return False
+    return text.startswith(", " + word, end) or text.endswith(word + ", ", 0, start)
 
 
 # a quoted string that starts its line, as a dict's key or a list's item does
@@ -457,6 +468,24 @@ def _neighbour_keys(text: str, row: int) -> list[str]:
     return keys
 
 
+# "by" (or "von", "durch", "par") right before a name: a role's, with no title between
+_BY_BEFORE = re.compile(r"(?i:\b(?:by|von|durch|par))[ ]*:?[ ]*\Z")
+
+
+def _acronym_after_by(text: str, start: int, end: int) -> bool:
+    """An acronym of five capitals at most, alone or after a possessive, right after "by": a
+    program or a library ("reported by NVML", "closed by Python's GC"), unless the census spells
+    it as a surname ("by CUDA" stays: Cuda is one). A title, a given name or a sign-off before
+    it keeps a name ("Signed by Ngozi OKONJO", "Dear Mr. VOLKOVSKY")."""
+    words = text[start:end].split()
+    last = words[-1].rstrip(".,") if words else ""
+    if not (last.isupper() and last.isalpha() and len(last) <= 5) or is_surname(last):
+        return False
+    if len(words) > 2 or (len(words) == 2 and not words[0].endswith(("'s", "’s"))):
+        return False
+    return _BY_BEFORE.search(text, max(0, start - 16), start) is not None
+
+
 class TitledPersonRecognizer(_NameRecognizer):
     """A name after a title, a role word or a sign-off: any capitalised words count."""
 
@@ -495,6 +524,8 @@ class TitledPersonRecognizer(_NameRecognizer):
         word = text[start:end].strip().rstrip(".")
         if word.isupper() and word.isalpha() and is_english_word(word.lower()) and not is_surname(word):
             return True  # "Author: UNKNOWN", "Owner: NONE": a word in capitals, no surname
+        if _acronym_after_by(text, start, end):
+            return True
         if " " not in text[start:end] and eponym_after(text, end, genitive=True):
             # "checked by Euler's formula": the formula checked; a surname alone, as science
             # writes an eponym ("Maria Gonzalez's method" keeps its given name and stays)
@@ -516,11 +547,6 @@ class TitledPersonRecognizer(_NameRecognizer):
             keep = words[1].start() + rest if rest else 0
         if keep == 0 or (keep <= 3 and text[:keep].isupper()):
             return None  # nothing but ordinary words, or an acronym ("To: VE")
-        kept = text[:keep].split()
-        if kept[-1].isupper() and kept[-1].isalpha() and not is_surname(kept[-1]):
-            # an acronym, alone or ending the words ("reported by NVML", "released by CUDA",
-            # "closed by Python's GC"); a surname in capitals is the census's ("by MÜLLER")
-            return None
         pair = _WORDS.findall(text)
         if len(_WORDS.findall(text[:keep])) == 1 and not _TITLE_ALONE.match(text) and title_noun(text[:keep]):
             # one word the dictionary has and no census surname or given name spells: a role's

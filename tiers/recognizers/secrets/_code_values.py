@@ -82,8 +82,8 @@ def _code_tuple(value: str) -> bool:
 def names_its_key(value: str, key: str) -> bool:
     """Whether ``value`` is ``key``'s own words written another way (two words or more):
     ``AttributeOID.CHALLENGE_PASSWORD: "challengePassword"``; or a class named after the key,
-    its words and one more (``("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig")``, a
-    model library's table of configurations)."""
+    its words and a kind of class (``("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig")``,
+    a model library's table of configurations)."""
     if not re.fullmatch(r"[A-Za-z0-9_. -]+", value):
         return False
     words = [w.lower() for w in _KEY_WORDS.findall(value)]
@@ -92,8 +92,19 @@ def names_its_key(value: str, key: str) -> bool:
         return True
     named = words[:-1]  # a class: the key's words, then its kind ("Config", "Model")
     return (
-        value[:1].isupper() and words[-1].isalpha() and sum(w.isalpha() for w in named) >= 2 and set(named) <= key_words
+        value[:1].isupper()
+        and words[-1] in _CLASS_KINDS
+        and sum(w.isalpha() for w in named) >= 2
+        and set(named) <= key_words
     )
+
+
+# the last word of a class named after what it serves ("Qwen2_5OmniToken2WavConfig"); not any
+# word ("GrafanaAdminWinter" under ``grafana_admin_password`` is a password)
+_CLASS_KINDS = frozenset(
+    """config configuration model tokenizer processor extractor class type module layer encoder decoder
+    pipeline output outputs handler manager client factory builder adapter mixin error exception""".split()
+)
 
 
 # a comment ("// TODO", "//nothing here") or a protocol-relative URL ("//cdn.example.com/x.js",

@@ -95,8 +95,7 @@ _MEDIUM = frozenset(
 )
 # (a DSN or connection string without a password is an address: URLs with one are found as URLs)
 _WEAK = frozenset({"auth", "sig", "signature", "sas"})
-# The key names something about a credential, not the credential itself (a model's
-# ``pad_token_tensor``, ``token_mask`` and ``token_embeddings`` hold numbers about tokens).
+# The key names something about a credential, not the credential itself.
 _ABOUT = frozenset(
     """type types url uri urls endpoint endpoints host name names file files filename path paths length
     len min max policy field fields label prompt placeholder expiry expires expiration exp ttl header
@@ -110,7 +109,6 @@ _ABOUT = frozenset(
     option options flag flags test tests spec schema model models entity request response client
     handler callback hook check checker verify verified valid is has get set use uses used
     needed should can will must allow allowed ok status state stats metric metrics log logs
-    tensor tensors mask masks embedding embeddings embeds logits probs vocab dim dims shape
     """.split()
 )
 

@@ -76,6 +76,11 @@ _FETCH_MODES = frozenset({"include", "omit", "same-origin"})
 _ALTERNATIVES = re.compile(
     r"^(?:[a-z]+(?: [a-z]+)*(?: / [a-z]+(?: [a-z]+)*)+|[a-z]+[0-9]{0,2}(?:\|[a-z]+[0-9]{0,2})+)$"
 )
+# a type annotation's union (``pad_token_tensor: "torch.Tensor | None"``): names joined by "|",
+# one of them None or dotted
+_TYPE_UNION = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?(?:[ ]*\|[ ]*[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?)+$"
+)
 # a media type (RFC 6838: a registered top-level type, a subtype, a "+suffix"): a constant's
 # value in every HTTP library (``APPLICATION_JWT = 'application/jwt'``), never a credential
 _MEDIA_TYPE = re.compile(
@@ -88,10 +93,11 @@ _STYLE = re.compile(
 _CODE_SHAPE = re.compile(
     r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\s|^lambda\b"
     r"|\s(?:=|==|!=|<=|>=|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
-    # a comparison written without blanks (``decided_mask==0``, ``self.n!=len(xs)``), after a name
-    # of code only (snake case or an attribute): a password may hold "==" or "!=" ("d==Qt^Qa+6",
-    # "Pa55!=word"), and base64's padding ends a value where a comparison has an operand after it
-    r"|^[A-Za-z_][A-Za-z0-9]*[_.][A-Za-z0-9_.]*(?:==|!=|<=|>=)[A-Za-z0-9_'\"(-]"
+    # a comparison written without blanks, whole: a lower-case name of code (snake case or an
+    # attribute), the operator, and a number, a constant or a dotted name (``decided_mask==0``,
+    # ``self.state!=State.FORWARD``); a password may hold "==" or "!=" ("d==Qt^Qa+6/…",
+    # "Pa55!=word", "my_pass==word", "Tq_8v!=Lm2#")
+    r"|^[a-z_][a-z0-9]*[_.][a-z0-9_.]*(?:==|!=|<=|>=)(?:[0-9]+|None|True|False|[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z0-9_.]+)[,;]?$"
 )
 
 
@@ -177,6 +183,8 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
 def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
     if _MEDIA_TYPE.match(value):
         return False  # a media type ("application/at+jwt")
+    if _TYPE_UNION.match(value) and any(p.strip() == "None" or "." in p for p in value.split("|")):
+        return False  # a type annotation ("torch.Tensor | None")
     if value[:4].lower() == "urn:" or (not quoted and any(c in value for c in "\"'")):
         return False  # a URN names a type ("urn:ietf:params:oauth:…"); a quote ends a string we were in
     if not quoted and (_CODE_REF.match(value) and not any(c.isdigit() for c in value)):
