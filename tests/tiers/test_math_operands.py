@@ -2,9 +2,10 @@
 
 sympy's polynomials and tests multiply, divide and sum long integers (``2447509765625*q**2``,
 ``120352542776360960*x + 269116466014453760``): one in ten passes Luhn's check, and ten files were
-Tier 3 as holding a card. presidio's codice fiscale had no boundary and ignored case, so sixteen
+Tier 3 as holding a card. presidio's codice fiscale ignores case and has no boundary, so sixteen
 letters inside ``InconsistentAssumptions`` were one beside a "cf." comment. Each class is refused in
-general here, and the same values in the places real ones stand in stay found."""
+general here, and the same values in the places real ones stand in stay found (two adversarial
+reviews' inputs among them: X12 records, emphasis, expiry dates, codes glued by PDF extraction)."""
 
 from __future__ import annotations
 
@@ -67,13 +68,23 @@ _CARRIERS = [
     "cards:\n  -{n}\n",
     "{n}*note",
     "e = {n} * q",
+    # found in a second review: star-separated records, emphasis next to a bracket, a quantity,
+    # a spreadsheet's formula, a dash glued to a label before more fields
+    "REF*CR*{n}*1227~",
+    "N1*P*{n}~",
+    "DTMF: *{n}*1227*123#",
+    "Card:**{n}**(exp 12/27, CVV 123)",
+    "**Card (Visa)**{n}",
+    "Qty 2*{n}",
+    "=SUM(A1:A3)*{n}",
+    "name,card,exp\nBob,-{n},1227\n",
+    "Card No.-{n},1227,123",
 ]
 # where a long integer is a term of arithmetic (sympy's polynomials and tests)
 _ARITHMETIC = [
     "    g = 120352542776360960*x + {n}\n",
     "    f = {n}*q**2*r*s**6 + 3*p\n",
     "    h = x**{n}\n",
-    "    k = 2*{n}\n",
     "    e = t**12 - {n}\n",
     "        S({n})/(16*10**11)\n",
     "    r = 75/({n}*sqrt(2))\n",
@@ -103,7 +114,7 @@ def test_a_term_of_arithmetic_is_no_card(clf: Classifier, n: str, form: str) -> 
 
 @given(
     n=st.text("123456789", min_size=8, max_size=19),
-    left=st.sampled_from(["", "x*", "2*", "x**", "(2*", "t**12 - ", "3*x + ", "75/("]),
+    left=st.sampled_from(["", "x**", "t**12 - ", "3*x + ", "75/("]),
     right=st.sampled_from(["", "*x", "**2", "*q**2", "*sqrt(2)", ")/(2", ")**(1/3)"]),
 )
 def test_in_arithmetic_exactly_where_an_operator_joins_an_operand(n: str, left: str, right: str) -> None:
@@ -112,11 +123,16 @@ def test_in_arithmetic_exactly_where_an_operator_joins_an_operand(n: str, left: 
     assert in_arithmetic(text, start, start + len(n)) is bool(left or right)
 
 
-@given(n=st.text("123456789", min_size=8, max_size=19), rest=st.sampled_from(["", ",", ", 12", ", x", "\n"]))
-def test_a_minus_makes_a_negative_term_only_in_a_literal_of_integers(n: str, rest: str) -> None:
-    text = "[1, -" + n + rest + ", 3]" if rest.startswith(",") and rest[1:].strip().isdigit() else "card -" + n + rest
-    start = text.index(n)
-    assert in_arithmetic(text, start, start + len(n)) is text.startswith("[")
+@given(
+    n=st.text("123456789", min_size=8, max_size=19),
+    before=st.sampled_from(["[", "(", ", ", "\n        ", "card:", "Visa", "No."]),
+    after=st.sampled_from([", -1562475, 3]", ",1227\n", ", 12]", "\n"]),
+)
+def test_a_minus_makes_a_negative_term_only_in_a_literal_of_negative_integers(n: str, before: str, after: str) -> None:
+    text = before + "-" + n + after
+    start = len(before) + 1
+    literal = before in ("[", "(", ", ", "\n        ") and after.startswith(", -")
+    assert in_arithmetic(text, start, start + len(n)) is literal
 
 
 @pytest.mark.parametrize(
@@ -137,6 +153,10 @@ def test_a_minus_makes_a_negative_term_only_in_a_literal_of_integers(n: str, res
         "exp 12/27 / {n}",
         "card: -{n}",
         "{n}-{n}",
+        "REF*CR*{n}*1227~",
+        "**{n}**(exp 12/27)",
+        "2*{n} @ $19.99",
+        "=A1*{n}",
     ],
 )
 def test_markup_paths_and_dashes_are_no_arithmetic(text: str) -> None:
@@ -167,13 +187,15 @@ def test_a_codice_fiscale_is_one_as_a_token_of_its_own(clf: Classifier, code: st
 
 @given(
     code=st.sampled_from(_CODES),
-    left=st.sampled_from(["I", "x", "9", ""]),
-    right=st.sampled_from(["X", "a", "7", ""]),
+    left=st.sampled_from(["Codice Fiscale", "cf: ", "CF_", "x", ""]),
+    right=st.sampled_from(["Nato a Roma", "2024", ".pdf", ""]),
 )
-def test_a_codice_fiscale_glued_into_a_longer_token_is_none(clf: Classifier, code: str, left: str, right: str) -> None:
-    assume(left or right)
-    text = f"# cf. codice fiscale\nvalue = {left}{code}{right}\n"
-    assert "IT_FISCAL_CODE" not in {e for e, _ in found(clf, text)}
+def test_a_codice_fiscale_glued_to_its_label_or_the_next_word_is_found(
+    clf: Classifier, code: str, left: str, right: str
+) -> None:
+    """Text taken out of a PDF glues a code to its label or the next word."""
+    text = f"Dati (codice fiscale)\n{left}{code}{right}\n"
+    assert ("IT_FISCAL_CODE", code) in found(clf, text), text
 
 
 def test_sixteen_letters_of_a_word_are_no_codice_fiscale(clf: Classifier) -> None:

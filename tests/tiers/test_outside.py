@@ -103,8 +103,6 @@ CODE_NEGATIVES = [
     ("SECRET", "        state_first_in_pass = self._training_state != TrainingState.FORWARD"),
     ("SECRET", "                # First pass: decided_mask==0, every element participates."),
     ("SECRET", '        ("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig"),'),
-    # joined surnames before what science names after them
-    ("ORGANIZATION", "    # the Tait-Bryan angles of the frame"),
     # classes imported in a docstring's example, a list of one index type, acronyms after "by"
     (
         "PERSON",
@@ -191,9 +189,20 @@ OUTSIDE_POSITIVES = [
     ("SECRET", "AZURE_OPENAI_API_KEY_EMBEDDINGS=8f2b1c9d7e6a4f3b2c1d0e9f8a7b6c5d", "8f2b1c9d7e6a4f3b2c1d0e9f8a7b6c5d"),
     ("SECRET", '"grafana_admin_password": "GrafanaAdminWinter"', "GrafanaAdminWinter"),
     ("SECRET", "password: my_pass==word", "my_pass==word"),
+    ("SECRET", "wifi pass: hunter22x", "hunter22x"),
     ("SECRET", "DB_PASSWORD=Tq_8v!=Lm2#", "Tq_8v!=Lm2#"),
     ("SECRET", 'password = "|Correct Horse Battery|"', "|Correct Horse Battery|"),
     ("IT_FISCAL_CODE", "codice fiscale: vedi file CF_RSSMRA85T10A562S.pdf", "RSSMRA85T10A562S"),
+    # and a second review's
+    ("PERSON", "Approved by AMIT", "AMIT"),
+    ("PERSON", "... import Maria Gonzalez", "Maria Gonzalez"),
+    ("SECRET", "password: 'Spring.2024|Blue'", "Spring.2024|Blue"),
+    ("SECRET", "DB_PASSWORD=admin_pw==2024", "admin_pw==2024"),
+    ("SECRET", '"acme_admin_password": "AcmeAdminClient"', "AcmeAdminClient"),
+    ("SECRET", 'password = "|WINTER|"', "|WINTER|"),
+    ("US_DRIVER_LICENSE", "ABC Moving & Storage driver: D1234567", "D1234567"),
+    ("US_DRIVER_LICENSE", "Video driver: D1234567", "D1234567"),
+    ("ORGANIZATION", "Patient Garcia-Lopez angles of knee flexion 95 deg", "Garcia-Lopez"),
     ("PERSON", "Approved by: Maria GONZALEZ", "Maria GONZALEZ"),
     ("PERSON", ">>> sign('Gonzalez, Maria')", "Gonzalez, Maria"),
     ("IT_FISCAL_CODE", "Codice fiscale: RSSMRA85T10A562S.", "RSSMRA85T10A562S"),

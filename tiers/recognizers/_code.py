@@ -44,6 +44,8 @@ _PROMPT_IMPORT = re.compile(
     r"[ \t]*(?:>>>|\.\.\.)[ \t]+(?:from[ \t]+[a-z_][\w.]*[ \t]+)?import[ \t]+\(?[ \t]*"
     r"(?:[A-Za-z_]\w*(?:[ \t]+as[ \t]+\w+)?[ \t]*,[ \t]*)*"
 )
+# the rest of an import's line: names joined by commas, maybe a closing bracket
+_IMPORTED_NAMES = re.compile(r"[A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*[ \t]*,?[ \t]*\)?[ \t]*\r?")
 _RECEIVERS = ("self.", "cls.")
 # how far back a value's line is read: every name candidate reads it, so reading a line of any
 # length was quadratic (32 KB of "Anna Berg, " on one line took 10 s); a longer line is read from
@@ -69,7 +71,7 @@ def code_line(text: str, line_start: int, start: int) -> bool:
     search over it tried every place of the line for every candidate (27 µs on a long line of
     names), so the head is matched where a line starts and the receivers found by ``str.find``."""
     if (line_start == 0 or text[line_start - 1] == "\n") and (
-        _CODE_LINE_HEAD.match(text, line_start, start) or _PROMPT_IMPORT.fullmatch(text, line_start, start)
+        _CODE_LINE_HEAD.match(text, line_start, start) or _prompt_import(text, line_start, start)
     ):
         return True
     for receiver in _RECEIVERS:
@@ -79,6 +81,15 @@ def code_line(text: str, line_start: int, start: int) -> bool:
                 return True
             i = text.find(receiver, i + 1, start)
     return False
+
+
+def _prompt_import(text: str, line_start: int, start: int) -> bool:
+    """An import after the interpreter's prompt whose whole line is names joined by commas
+    (``>>> from sympy import Point, Ray``): "... import Maria Gonzalez's designs" is prose."""
+    if not _PROMPT_IMPORT.fullmatch(text, line_start, start):
+        return False
+    line_end = text.find("\n", start)
+    return _IMPORTED_NAMES.fullmatch(text, start, len(text) if line_end < 0 else line_end) is not None
 
 
 def _line_start(text: str, start: int) -> int:

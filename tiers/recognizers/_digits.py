@@ -144,34 +144,46 @@ def chance_term(text: str, start: int, end: int, valid: Callable[[str], bool]) -
     return len(others) >= 4 and 2 * sum(map(valid, others)) < len(others)
 
 
-# An operand of arithmetic in code or a formula, with the operator joined to both operands: a
-# product or a power whose other factor is a number, a bracket or a one-letter variable, or a
-# name followed by its own operator or call ("…*q**2", "…*sqrt(", "2*…", "x**…", ")**(1/3)"); a
-# quotient between brackets ("S(…)/(16*10**11)", "…/(35184372088832*"); a sum after a product's
-# one-letter factor or a power ("…*x + …", "t**12 - …"); a negative term of a literal of integers
-# ("-3839159765625, -1562475,"). Not a blank-separated " * " or " / " (an expiry, a CVV, a
-# footnote: "4929… / 12/27 / 123"), a dash or plus after a word or a bracket ("Plan B - …",
-# "(Visa) - …"), a minus before one number alone ("card: -4929…"), a star before a word
-# ("4929…*note"), markdown's emphasis ("**4929…**") or a URL's path ("/cards/4929…/refund").
-_FACTOR = r"(?:[0-9(]|[A-Za-z](?![A-Za-z0-9_])|[A-Za-z_][A-Za-z0-9_]*(?=\*|\())"
-_OPERATOR_AFTER = re.compile(r"\)*\*\*?" + _FACTOR + r"|\)+/\(")
-_OPERATOR_BEFORE = re.compile(r"(?:(?:^|[^A-Za-z0-9_])[A-Za-z]|[0-9)])\*\*?\(*\Z|[0-9)]/\(+\Z")
-_SUMMAND_BEFORE = re.compile(r"(?:\*[A-Za-z]|\*\*[0-9]+)[ \t]+[+-][ \t]+\Z")
-_NEGATIVE_TERM = re.compile(r"[ \t]*,[ \t\r\n]*[+-]?[0-9]+[ \t]*[,)\]\n]")
+# An operand of arithmetic in code or a formula: a product or a power with a one-letter variable,
+# a power, a call or a bracket on its other side ("…*q**2", "…*x + ", "…*sqrt(", "x**…",
+# ")**(1/3)"); a quotient between brackets ("S(…)/(16*10**11)", "…/(35184372088832*"); a sum
+# after a product's one-letter factor or a power ("…*x + …", "t**12 - …"); a negative term of a
+# literal of negative integers ("-3839159765625, -1562475,"). Not a number between stars (an X12
+# record's elements, "REF*CR*4556…*1227~", a keypad's "*4556…*1227#", a quantity "2*4556…"), nor
+# markdown's emphasis around it or before it ("**4556…**(exp 12/27)", "**Card (Visa)**4556…"), a
+# factor after a bracket (a spreadsheet's "=SUM(A1:A3)*4556…"), a blank-separated
+# " * " or " / " (an expiry, a CVV), a dash or a plus after a word or a bracket ("Plan B - …"),
+# a minus glued to a label or before a positive term ("card: -4556…", "Bob,-4556…,1227").
+_OPERATOR_AFTER = re.compile(
+    r"\)*\*\*?(?:[A-Za-z](?=\*|[ \t]*[-+)\n]|[ \t]*$)|[A-Za-z_][A-Za-z0-9_]*\(|\()|\*\*[0-9]|\)+/\("
+)
+_OPERATOR_BEFORE = re.compile(r"(?:^|[^A-Za-z0-9_*])[A-Za-z]\*\*\(*\Z|[0-9)]/\(+\Z")
+_SUMMAND_BEFORE = re.compile(r"(?:\*[A-Za-z]|[A-Za-z0-9_)]\*\*[0-9]+)[ \t]+[+-][ \t]+\Z")
+_NEGATIVE_TERM = re.compile(r"[ \t]*,[ \t\r\n]*-[0-9]+[ \t]*[,)\]\n]")
 _OPERATOR_WINDOW = 24
 
 
 def in_arithmetic(text: str, start: int, end: int) -> bool:
     """Whether the bare integer at ``start:end`` is an operand of arithmetic in code or a formula
     (sympy's polynomials: ``2447509765625*q**2*r*s**6``, ``120352542776360960*x +
-    269116466014453760``) or a negative term of a literal of integers. An identifier is never
-    multiplied, divided or summed with a variable: a long integer there passes a check digit by
-    chance."""
+    269116466014453760``) or a negative term of a literal of negative integers. An identifier is
+    never multiplied by a variable, raised to a power or divided between brackets: a long integer
+    there passes a check digit by chance."""
     if not text[start:end].isdigit():
         return False
+    for mark in ("**", "*"):  # emphasis around it ("**4556…**"), not a product ("x**4556…*y")
+        if text.endswith(mark, max(0, start - len(mark)), start) and text.startswith(mark, end):
+            outside = text[start - len(mark) - 1] if start > len(mark) else " "
+            if not (outside.isalnum() or outside in "_)*"):
+                return False
     lo, hi = max(0, start - _OPERATOR_WINDOW), min(len(text), end + _OPERATOR_WINDOW)
     if _OPERATOR_BEFORE.search(text, lo, start) or _SUMMAND_BEFORE.search(text, lo, start):
         return True
     if _OPERATOR_AFTER.match(text, end, hi):
         return True
-    return start > 0 and text[start - 1] == "-" and _NEGATIVE_TERM.match(text, end, hi) is not None
+    return (
+        start > 1
+        and text[start - 1] == "-"
+        and text[start - 2] in "[(, \t\n"
+        and _NEGATIVE_TERM.match(text, end, hi) is not None
+    )

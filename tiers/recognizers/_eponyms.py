@@ -25,7 +25,6 @@ _OBJECTS = (
 _FIRM_OBJECTS = (
     r"graphs?|method|bound|distance|problem|layout|compositing|operators?|model|index|ordering|scheme|flow"
     r"|search|metric|rule|principle|effect|law|curve|statistic|test|tree|sampling|style|cycle|numbers?"
-    r"|angles"
 )
 
 

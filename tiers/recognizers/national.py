@@ -218,13 +218,12 @@ _DL_WORD = re.compile(
     + "|".join(re.escape(w).replace(r"\ ", r"[ _-]") for w in sorted(_DL_CONTEXT, key=len, reverse=True))
     + r")(?![A-Za-z0-9])"
 )
-# what makes "driver" a program's or a device's: a technical word or acronym right before it
-# ("CUDA driver", "the JDBC driver"); not a vehicle's, a state's or a fleet's ("TRUCK DRIVER",
-# "TX driver", "HGV driver", "Network driver training" of a logistics firm)
+# what makes "driver" a program's or a device's: a technical word right before it ("CUDA
+# driver", "the JDBC driver"); not a vehicle's, a state's, a fleet's or a trade's ("TRUCK DRIVER",
+# "TX driver", "Moving & Storage driver", "Video driver"): words that name a trade too are left out
 _TECHNICAL_BEFORE = re.compile(
-    r"(?i:\b(?:gpu|cuda|nvidia|rocm|amd|intel|kernel|device|display|graphics|printer|usb|pci|pcie|nvme|sata"
-    r"|scsi|disk|storage|audio|video|database|db|jdbc|odbc|chrome|chromium|gecko|selenium|sql|mysql|postgres"
-    r"|postgresql|mongodb|redis|hardware|software|opengl|vulkan))[ \t_-]*\Z"
+    r"(?i:\b(?:gpu|cuda|nvidia|rocm|kernel|usb|pci|pcie|nvme|sata|scsi|jdbc|odbc|chromium|gecko|selenium"
+    r"|sql|mysql|postgres|postgresql|mongodb|redis|opengl|vulkan))[ \t_-]*\Z"
 )
 
 
@@ -254,8 +253,10 @@ class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Near a software's or a device's driver only ("CUDA driver allocated memory was
-        1254555648", "the JDBC driver version 42010004"), a number is none: a driver's licence
-        has a person's driver, written without a technical word or an acronym before it."""
+        1254555648", "the JDBC driver version 42010004"), a number of digits alone is none: a
+        driver's licence has a person's driver, written without a technical word before it."""
+        if not text[start:end].isdigit():
+            return False  # "Video driver: D1234567": a licence's shape, whatever the driver
         lo, hi = max(0, start - _DL_REACH), min(len(text), end + _DL_REACH)
         words = [m for m in _DL_WORD.finditer(text, lo, hi) if not (start <= m.start() < end)]
         return bool(words) and all(
@@ -272,25 +273,17 @@ class DriverLicenceRecognizer(pr.UsLicenseRecognizer):
 
 
 class ItFiscalCodeRecognizer(pr.ItFiscalCodeRecognizer):
-    """presidio's codice fiscale, as a token of its own with a digit in it. presidio's pattern
-    has no boundary and ignores case, so sixteen letters inside any word fit its shape, and its
-    check letter then passes one time in 26 (sympy's ``raises(InconsistentAssumptions`` gave
-    ``nconsistentAssum``, a Tier 3 file beside a "cf." comment). Letters stand in a code's seven
-    digit places only where codes collide (omocodia), one place at a time from the last: never
-    all seven."""
+    """presidio's codice fiscale with a digit in it. presidio's pattern has no boundary and
+    ignores case, so sixteen letters inside any word fit its shape, and its check letter then
+    passes one time in 26 (sympy's ``raises(InconsistentAssumptions`` gave ``nconsistentAssum``,
+    a Tier 3 file beside a "cf." comment). Letters stand in a code's seven digit places only where
+    codes collide (omocodia), one place at a time from the last: never all seven. The pattern
+    keeps no boundary: text taken out of a PDF glues a code to its label or the next word
+    ("Codice FiscaleRSSMRA85T10A562S", "RSSMRA85T10A562SNato a Roma")."""
 
     def __init__(self, **kwargs: object) -> None:
         kwargs.setdefault("name", type(self).__mro__[1].__name__)  # presidio's name, in findings too
         super().__init__(**kwargs)  # type: ignore[arg-type]  # presidio's own keywords, passed through
-        self.patterns = [
-            Pattern(
-                p.name,
-                # "_" bounds it: file names carry codes ("CF_RSSMRA85T10A562S.pdf")
-                r"(?i)(?:^|[^0-9A-Za-z])(?P<value>" + p.regex.removeprefix("(?i)") + r")(?:$|[^0-9A-Za-z])",
-                p.score,
-            )
-            for p in self.patterns
-        ]
 
     def invalidate_result(self, pattern_text: str) -> bool:
         return not any(c.isdigit() for c in pattern_text) or bool(super().invalidate_result(pattern_text))

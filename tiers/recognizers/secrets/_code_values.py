@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["names_its_key", "names_or_code"]
+__all__ = ["names_a_class_of_its_key", "names_its_key", "names_or_code"]
 
 _PART = re.compile(r"[-_.]+")
 _CREDENTIAL_WORDS = frozenset(
@@ -81,26 +81,28 @@ def _code_tuple(value: str) -> bool:
 
 def names_its_key(value: str, key: str) -> bool:
     """Whether ``value`` is ``key``'s own words written another way (two words or more):
-    ``AttributeOID.CHALLENGE_PASSWORD: "challengePassword"``; or a class named after the key,
-    its words and a kind of class (``("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig")``,
-    a model library's table of configurations)."""
+    ``AttributeOID.CHALLENGE_PASSWORD: "challengePassword"``."""
     if not re.fullmatch(r"[A-Za-z0-9_. -]+", value):
         return False
     words = [w.lower() for w in _KEY_WORDS.findall(value)]
     key_words = {w.lower() for w in _KEY_WORDS.findall(key)}
-    if sum(w.isalpha() for w in words) >= 2 and set(words) <= key_words:
-        return True
-    named = words[:-1]  # a class: the key's words, then its kind ("Config", "Model")
-    return (
-        value[:1].isupper()
-        and words[-1] in _CLASS_KINDS
-        and sum(w.isalpha() for w in named) >= 2
-        and set(named) <= key_words
-    )
+    return sum(w.isalpha() for w in words) >= 2 and set(words) <= key_words
 
 
-# the last word of a class named after what it serves ("Qwen2_5OmniToken2WavConfig"); not any
-# word ("GrafanaAdminWinter" under ``grafana_admin_password`` is a password)
+def names_a_class_of_its_key(value: str, key: str) -> bool:
+    """Whether ``value`` is a class named after ``key``: its words and a kind of class
+    (``("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig")``, a model library's table of
+    configurations). Callers ask it under a token's key, not a password's: "AcmeAdminClient"
+    under ``acme_admin_password`` is a (weak) password."""
+    if not re.fullmatch(r"[A-Za-z0-9_]+", value) or not value[:1].isupper():
+        return False
+    words = [w.lower() for w in _KEY_WORDS.findall(value)]
+    key_words = {w.lower() for w in _KEY_WORDS.findall(key)}
+    named = words[:-1]
+    return words[-1] in _CLASS_KINDS and sum(w.isalpha() for w in named) >= 2 and set(named) <= key_words
+
+
+# the last word of a class named after what it serves ("Qwen2_5OmniToken2WavConfig")
 _CLASS_KINDS = frozenset(
     """config configuration model tokenizer processor extractor class type module layer encoder decoder
     pipeline output outputs handler manager client factory builder adapter mixin error exception""".split()

@@ -115,7 +115,7 @@ _EXACT = frozenset(
 # [SECRET], %VAR%, #{var}, @VAR@, $VAR, os.environ[...], process.env.X …
 _TEMPLATE = re.compile(
     r"^(?:\$\{|\{\{|\{%|%\(|\$\(|<[^>]*>$|\[[^\]]*\]$|%[A-Za-z_][A-Za-z0-9_]*%$|#\{|@[A-Za-z_]+@$"
-    r"|\$[A-Za-z_][A-Za-z0-9_]*$|\$\d+$|\{.*\}$|:[a-z_]+$|\|[A-Z][A-Z_]*\|$)"
+    r"|\$[A-Za-z_][A-Za-z0-9_]*$|\$\d+$|\{.*\}$|:[a-z_]+$)"
     r"|(?:os\.environ|os\.getenv|getenv\(|process\.env|System\.getenv|ENV\[|env\(|secrets\.|vault:"
     r"|keyring\.|\$\{\{|\{\d*\}|\{[A-Za-z_][A-Za-z0-9_.]*\})"
 )

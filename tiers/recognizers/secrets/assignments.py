@@ -19,7 +19,7 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
-from ._code_values import names_its_key, names_or_code
+from ._code_values import names_a_class_of_its_key, names_its_key, names_or_code
 from ._keys import Strength, key_strength, vocabulary_key
 from ._values import encodes_piece, encodes_words, entropy, is_placeholder, looks_random, mixed_classes, spellings
 
@@ -76,8 +76,10 @@ _FETCH_MODES = frozenset({"include", "omit", "same-origin"})
 _ALTERNATIVES = re.compile(
     r"^(?:[a-z]+(?: [a-z]+)*(?: / [a-z]+(?: [a-z]+)*)+|[a-z]+[0-9]{0,2}(?:\|[a-z]+[0-9]{0,2})+)$"
 )
+# a tokenizer's special token: a word in capitals between pipes ("|NEWLINE|", "|SPEAKER|")
+_SPECIAL_TOKEN = re.compile(r"^\|[A-Z][A-Z_]*\|$")
 # a type annotation's union (``pad_token_tensor: "torch.Tensor | None"``): names joined by "|",
-# one of them None or dotted
+# one of them None ("Acme.Corp|Winter24" is a password)
 _TYPE_UNION = re.compile(
     r"^[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?(?:[ ]*\|[ ]*[A-Za-z_][A-Za-z0-9_.]*(?:\[[A-Za-z0-9_., \[\]]*\])?)+$"
 )
@@ -93,11 +95,6 @@ _STYLE = re.compile(
 _CODE_SHAPE = re.compile(
     r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\s|^lambda\b"
     r"|\s(?:=|==|!=|<=|>=|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
-    # a comparison written without blanks, whole: a lower-case name of code (snake case or an
-    # attribute), the operator, and a number, a constant or a dotted name (``decided_mask==0``,
-    # ``self.state!=State.FORWARD``); a password may hold "==" or "!=" ("d==Qt^Qa+6/…",
-    # "Pa55!=word", "my_pass==word", "Tq_8v!=Lm2#")
-    r"|^[a-z_][a-z0-9]*[_.][a-z0-9_.]*(?:==|!=|<=|>=)(?:[0-9]+|None|True|False|[A-Za-z_][A-Za-z0-9_]*\.[A-Za-z0-9_.]+)[,;]?$"
 )
 
 
@@ -167,6 +164,8 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
         return False
     if key and names_its_key(value, key):
         return False
+    if key and strength is not Strength.STRONG and names_a_class_of_its_key(value, key):
+        return False  # ``("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig")``
     if value in _FETCH_MODES and key.rsplit(".", 1)[-1].lower() in ("credentials", "withcredentials"):
         return False  # ``fetch(url, {credentials: "include"})``
     if strength is not Strength.STRONG and _JSON_ESCAPE.search(value):
@@ -183,8 +182,10 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
 def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
     if _MEDIA_TYPE.match(value):
         return False  # a media type ("application/at+jwt")
-    if _TYPE_UNION.match(value) and any(p.strip() == "None" or "." in p for p in value.split("|")):
+    if _TYPE_UNION.match(value) and any(p.strip() == "None" for p in value.split("|")):
         return False  # a type annotation ("torch.Tensor | None")
+    if strength is not Strength.STRONG and _SPECIAL_TOKEN.match(value):
+        return False  # a model's special token under a token's name ("|NEWLINE|"); not a password
     if value[:4].lower() == "urn:" or (not quoted and any(c in value for c in "\"'")):
         return False  # a URN names a type ("urn:ietf:params:oauth:…"); a quote ends a string we were in
     if not quoted and (_CODE_REF.match(value) and not any(c.isdigit() for c in value)):
@@ -327,17 +328,25 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         return False  # refine_span has judged it
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """A keyword argument of a call naming a variable: ``(…,\n    seq_lens=int32_ptr,`` and
+        """An iteration's pass in a comment ("# First pass: decided_mask==0, every element"), and a
+        keyword argument of a call naming a variable: ``(…,\n    seq_lens=int32_ptr,`` and
         ``f(x, token_ptr=a1q_scale)``: a lower-case snake name, unquoted, after ``key=`` that
         follows "(" or "," (a line break between allowed), and before "," or ")". A call passes a
         literal credential quoted; a dotenv or shell line has no "(" or "," before its key. Not
         under a password's key (``password=hunter2,``)."""
+        if _ORDINAL_PASS.search(text, max(0, start - 40), start):
+            return True
         if not _SNAKE_VALUE.fullmatch(text, start, end) or _ARG_END.match(text, end) is None:
             return False
         m = _KWARG_BEFORE.search(text, max(0, start - 200), start)
         return m is not None and key_strength(m.group(1)) is not Strength.STRONG
 
 
+# "pass" after an ordinal or a quantifier: an iteration of an algorithm, not a password's key
+_ORDINAL_PASS = re.compile(
+    r"(?i:\b(?:first|second|third|fourth|final|last|next|each|every|another|initial|backward|forward)[ \t]+pass)"
+    r"[ \t]*:[ \t]*\Z"
+)
 # a lower-case snake name with an underscore (a random token has none, or capitals)
 _SNAKE_VALUE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
 _ARG_END = re.compile(r"[ \t]*[,)]")
