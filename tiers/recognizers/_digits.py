@@ -149,17 +149,34 @@ def chance_term(text: str, start: int, end: int, valid: Callable[[str], bool]) -
 # ")**(1/3)"); a quotient between brackets ("S(…)/(16*10**11)", "…/(35184372088832*"); a sum
 # after a product's one-letter factor or a power ("…*x + …", "t**12 - …"); a negative term of a
 # literal of negative integers ("-3839159765625, -1562475,"). Not a number between stars (an X12
-# record's elements, "REF*CR*4556…*1227~", a keypad's "*4556…*1227#", a quantity "2*4556…"), nor
+# record's elements, "REF*CR*4556…*1227~", "REF*CR*4666…*Y", a keypad's "*4556…*1227#", a
+# quantity "2*4556…"), a star before a note in brackets ("4666…*(exp 12/27)"), nor
 # markdown's emphasis around it or before it ("**4556…**(exp 12/27)", "**Card (Visa)**4556…"), a
 # factor after a bracket (a spreadsheet's "=SUM(A1:A3)*4556…"), a blank-separated
 # " * " or " / " (an expiry, a CVV), a dash or a plus after a word or a bracket ("Plan B - …"),
 # a minus glued to a label or before a positive term ("card: -4556…", "Bob,-4556…,1227").
+# a bracket that opens an expression: a number or a one-letter variable first ("(1/3)", "(x + 1)"),
+# not words ("*(exp 12/27)", "**(Visa)**", "*(see note)")
+_EXPRESSION = r"\((?:[0-9]|[a-z](?![A-Za-z]))"
 _OPERATOR_AFTER = re.compile(
-    r"\)*\*\*?(?:[A-Za-z](?=\*|[ \t]*[-+)\n]|[ \t]*$)|[A-Za-z_][A-Za-z0-9_]*\(|\()|\*\*[0-9]|\)+/\("
+    # a lower-case variable with a power, another variable, a sum, a bracket or the line's end
+    # after it ("*q**2", "*x*y", "*x + 1", "*x\n"); not a record's one-letter code in capitals
+    # ("REF*CR*4666…*Y", "card 4666…*A")
+    r"\)*\*\*?(?:[a-z](?=\*\*|\*[a-z](?![A-Za-z0-9])|[ \t]+[-+][ \t]|[ \t]*[)\n]|[ \t]*$)|[a-z_][a-z0-9_]*\(|"
+    + _EXPRESSION
+    + r")"
+    # the number's own power, then an operator or the line's end ("**2 installments" is none)
+    r"|\*\*[0-9]+(?=[ \t]*(?:[-+*/)\n]|$))"
+    # a quotient between brackets with an operator in the divisor ("S(…)/(16*10**11)")
+    r"|\)+/\([0-9a-z.]+[ \t]*[-+*/]"
 )
-_OPERATOR_BEFORE = re.compile(r"(?:^|[^A-Za-z0-9_*])[A-Za-z]\*\*\(*\Z|[0-9)]/\(+\Z")
-_SUMMAND_BEFORE = re.compile(r"(?:\*[A-Za-z]|[A-Za-z0-9_)]\*\*[0-9]+)[ \t]+[+-][ \t]+\Z")
-_NEGATIVE_TERM = re.compile(r"[ \t]*,[ \t\r\n]*-[0-9]+[ \t]*[,)\]\n]")
+_OPERATOR_BEFORE = re.compile(r"(?:^|[^A-Za-z0-9_*])[a-z]\*\*\(*\Z")
+# a dividend's bracket before it, an operator after it ("…/(35184372088832*sqrt(")
+_DIVIDEND_BEFORE = re.compile(r"[0-9)]/\(+\Z")
+_OPERATOR_NEXT = re.compile(r"[ \t]*[-+*/]")
+_SUMMAND_BEFORE = re.compile(r"(?:\*[a-z]|[A-Za-z0-9_)]\*\*[0-9]+)[ \t]+[+-][ \t]+\Z")
+# a literal of three negative terms or more ("-3839159765625, -1562475, 9536712644531250,")
+_NEGATIVE_TERM = re.compile(r"[ \t]*,[ \t\r\n]*-[0-9]+[ \t]*,")
 _OPERATOR_WINDOW = 24
 
 
@@ -178,6 +195,8 @@ def in_arithmetic(text: str, start: int, end: int) -> bool:
                 return False
     lo, hi = max(0, start - _OPERATOR_WINDOW), min(len(text), end + _OPERATOR_WINDOW)
     if _OPERATOR_BEFORE.search(text, lo, start) or _SUMMAND_BEFORE.search(text, lo, start):
+        return True
+    if _DIVIDEND_BEFORE.search(text, lo, start) and _OPERATOR_NEXT.match(text, end, hi):
         return True
     if _OPERATOR_AFTER.match(text, end, hi):
         return True

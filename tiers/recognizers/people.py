@@ -473,8 +473,8 @@ _BY_BEFORE = re.compile(r"(?i:\b(?:by|von|durch|par))[ ]*:?[ ]*\Z")
 
 
 def _acronym_after_by(text: str, start: int, end: int) -> bool:
-    """An acronym of five capitals at most, alone or after a possessive, right after "by": a
-    program or a library ("reported by NVML", "closed by Python's GC"), unless the census spells
+    """An acronym of five capitals at most and no vowel, alone or after a possessive, right after
+    "by": a program or a library ("reported by NVML", "closed by Python's GC"), unless the census spells
     it as a surname ("by CUDA" stays: Cuda is one) or the gazetteer as a given name ("by AMIT").
     A title, a given name or a sign-off before it keeps a name ("Signed by Ngozi OKONJO", "Dear
     Mr. VOLKOVSKY")."""
@@ -482,6 +482,8 @@ def _acronym_after_by(text: str, start: int, end: int) -> bool:
     last = words[-1].rstrip(".,") if words else ""
     if not (last.isupper() and last.isalpha() and len(last) <= 5) or is_surname(last):
         return False
+    if any(c in "AEIOUY" for c in last):
+        return False  # a name in capitals has a vowel ("Approved by TEMBO"); "NVML", "GC" none
     if last.lower() in given_names(1):
         return False  # "Approved by AMIT", "by OLGA": a given name in capitals
     if len(words) > 2 or (len(words) == 2 and not words[0].endswith(("'s", "’s"))):

@@ -334,7 +334,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         follows "(" or "," (a line break between allowed), and before "," or ")". A call passes a
         literal credential quoted; a dotenv or shell line has no "(" or "," before its key. Not
         under a password's key (``password=hunter2,``)."""
-        if _ORDINAL_PASS.search(text, max(0, start - 40), start):
+        if _ORDINAL_PASS.search(text, max(0, start - 80), start):
             return True
         if not _SNAKE_VALUE.fullmatch(text, start, end) or _ARG_END.match(text, end) is None:
             return False
@@ -342,9 +342,11 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         return m is not None and key_strength(m.group(1)) is not Strength.STRONG
 
 
-# "pass" after an ordinal or a quantifier: an iteration of an algorithm, not a password's key
+# "pass" after an ordinal or a quantifier in a code comment: an iteration of an algorithm, not a
+# password's key
 _ORDINAL_PASS = re.compile(
-    r"(?i:\b(?:first|second|third|fourth|final|last|next|each|every|another|initial|backward|forward)[ \t]+pass)"
+    r"(?:^|\n)[ \t]*(?:#+|//|\*|--)[ \t]*"  # in a comment: "Initial pass: Welcome2024!" in a note is one
+    r"(?i:(?:first|second|third|fourth|final|last|next|each|every|another|initial|backward|forward)[ \t]+pass)"
     r"[ \t]*:[ \t]*\Z"
 )
 # a lower-case snake name with an underscore (a random token has none, or capitals)
