@@ -155,6 +155,7 @@ def chance_term(text: str, start: int, end: int, valid: Callable[[str], bool]) -
 # factor after a bracket (a spreadsheet's "=SUM(A1:A3)*4556…"), a blank-separated
 # " * " or " / " (an expiry, a CVV), a dash or a plus after a word or a bracket ("Plan B - …"),
 # a minus glued to a label or before a positive term ("card: -4556…", "Bob,-4556…,1227").
+
 # a bracket that opens an expression: a number or a one-letter variable first ("(1/3)", "(x + 1)"),
 # not words ("*(exp 12/27)", "**(Visa)**", "*(see note)")
 _EXPRESSION = r"\((?:[0-9]|[a-z](?![A-Za-z]))"

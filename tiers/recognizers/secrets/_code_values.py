@@ -84,9 +84,13 @@ def names_its_key(value: str, key: str) -> bool:
     ``AttributeOID.CHALLENGE_PASSWORD: "challengePassword"``."""
     if not re.fullmatch(r"[A-Za-z0-9_. -]+", value):
         return False
-    words = [w.lower() for w in _KEY_WORDS.findall(value)]
-    key_words = {w.lower() for w in _KEY_WORDS.findall(key)}
-    return sum(w.isalpha() for w in words) >= 2 and set(words) <= key_words
+    words = _lower_words(value)
+    return sum(w.isalpha() for w in words) >= 2 and set(words) <= set(_lower_words(key))
+
+
+def _lower_words(text: str) -> list[str]:
+    """The words of a key or a name as code joins them (``dbPassword``, ``qwen2_5_omni``), lower-case."""
+    return [w.lower() for w in _KEY_WORDS.findall(text)]
 
 
 def names_a_class_of_its_key(value: str, key: str) -> bool:
@@ -96,10 +100,9 @@ def names_a_class_of_its_key(value: str, key: str) -> bool:
     under ``acme_admin_password`` is a (weak) password."""
     if not re.fullmatch(r"[A-Za-z0-9_]+", value) or not value[:1].isupper():
         return False
-    words = [w.lower() for w in _KEY_WORDS.findall(value)]
-    key_words = {w.lower() for w in _KEY_WORDS.findall(key)}
+    words = _lower_words(value)
     named = words[:-1]
-    return words[-1] in _CLASS_KINDS and sum(w.isalpha() for w in named) >= 2 and set(named) <= key_words
+    return words[-1] in _CLASS_KINDS and sum(w.isalpha() for w in named) >= 2 and set(named) <= set(_lower_words(key))
 
 
 # the last word of a class named after what it serves ("Qwen2_5OmniToken2WavConfig")
