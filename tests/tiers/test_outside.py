@@ -226,6 +226,31 @@ def test_outside_positive(bare: Classifier, entity: str, text: str, value: str) 
     assert (entity, value) in found(bare, text)
 
 
+_ESCAPES = st.one_of(
+    st.sampled_from("abfnrtv"),
+    st.integers(0, 255).map(lambda b: f"x{b:02x}"),
+    st.integers(0, 255).map(lambda b: f"{b:03o}"),
+    st.integers(0, 0xFFFF).map(lambda c: f"u{c:04X}"),
+)
+_LOCALS = st.sampled_from(["maria.gonzalez", "j.smith", "anna_weber", "ops-lead", "jo"])
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(escape=_ESCAPES, tag=st.sampled_from(["", "Z", "2", "q"]), local=_LOCALS, quote=st.sampled_from(["b'", '"']))
+def test_an_escape_before_at_is_no_mailbox_and_an_address_after_one_is(
+    bare: Classifier, escape: str, tag: str, local: str, quote: str
+) -> None:
+    """In a string literal, an escape and at most one more character before "@" (a protobuf
+    descriptor's ``\\x01Z@google.golang.org/…``, generated ``"\\n@triton.jit"``) is no mailbox;
+    a mailbox written right after an escape (``"\\x20maria.gonzalez@acme-corp.com"``) is found and
+    stripped whole."""
+    text = f"DESCRIPTOR = {quote}\\{escape}{tag}@google.golang.org/genproto{quote[-1]}"
+    assert [v for e, v in found(bare, text) if e == "EMAIL_ADDRESS"] == [], text
+    text = f"TO = {quote}\\{escape}{local}@acme-corp.com{quote[-1]}"
+    values = [v for e, v in found(bare, text) if e == "EMAIL_ADDRESS"]
+    assert len(values) == 1 and values[0].endswith(f"{local}@acme-corp.com"), (text, values)
+
+
 # recall floors per family on Faker documents: the issue's targets where the family is found by
 # its own shape; companies by legal form, role word, joined surnames, a table's company column,
 # an address block's line or a bare surname after "bei der" / "avec", but not after "de" ("les

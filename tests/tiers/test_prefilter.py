@@ -38,7 +38,7 @@ from tiers.prefilter import (
 )
 from tiers.normalize import normalize_text
 from tiers.recognizers import build_registry
-from tiers.scanner import Scanner, _middle
+from tiers.scanner import Scanner, _halves, _middle
 
 pytestmark = pytest.mark.skipif(not available(), reason="no hyperscan wheel for this platform")
 
@@ -384,6 +384,17 @@ def test_a_sample_is_the_middle_at_whole_characters(text: str, size: int) -> Non
         assert sample == subject
 
 
+@given(text=st.text(max_size=300))
+def test_halves_are_cut_between_characters(text: str) -> None:
+    """The sets' warming read and their timed sample: the two halves of one middle, each whole
+    characters, together all of it, the second no longer than the first by more than a character."""
+    piece = text.encode()
+    warm, sample = _halves(piece)
+    assert warm + sample == piece
+    assert (warm.decode("utf-8") + sample.decode("utf-8")) == text  # neither cuts a character
+    assert len(piece) // 2 <= len(warm) <= len(piece) // 2 + 3
+
+
 def test_short_texts_keep_the_sets_and_teach_nothing() -> None:
     choice = FirstPassChoice()
     for _ in range(100):
@@ -426,15 +437,26 @@ def test_a_scanner_learns_which_first_pass_is_cheaper(
 
     scanner._set_passes = sets_spy  # type: ignore[method-assign]  # counts what each pass reads
     scanner._prefiltered = prefilter_spy  # type: ignore[method-assign]  # counts what each pass reads
-    expected = _scan(scanner, text)
-    for _ in range(3 * FirstPassChoice.EXPLORE):
-        assert _scan(scanner, text) == expected
-    assert scanner._choice._sets is not None and scanner._choice._prefilter is not None
     scanned = len(normalize_text(text).encode())  # the scanner reads the normalised text
-    whole = [kind for kind, size in read if size == scanned]
-    parts = [(kind, size) for kind, size in read if size != scanned]
-    # one whole pass per scan; the other kind only on samples, the first scan's and one per EXPLORE
-    assert len(whole) == 3 * FirstPassChoice.EXPLORE + 1
-    assert len(parts) == 1 + 3 and all(size <= FirstPassChoice.SAMPLE_MIN + 3 for _, size in parts)
+    scans: list[list[tuple[bool, int]]] = []  # what each scan's first passes read
+    expected = _scan(scanner, text)
+    scans.append(read[:])
+    for _ in range(3 * FirstPassChoice.EXPLORE):
+        del read[:]
+        assert _scan(scanner, text) == expected
+        scans.append(read[:])
+    assert scanner._choice._sets is not None and scanner._choice._prefilter is not None
     assert not cut
-    assert all(kind != whole[n] for n, (kind, _) in zip((0, 16, 32, 48), parts))
+    # one whole pass per scan; the other kind only on samples: at the first scan and once per
+    # EXPLORE scans, the prefilter on one sample, the sets on two (the first untimed, to build
+    # the DFA states a whole text would have built: the templated text here needs few)
+    for n, passes in enumerate(scans):
+        whole, *parts = passes
+        assert whole[1] == scanned
+        if n % FirstPassChoice.EXPLORE:
+            assert parts == []
+            continue
+        kinds = {kind for kind, _ in parts}
+        assert kinds == {not whole[0]}
+        assert len(parts) == (1 if whole[0] is False else 2)
+        assert all(size <= FirstPassChoice.SAMPLE_MIN + 3 for _, size in parts)

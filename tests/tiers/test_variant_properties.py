@@ -66,6 +66,11 @@ CARD_SHAPES = [
     ("34", 15, (4, 6, 5)),
     ("37", 15, (4, 6, 5)),
     ("4", 19, (4, 4, 4, 4, 3)),
+    ("4", 13, (13,)),
+    ("36", 14, (4, 6, 4)),
+    ("3530", 16, (4, 4, 4, 4)),
+    ("6011", 19, (4, 4, 4, 4, 3)),
+    ("2200", 16, (4, 4, 4, 4)),
 ]
 
 
@@ -150,6 +155,27 @@ def test_any_valid_card_with_any_separators_is_tier3(
         f.entity_type == "CREDIT_CARD" and f.start <= start and start + len(value) <= f.end for f in d.findings
     ), [(f.entity_type, text[f.start : f.end]) for f in d.findings]
     assert_no_digits_left(clf.strip(c, d).content.segments[0].text, digits)
+
+
+# (issuer prefix, a length no card under it is issued in)
+_UNISSUED = [("4", 14), ("4", 15), ("4", 17), ("4", 18), ("51", 15), ("55", 17), ("2653", 15), ("2221", 18), ("37", 14)]
+
+
+@_settings
+@given(st.sampled_from(_UNISSUED), st.data(), prose, st.sampled_from([*CARD_WORDS, "discrete_log(", "x ="]))
+def test_a_length_its_issuer_never_issues_is_no_card(
+    clf: Classifier, shape: tuple[str, int], data: st.DataObject, before: str, word: str
+) -> None:
+    """A Luhn-valid run under a card network's prefix, of a length that network never issues
+    (fifteen digits under Mastercard's ``2653``, as in sympy's ``discrete_log(265390227570863,
+    …)``), is a long integer: no card even right after a card word. The same digits at an issued
+    length are one (the property above)."""
+    prefix, length = shape
+    rest = data.draw(st.text("0123456789", min_size=length - len(prefix) - 1, max_size=length - len(prefix) - 1))
+    digits = luhn_complete(prefix + rest)
+    text = _embed(f"{before} {word}", digits, "exp 12/29")
+    d = clf.classify(content(text))
+    assert "CREDIT_CARD" not in d.entity_counts(), text
 
 
 def _grouped(digits: str, sep: str) -> str:

@@ -101,12 +101,16 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         one at a documentation domain, where nobody's mailbox is; elsewhere ``user:jane@acme.com``
         in a log line is the address. And ``git@github.com:owner/repo.git`` is a repository's
         address in SSH's scp syntax (a user on a host, then ``:`` and a path), no mailbox: an
-        address ends a sentence's clause with a blank after its colon. Nor is one letter after a
-        backslash, an escape's (``"\\n@triton.jit\\n"`` in generated source)."""
+        address ends a sentence's clause with a blank after its colon. Nor is an escape after a
+        backslash and at most one more character (``"\\n@triton.jit\\n"`` in generated source,
+        ``\\x01Z@google.golang.org`` in a serialised protobuf descriptor)."""
         if end + 1 < len(text) and text[end] == ":" and text[end + 1] in _PATH_START:
             return True
-        if start > 0 and text[start - 1] == "\\" and text.find("@", start, end) == start + 1:
-            return True  # '"\\n@triton.jit\\n"': the letter is an escape's (a line break), no mailbox
+        if start > 0 and text[start - 1] == "\\" and _ESCAPED_LOCAL.match(text, start, text.find("@", start, end)):
+            # '"\\n@triton.jit\\n"': the letter is an escape's (a line break); and a serialised
+            # descriptor's '\\x01Z@google.golang.org/…' or '\\001Z@…': a byte's escape and one
+            # more character, a field's tag, are no mailbox either
+            return True
         if start == 0 or text[start - 1] != ":":
             return False  # both shapes below end with the colon right before the address
         if _URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start):
@@ -122,6 +126,9 @@ _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", 
 # the first character of the path after "user@host:" in SSH's scp syntax ("owner/repo.git",
 # "~/app", "/srv/www", "22" of a port)
 _PATH_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~./-")
+# the local part of a candidate right after a backslash that is an escape (a letter, \\xHH, octal,
+# \\uHHHH, \\UHHHHHHHH) and at most one more character: "\\n@triton", "\\x01Z@google.golang.org"
+_ESCAPED_LOCAL = re.compile(r"(?:[A-Za-z]|x[0-9A-Fa-f]{2}|[0-7]{1,3}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})[A-Za-z0-9]?\Z")
 # what stands before the password of a URL: "scheme://user:" with no "/" or "@" in the user
 _URL_PASSWORD_BEFORE = re.compile(r"://[^\s/@:]*:\Z")
 # a user name and its colon glued to the password ("usr:pwd@…"); "mailto:" is a link's scheme

@@ -30,6 +30,7 @@ __all__ = [
     "CardRecognizer",
     "IbanCodeRecognizer",
     "is_test_card",
+    "issuer_lengths",
 ]
 
 _GAP = r"(?:[ \t._/-]{1,3}|[ \t]{0,2}\r?\n[ \t]{0,2})?"
@@ -69,13 +70,33 @@ def _luhn(digits: str) -> bool:
     return total % 10 == 0
 
 
+def issuer_lengths(digits: str) -> range | tuple[int, ...]:
+    """The lengths a card number with these leading digits is issued in (ISO/IEC 7812 issuer
+    ranges as the networks publish them): Visa 13, 16 or 19; Mastercard 16; Mir 16 to 19; Amex
+    15; Diners 14 to 19; JCB, Discover and the rest 16 to 19. A Luhn-valid run of a length its
+    prefix is never issued in is a long integer, not a card (``discrete_log(265390227570863, …)``
+    in sympy: fifteen digits under Mastercard's prefix)."""
+    if digits[0] == "4":
+        return (13, 16, 19)
+    if digits[0] == "5":
+        return (16,)
+    if digits[0] == "2":
+        return range(16, 20) if "2200" <= digits[:4] <= "2204" else (16,)
+    if digits[:2] in ("34", "37"):
+        return (15,)
+    if digits[:2] in ("30", "36", "38", "39"):
+        return range(14, 20)
+    return range(16, 20)
+
+
 def _one_group_per_line(value: str) -> bool:
     gaps = re.findall(r"[^0-9]+", value)
     return bool(gaps) and all("\n" in g for g in gaps)
 
 
 class CardRecognizer(CreditCardRecognizer):
-    """Visa, Mastercard, Amex, Discover, JCB, Diners: known issuer prefixes, 13–19 digits, Luhn."""
+    """Visa, Mastercard, Amex, Discover, JCB, Diners: known issuer prefixes, each at the lengths
+    it is issued in (:func:`issuer_lengths`), Luhn."""
 
     PATTERNS = [Pattern("card", _card_pattern(_GAP), 0.5)]
     _COLUMNS = False  # whether a card with one group per line counts
@@ -86,7 +107,7 @@ class CardRecognizer(CreditCardRecognizer):
 
     def validate_result(self, pattern_text: str) -> bool:
         digits = re.sub(r"[^0-9]", "", pattern_text)
-        if not 13 <= len(digits) <= 19 or not _luhn(digits):
+        if not 13 <= len(digits) <= 19 or len(digits) not in issuer_lengths(digits) or not _luhn(digits):
             return False
         return self._COLUMNS or not _one_group_per_line(pattern_text)
 
