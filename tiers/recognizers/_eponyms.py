@@ -11,14 +11,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-__all__ = ["eponym_after", "eponym_elsewhere"]
+__all__ = ["eponym_after", "eponym_elsewhere", "names_an_object"]
 
 # what mathematics and computing name after people, in English
 _OBJECTS = (
     r"algorithms?|theorems?|lemmas?|lemmata|conjectures?|formulae?|formulas|equations?|inequalit(?:y|ies)"
     r"|iterations?|polynomials?|series|integrals?|transforms?|function|distributions?|criterion|coefficients?"
     r"|expansions?|quadrature|recurrences?|sieve|approximations?|decompositions?|heuristics?|estimators?"
-    r"|centrality|relaxation|shuffle"
+    r"|centrality|relaxation|shuffle|pseudoprimes?|resultants?"
 )
 # further ones after joined surnames only: a firm is no "layout" or "test", a person may well be
 # a "model" or have a "style"
@@ -40,6 +40,21 @@ def _after(objects: str) -> re.Pattern[str]:
 
 
 _AFTER = _after(_OBJECTS)
+# the objects above that no job, firm or product is called after a name in capitals: "Karen
+# Garcia Estimator" holds a job, "Fernando Alonso Formula 1" is a racing series, "Quadrature
+# Capital" a firm
+_OBJECT = re.compile(
+    r"(?:Algorithms?|Theorems?|Lemmas?|Lemmata|Conjectures?|Equations?|Inequalit(?:y|ies)|Polynomials?"
+    r"|Coefficients?|Recurrences?|Decompositions?|Approximations?|Pseudoprimes?|Resultants?)\.?"
+)
+
+
+def names_an_object(word: str) -> bool:
+    """Whether ``word`` is, capitalised, what science names after people ("Theorem",
+    "Resultant"): in "Lucas Theorem" the eponym's object, as in "Lucas theorem", not a surname."""
+    return _OBJECT.fullmatch(word) is not None
+
+
 _AFTER_BROAD = _after(_OBJECTS + "|" + _FIRM_OBJECTS)
 
 

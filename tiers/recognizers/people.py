@@ -33,7 +33,7 @@ from presidio_analyzer import Pattern
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position, spelt_in_code
 from ._english_words import is_english_word
-from ._eponyms import eponym_after
+from ._eponyms import eponym_after, names_an_object
 from ._given_names import given_names
 from ._places import inside_place_name
 from ._surnames import is_plain_surname, is_surname
@@ -95,15 +95,16 @@ _WORDS = re.compile(r"[A-Za-zß]+(?:['’-][A-Za-zß]+)*\.?")
 _PARTICLES = frozenset("von van de du des der den da di dos del della le la zu ten ter af al el bin ibn".split())
 
 
-def _until_common(text: str, nouns: bool = False) -> int:
+def _until_common(text: str, nouns: bool = False, objects: bool = False) -> int:
     """Where the name in ``text`` ends: before its first ordinary word ("Maria Gonzalez Review"
     -> "Maria Gonzalez"); 0 when it starts with one. A lower-case particle before a capitalised
     word is part of the name ("Anna von Berg"), and so is a capitalised one before a word of a
     name ("Lou-Ann Le Borgne", "Marco Di Stefano", "Eva Van Dyke"). ``nouns``: after the first
     word, a title's noun (:func:`title_noun`) ends it too ("Sage Handbook" -> "Sage"; "Anthony
-    Baker" stays whole). A place's noun after the first word makes it a place: 0 ("Solomon
-    Islands"), unless a surname comes before the noun ("Anna Kowalski Region Lead": the name
-    ends there)."""
+    Baker" stays whole). ``objects``: an eponym's object right after the first word ends it
+    (:func:`._eponyms.names_an_object`: "Lucas Theorem" -> "Lucas"). A place's noun after the
+    first word makes it a place: 0 ("Solomon Islands"), unless a surname comes before the noun
+    ("Anna Kowalski Region Lead": the name ends there)."""
     keep = 0
     words = list(_WORDS.finditer(text))
     for i, m in enumerate(words):
@@ -121,6 +122,11 @@ def _until_common(text: str, nouns: bool = False) -> int:
                 break
             return 0
         if is_common(w) or (nouns and keep and title_noun(w)):
+            break
+        if objects and i == 1 and names_an_object(w) and not is_surname(w):
+            # "Lucas Theorem", "Dixon Resultant": after a given name alone, the object an
+            # eponym names, as "Lucas theorem" says in lower case. After two names a capitalised
+            # word may be a job or a product ("Karen Garcia Estimator"): the name keeps it
             break
         keep = m.end()
     return keep
@@ -321,7 +327,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 # "Faa di Bruno's formula" has none
                 # a title's noun ends a name only after a given name that is a word too ("Sage
                 # Handbook", "Free Lattices", "Ray Actors"): "Marie Curie", "Georg Ohm" stay names
-                keep = m.start() + _until_common(text[m.start() :], nouns=is_english_word(word))
+                keep = m.start() + _until_common(text[m.start() :], nouns=is_english_word(word), objects=True)
                 name = _WORDS.findall(text[m.start() : keep])
                 # after a given name, or a given and a middle name ("Mary Rose"): a surname that is
                 # an ordinary word too ("Anthony Hill", "Mary Rose Hill"; the name ended before it)
