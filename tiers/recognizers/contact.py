@@ -123,33 +123,22 @@ _SECOND_LEVEL = frozenset({"co", "com", "org", "net", "ac", "gov", "edu", "ne", 
 # the first character of the path after "user@host:" in SSH's scp syntax ("owner/repo.git",
 # "~/app", "/srv/www", "22" of a port)
 _PATH_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_~./-")
-# the local part of a candidate right after a backslash that is an escape: one letter ("\\n@triton"),
-# or a byte's or character's code (\\xHH, octal, \\uHHHH, \\UHHHHHHHH) and at most one more
-# character ("\\x01Z@google.golang.org"). Not a letter escape and more: a Windows account writes
-# its domain before a backslash ("AzureAD\\tk@contoso.com", "CONTOSO\\hr@contoso.com")
-_CODE = re.compile(r"x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|U([0-9A-Fa-f]{8})|([0-7]{1,3})")
-
-
-def _spells_a_letter(text: str, start: int, end: int) -> bool:
-    """Whether ``text[start:end]`` starts with the code of an escape (after its backslash) that
-    stands for a letter."""
-    code = _CODE.match(text, start, end)
-    if code is None:
-        return False
-    value = int(code[4], 8) if code[4] else int(code[1] or code[2] or code[3], 16)
-    return value <= 0x10FFFF and chr(value).isalpha()
-
-
-_ESCAPED_LOCAL = re.compile(
-    r"(?:[A-Za-z]|(?:x[0-9A-Fa-f]{2}|[0-7]{1,3}|u[0-9A-Fa-f]{4}|U[0-9A-Fa-f]{8})[A-Za-z0-9]?)\Z"
-)
+# the local part of a candidate right after a backslash that is an escape: one letter
+# ("\\n@triton"), or a control character's code (\\xHH, octal, \\uHHHH) and at most one more
+# character (a protobuf descriptor's length byte and field tag: "\\x01Z@google.golang.org"). Not a
+# letter escape and more: a Windows account writes its domain before a backslash
+# ("AzureAD\\tk@contoso.com"); nor the code of anything but a control character: a letter's, an
+# accent's, a UTF-8 byte's ("jos\\u00e9@", "jos\\xc3\\xa9@", "jos\\303\\251@": a mailbox
+# written as bytes), a bracket's or a quote's ("\\u003cj@acme.com" of Go's JSON)
+_LETTER_ESCAPE = re.compile(r"[A-Za-z]\Z")
+_CONTROL_CODE = re.compile(r"(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|([0-7]{1,3}))[A-Za-z0-9]?\Z")
 
 
 def _escape_before_at(text: str, start: int, end: int) -> bool:
     """Whether the candidate's local part is an escape of a string literal: it follows a
-    backslash that is not itself escaped (an odd run of them) and matches ``_ESCAPED_LOCAL``
-    (generated source's ``"\\n@triton.jit"``, a serialised protobuf descriptor's
-    ``\\x01Z@google.golang.org/…``)."""
+    backslash that is not itself escaped (an odd run of them) and is one letter or a control
+    character's code and one more character (generated source's ``"\\n@triton.jit"``, a
+    serialised protobuf descriptor's ``\\x01Z@google.golang.org/…``)."""
     if start == 0 or text[start - 1] != "\\":
         return False
     run = start - 1
@@ -158,10 +147,13 @@ def _escape_before_at(text: str, start: int, end: int) -> bool:
     if (start - run) % 2 == 0:
         return False  # "\\\\jd@…": an escaped backslash, then the mailbox (JSON of "AzureAD\\jd@…")
     at = text.find("@", start, end)
-    if _ESCAPED_LOCAL.match(text, start, at) is None:
+    if _LETTER_ESCAPE.match(text, start, at):
+        return True
+    code = _CONTROL_CODE.match(text, start, at)
+    if code is None:
         return False
-    # a code that spells a letter is part of the mailbox: JSON's "jos\\u00e9@empresa.es"
-    return not _spells_a_letter(text, start, at)
+    value = int(code[3], 8) if code[3] else int(code[1] or code[2], 16)
+    return value < 0x20 or value == 0x7F
 
 
 # what stands before the password of a URL: "scheme://user:" with no "/" or "@" in the user
