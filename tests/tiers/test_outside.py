@@ -100,6 +100,9 @@ CODE_NEGATIVES = [
     # a model's tensors and special tokens under a token's name; comparisons under a pass's
     ("SECRET", '    _pad_token_tensor: "torch.Tensor | None"'),
     ("SECRET", '        self.image_newline_token = "|NEWLINE|"\n        self.speaker_token = "|SPEAKER|"'),
+    ("SECRET", '    IMAGE_TOKEN = "]<]image[>["\n    VIDEO_TOKEN = "]<]video[>["'),
+    ("SECRET", '        image_token = "<|vision_start|><|image_pad|><|vision_end|>"'),
+    ("SECRET", '    eos_token = "</s>"\n    cls_token = "[CLS]"'),
     ("SECRET", "        state_first_in_pass = self._training_state != TrainingState.FORWARD"),
     ("SECRET", "                # First pass: decided_mask==0, every element participates."),
     ("SECRET", '        ("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig"),'),
@@ -120,6 +123,9 @@ CODE_NEGATIVES = [
 
 # (entity, text, value that must be reported whole)
 OUTSIDE_POSITIVES = [
+    # the special token's shape under a password's key, or with a token's digits, stays a secret
+    ("SECRET", 'db_password = "]<]Winter[>["', "]<]Winter[>["),
+    ("SECRET", 'api_token = "]<]9f8a7b6c5d4e3f2a1b0c[>["', "]<]9f8a7b6c5d4e3f2a1b0c[>["),
     ("US_DRIVER_LICENSE", "Driver license: D1234567", "D1234567"),
     ("US_DRIVER_LICENSE", "his driving licence number B12345678", "B12345678"),
     ("US_BANK_NUMBER", "bank account 40032198765 for the refund", "40032198765"),

@@ -76,8 +76,9 @@ _FETCH_MODES = frozenset({"include", "omit", "same-origin"})
 _ALTERNATIVES = re.compile(
     r"^(?:[a-z]+(?: [a-z]+)*(?: / [a-z]+(?: [a-z]+)*)+|[a-z]+[0-9]{0,2}(?:\|[a-z]+[0-9]{0,2})+)$"
 )
-# a tokenizer's special token: a word in capitals between pipes ("|NEWLINE|", "|SPEAKER|")
-_SPECIAL_TOKEN = re.compile(r"^\|[A-Z][A-Z_]*\|$")
+# a tokenizer's special tokens: a word between runs of brackets and pipes, one or several
+# ("|NEWLINE|", "]<]image[>[", "<|vision_start|><|image_pad|><|vision_end|>", "</s>")
+_SPECIAL_TOKEN = re.compile(r"^(?:[<>|\[\]{}/]{1,3}[A-Za-z][A-Za-z_]{0,23}[<>|\[\]{}]{1,3})+$")
 # a type annotation's union (``pad_token_tensor: "torch.Tensor | None"``): names joined by "|",
 # one of them None ("Acme.Corp|Winter24" is a password)
 _TYPE_UNION = re.compile(
