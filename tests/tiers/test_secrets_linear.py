@@ -29,6 +29,8 @@ ADVERSARIAL = {
     "authorized-user-unclosed": '{"client_secret": "abc", "refresh_tokens": 1, ',
     "armour-unclosed": "-----BEGIN PRIVATE KEY-----\\nAAAA!!!! x ",
     "ey-names-dotted": "eyeColorDefaultValue.eyebrowStyleName.",
+    # a special token's shape that fails at its end: brackets between words split one way only
+    "special-token-runs": 'image_token = "|' + "|||".join(["Ab", "Cd", "Ef", "Gh"] * 6) + '|||9"\n',
 }
 
 

@@ -78,7 +78,9 @@ _ALTERNATIVES = re.compile(
 )
 # a tokenizer's special tokens: a word between runs of brackets and pipes, one or several
 # ("|NEWLINE|", "]<]image[>[", "<|vision_start|><|image_pad|><|vision_end|>", "</s>")
-_SPECIAL_TOKEN = re.compile(r"^(?:[<>|\[\]{}/]{1,3}[A-Za-z][A-Za-z_]{0,23}[<>|\[\]{}]{1,3})+$")
+# (one run of brackets between two words, so that no text can be split two ways: a failing match
+# is tried once, not once per split)
+_SPECIAL_TOKEN = re.compile(r"^[<>|\[\]{}/]{1,3}(?:[A-Za-z][A-Za-z_]{0,23}[<>|\[\]{}/]{1,6})+$")
 # a type annotation's union (``pad_token_tensor: "torch.Tensor | None"``): names joined by "|",
 # one of them None ("Acme.Corp|Winter24" is a password)
 _TYPE_UNION = re.compile(
