@@ -126,6 +126,13 @@ OUTSIDE_POSITIVES = [
     # the special token's shape under a password's key, or with a token's digits, stays a secret
     ("SECRET", 'db_password = "]<]Winter[>["', "]<]Winter[>["),
     ("SECRET", 'api_token = "]<]9f8a7b6c5d4e3f2a1b0c[>["', "]<]9f8a7b6c5d4e3f2a1b0c[>["),
+    # found in a review: passphrases in brackets under a token's key mix cases or add slashes
+    ("SECRET", 'ADMIN_TOKEN: "//Sunshine_Rainbow//"', "//Sunshine_Rainbow//"),
+    ("SECRET", '{"api_token": "<<DragonSlayer>>"}', "<<DragonSlayer>>"),
+    ("SECRET", 'export GITLAB_TOKEN="[[MonkeyBusiness]]"', "[[MonkeyBusiness]]"),
+    ("SECRET", 'apiToken := "||Shadow_Knight||"', "||Shadow_Knight||"),
+    ("SECRET", 'token = "|MonkeyBusiness|"', "|MonkeyBusiness|"),
+    ("SECRET", 'AUTH_TOKEN="<Horse>Battery<Staple>"', "<Horse>Battery<Staple>"),
     ("US_DRIVER_LICENSE", "Driver license: D1234567", "D1234567"),
     ("US_DRIVER_LICENSE", "his driving licence number B12345678", "B12345678"),
     ("US_BANK_NUMBER", "bank account 40032198765 for the refund", "40032198765"),

@@ -76,11 +76,12 @@ _FETCH_MODES = frozenset({"include", "omit", "same-origin"})
 _ALTERNATIVES = re.compile(
     r"^(?:[a-z]+(?: [a-z]+)*(?: / [a-z]+(?: [a-z]+)*)+|[a-z]+[0-9]{0,2}(?:\|[a-z]+[0-9]{0,2})+)$"
 )
-# a tokenizer's special tokens: a word between runs of brackets and pipes, one or several
-# ("|NEWLINE|", "]<]image[>[", "<|vision_start|><|image_pad|><|vision_end|>", "</s>")
-# (one run of brackets between two words, so that no text can be split two ways: a failing match
-# is tried once, not once per split)
-_SPECIAL_TOKEN = re.compile(r"^[<>|\[\]{}/]{1,3}(?:[A-Za-z][A-Za-z_]{0,23}[<>|\[\]{}/]{1,6})+$")
+# a tokenizer's special tokens: words of one case between runs of brackets with an angle bracket
+# or a pipe among them ("|NEWLINE|", "]<]image[>[", "<|vision_start|><|image_pad|><|vision_end|>");
+# a passphrase in brackets mixes cases or adds slashes ("<<DragonSlayer>>", "//Sunshine_Rainbow//").
+# One run of brackets between two words, so that no text can be split two ways: a failing match
+# is tried once, not once per split.
+_SPECIAL_TOKEN = re.compile(r"^[<>|\[\]{}]{1,3}(?:(?:[a-z][a-z_]{0,23}|[A-Z][A-Z_]{0,23})[<>|\[\]{}]{1,6})+$")
 # a type annotation's union (``pad_token_tensor: "torch.Tensor | None"``): names joined by "|",
 # one of them None ("Acme.Corp|Winter24" is a password)
 _TYPE_UNION = re.compile(
@@ -187,7 +188,7 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # a media type ("application/at+jwt")
     if _TYPE_UNION.match(value) and any(p.strip() == "None" for p in value.split("|")):
         return False  # a type annotation ("torch.Tensor | None")
-    if strength is not Strength.STRONG and _SPECIAL_TOKEN.match(value):
+    if strength is not Strength.STRONG and _SPECIAL_TOKEN.match(value) and any(c in value for c in "<>|"):
         return False  # a model's special token under a token's name ("|NEWLINE|"); not a password
     if value[:4].lower() == "urn:" or (not quoted and any(c in value for c in "\"'")):
         return False  # a URN names a type ("urn:ietf:params:oauth:…"); a quote ends a string we were in
