@@ -354,14 +354,15 @@ def load_wrk(base: str, key: str, bodies: list[tuple[str, str]], concurrency: in
              counter_base: int, *, fixed: bool = False) -> tuple[float, float, float, int, int]:  # fmt: skip
     """p50 ms, p99 ms, requests/s, request count and non-2xx count from wrk (a C load generator: at these rates a
     Python client spends more CPU than the proxy it measures, on the same two cores). Every
-    request carries its own number, so no two bodies of a run are the same."""
+    request carries its own number, so no two bodies of a run are the same. wrk takes whole
+    seconds only ("-d1.5s" is a usage error): ``seconds`` is rounded."""
     script = _WRK_SCRIPT % {"key": key, "base": counter_base, "join": "b[1]" if fixed else "b[1] .. n .. b[2]",
                             "bodies": ", ".join("{" + _lua(p) + ", " + _lua(s) + "}" for p, s in bodies)}  # fmt: skip
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as f:
         f.write(script)
     try:
         url = base + "/chat/completions"
-        done = subprocess.run(["wrk", "-t1", f"-c{concurrency}", f"-d{seconds:g}s", "--timeout", "60s", "--latency",
+        done = subprocess.run(["wrk", "-t1", f"-c{concurrency}", f"-d{max(1, round(seconds))}s", "--timeout", "60s", "--latency",
                               "-s", f.name, url],
                              capture_output=True, text=True, check=True)  # fmt: skip
     finally:
