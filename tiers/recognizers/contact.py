@@ -101,8 +101,8 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         one at a documentation domain, where nobody's mailbox is; elsewhere ``user:jane@acme.com``
         in a log line is the address. And ``git@github.com:owner/repo.git`` is a repository's
         address in SSH's scp syntax (a user on a host, then ``:`` and a path), no mailbox: an
-        address ends a sentence's clause with a blank after its colon. Nor is an escape after a
-        backslash and at most one more character (``"\\n@triton.jit\\n"`` in generated source,
+        address ends a sentence's clause with a blank after its colon. Nor is a string literal's
+        escape (:func:`_escape_before_at`: ``"\\n@triton.jit\\n"`` in generated source,
         ``\\x01Z@google.golang.org`` in a serialised protobuf descriptor)."""
         if end + 1 < len(text) and text[end] == ":" and text[end + 1] in _PATH_START:
             return True
@@ -130,7 +130,6 @@ _PATH_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 # ("AzureAD\\tk@contoso.com"); nor the code of anything but a control character: a letter's, an
 # accent's, a UTF-8 byte's ("jos\\u00e9@", "jos\\xc3\\xa9@", "jos\\303\\251@": a mailbox
 # written as bytes), a bracket's or a quote's ("\\u003cj@acme.com" of Go's JSON)
-_LETTER_ESCAPE = re.compile(r"[A-Za-z]\Z")
 _CONTROL_CODE = re.compile(r"(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|([0-7]{1,3}))[A-Za-z0-9]?\Z")
 
 
@@ -147,8 +146,8 @@ def _escape_before_at(text: str, start: int, end: int) -> bool:
     if (start - run) % 2 == 0:
         return False  # "\\\\jd@…": an escaped backslash, then the mailbox (JSON of "AzureAD\\jd@…")
     at = text.find("@", start, end)
-    if _LETTER_ESCAPE.match(text, start, at):
-        return True
+    if at == start + 1 and text[start].isascii() and text[start].isalpha():
+        return True  # a letter's escape
     code = _CONTROL_CODE.match(text, start, at)
     if code is None:
         return False
