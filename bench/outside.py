@@ -586,10 +586,11 @@ IDENTIFYING_TWELFTH = _judged(
 # Sebastiano Vigna, Cooper, Harvey and Kennedy), contributors named in comments and headers, the
 # companies of licence headers (AMD, Intel, NVIDIA, Meta, Red Hat, ByteDance, Xiaomi), a dataset's
 # owner on the Hugging Face hub ("Lin-Chen"), and Google's public DNS address. "Yang, Yu" is cut
-# across two real authors.
+# across two real authors. "Anmol Gulati" (the Conformer paper's first author, cited in
+# cohere_asr.py) is found since the given names of more countries were added (2026-12-06).
 IDENTIFYING_THIRTEENTH = _judged(
     """
-    2001:4860:4860::8888|Advanced Micro Devices, Inc.|Albert Gu|Bill Arms|Burkhard Ringlein
+    2001:4860:4860::8888|Advanced Micro Devices, Inc.|Albert Gu|Anmol Gulati|Bill Arms|Burkhard Ringlein
     Bytedance Ltd.|Cambridge Greys Ltd|Christian Heimes|Cooper, Timothy|Dao, Albert|David Blackman
     Denis Pushkarev|Eddy Petrișor|Fredrik Lundh|Intel Corporation|Jacob Platin|Janne Sinkkonen
     Jean-Philippe Aumasson|Jukka Lehtosalo|Keith D. Cooper|Ken Kennedy|Kennedy & Gentle|Lin-Chen

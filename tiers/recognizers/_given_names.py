@@ -12,13 +12,29 @@ France … Germany, Austria, Switzerland … Turkey, Arabia, China, India …), 
 spelt as the scanner sees text (accents folded: "Aurélie" -> "aurelie", "Jürgen" -> "jurgen"),
 lower-case. Words that are also ordinary capitalised words ("May", "Will", "Paris") are taken out
 by the caller with :mod:`._vocabulary`.
+
+The file has no column for most of Africa, for Pakistan, Indonesia, Thailand or Central Asia, and
+its India and Turkey columns are thin: "Kwame", "Adebayo", "Wanjiru", "Siddharth" were no given
+names, so "Kwame Mensah" passed as Tier 1. The given names of Faker's person providers (MIT, in
+its wheel on PyPI) for those countries are added at frequency 1 (:data:`_MORE_LOCALES`): their
+source files are read as data (parsed, not imported: none of Faker's code runs, and importing it
+cost 0.1 s of a first start). Not its
+English, German or French providers: their names are the outside corpus ``bench/outside.py`` and
+``tests/tiers/faker_documents.py`` measure recall on, and must stay unseen by the gazetteer.
+Names that are English words ("Comfort", "Safari", "Dev") or common US surnames ("Washington",
+"Peterson", "Evans": given names in Nigeria and Kenya, but places and eponyms in most text) are
+left out of the addition.
 """
 
 from __future__ import annotations
 
+import ast
 import importlib.resources
+import importlib.util
 import re
+from collections.abc import Iterator
 from functools import lru_cache
+from pathlib import Path
 
 from ..normalize import normalize_text
 from ..tables import table
@@ -59,7 +75,68 @@ def _frequencies() -> dict[str, int]:
     return out
 
 
+# Faker's person providers for the countries nam_dict.txt lacks or holds few names of: Nigeria
+# (Yoruba, Igbo, Hausa, English), Ghana (Twi), Kenya, Swahili, South Africa (Zulu), India,
+# Pakistan, Indonesia, Thailand (romanised), Turkey, Azerbaijan, Uzbekistan
+_MORE_LOCALES = (
+    "yo_NG", "ig_NG", "ha_NG", "en_NG", "tw_GH", "en_KE", "sw", "zu_ZA",
+    "en_IN", "en_PK", "id_ID", "en_TH", "tr_TR", "az_AZ", "uz_UZ",
+)  # fmt: skip
+_PROVIDER_LISTS = ("first_names", "first_names_male", "first_names_female")
+_COMMON_SURNAME = 10_000  # a census rank: the surnames as common as "Zelaya" or more
+
+
+def _provider_names(source: str) -> Iterator[str]:
+    """The strings of the name lists (:data:`_PROVIDER_LISTS`) assigned in the ``Provider`` class
+    of a Faker person provider's source: the names, whether the list is a tuple of them or a
+    mapping of each to its share (whose numbers are no strings)."""
+    for node in ast.parse(source).body:
+        if not (isinstance(node, ast.ClassDef) and node.name == "Provider"):
+            continue
+        for stmt in node.body:
+            if isinstance(stmt, ast.Assign):
+                targets, value = stmt.targets, stmt.value
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                targets, value = [stmt.target], stmt.value
+            else:
+                continue
+            if any(isinstance(t, ast.Name) and t.id in _PROVIDER_LISTS for t in targets):
+                for leaf in ast.walk(value):
+                    if isinstance(leaf, ast.Constant) and isinstance(leaf.value, str):
+                        yield leaf.value
+
+
+@table("given-names-more", source="faker")
+def _more_names() -> list[str]:
+    """The given names of :data:`_MORE_LOCALES` that the main file lacks, in its spelling
+    (accents folded, lower case), English words and common surnames left out; sorted, so a
+    snapshot is the same from one start to the next."""
+    from ._english_words import is_english_word  # tables of their own: each read once, as this one
+    from ._surnames import is_surname
+
+    spec = importlib.util.find_spec("faker")  # finds the package without importing it
+    if spec is None or spec.origin is None:
+        raise ModuleNotFoundError("faker is not installed: its person providers are the gazetteer's second source")
+    providers = Path(spec.origin).parent / "providers" / "person"
+    known = _frequencies()
+    out: set[str] = set()
+    for locale in _MORE_LOCALES:
+        for raw in _provider_names((providers / locale / "__init__.py").read_text(encoding="utf-8")):
+            name = normalize_text(raw)
+            key = name.lower()
+            if (
+                _NAME.fullmatch(name)
+                and key not in known
+                and not is_english_word(name)
+                and not is_surname(name, _COMMON_SURNAME)
+            ):
+                out.add(key)
+    return sorted(out)
+
+
 @lru_cache(maxsize=4)
 def given_names(min_frequency: int = 3) -> frozenset[str]:
-    """Lower-case, accent-folded given names at least ``min_frequency`` common somewhere."""
-    return frozenset(name for name, top in _frequencies().items() if top >= min_frequency)
+    """Lower-case, accent-folded given names at least ``min_frequency`` common somewhere (the
+    added countries' names count as rare: 1)."""
+    names = frozenset(name for name, top in _frequencies().items() if top >= min_frequency)
+    return names | frozenset(_more_names()) if min_frequency <= 1 else names

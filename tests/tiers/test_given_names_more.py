@@ -1,0 +1,145 @@
+"""The gazetteer's second source (``tiers/recognizers/_given_names.py``): the given names of Faker's
+person providers for countries ``nam_dict.txt`` lacks, read from their source files as data.
+
+What could go wrong: the source reading misses a list's form (a tuple, a mapping of name to
+share, an annotated assignment) or takes strings that are no names; the reading drifts from what
+Faker itself holds; an English, German or French provider (the outside corpus recall is measured
+on) leaks in; and, the point of it all, a person of those countries still passes unfound.
+"""
+
+from __future__ import annotations
+
+import importlib
+import keyword
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.tiers.faker_documents import LOCALES as OUTSIDE_CORPUS_LOCALES
+from tiers import Classifier, Content, Segment, TiersConfig
+from tiers.normalize import normalize_text
+from tiers.recognizers._english_words import is_english_word
+from tiers.recognizers._given_names import (
+    _COMMON_SURNAME,
+    _MORE_LOCALES,
+    _NAME,
+    _PROVIDER_LISTS,
+    _frequencies,
+    _more_names,
+    _provider_names,
+    given_names,
+)
+from tiers.recognizers._surnames import is_surname
+from tiers.recognizers._vocabulary import NOT_GIVEN_NAMES
+
+_NAMES = st.lists(st.text("abcdefghijklmnopqrstuvwxyzé-' ", min_size=1, max_size=12), max_size=8)
+
+
+def _source(lists: dict[str, tuple[list[str], str]], decoys: list[str]) -> str:
+    """A provider module: each list in the form given ("tuple", "weighted", "annotated"), and
+    assignments of other names holding strings that are no given names."""
+    lines = ["from collections import OrderedDict", "from .. import Provider as PersonProvider", "",
+             "", "class Provider(PersonProvider):", "    formats = ('{{first_name}} {{last_name}}',)"]  # fmt: skip
+    for name, (values, form) in lists.items():
+        if form == "weighted":
+            pairs = ", ".join(f"({v!r}, {i + 1}.5)" for i, v in enumerate(values))
+            lines.append(f"    {name} = OrderedDict(({pairs}{',' if len(values) == 1 else ''}))")
+        elif form == "annotated":
+            lines.append(f"    {name}: tuple[str, ...] = {tuple(values)!r}")
+        else:
+            lines.append(f"    {name} = {tuple(values)!r}")
+    lines.append(f"    last_names = {tuple(decoys)!r}")
+    lines.append(f"    prefixes_female = {tuple(decoys)!r}")
+    lines.append("    first_names = first_names_male + first_names_female")
+    return "\n".join(lines) + "\n"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    male=_NAMES,
+    female=_NAMES,
+    forms=st.tuples(*[st.sampled_from(["tuple", "weighted", "annotated"])] * 2),
+    decoys=st.lists(st.text("XYZ!?", min_size=1, max_size=6), max_size=5),
+)
+def test_a_provider_source_gives_exactly_its_lists_strings(
+    male: list[str], female: list[str], forms: tuple[str, str], decoys: list[str]
+) -> None:
+    source = _source({"first_names_male": (male, forms[0]), "first_names_female": (female, forms[1])}, decoys)
+    assert set(_provider_names(source)) == set(male) | set(female)
+
+
+def test_the_reading_equals_what_faker_itself_holds() -> None:
+    """The installed Faker's own objects (imported here, in the test only) are the oracle."""
+    expected: set[str] = set()
+    for locale in _MORE_LOCALES:
+        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
+        for attr in _PROVIDER_LISTS:
+            values = getattr(provider, attr, ())
+            for raw in values.keys() if isinstance(values, dict) else values:
+                name = normalize_text(raw)
+                if _NAME.fullmatch(name) and not is_english_word(name) and not is_surname(name, _COMMON_SURNAME):
+                    expected.add(name.lower())
+    expected -= set(_frequencies())
+    assert set(_more_names()) == expected
+    assert len(expected) > 3000  # the lists are there at all
+
+
+def test_no_outside_corpus_provider_is_read() -> None:
+    assert not set(_MORE_LOCALES) & set(OUTSIDE_CORPUS_LOCALES)
+    assert not {locale.split("_")[0] for locale in _MORE_LOCALES} & {"de", "fr"}
+
+
+def test_the_added_names_are_rare_given_names_and_no_words() -> None:
+    more = set(_more_names())
+    assert more <= given_names(1)
+    assert not more & given_names(2)  # rare: too weak before an upper-case surname, as the file's rare ones
+    assert {"kwame", "adekunle", "wanjiru", "siddharth", "oluwafemi", "thandiwe", "ifeoma", "budi"} <= more | given_names(1)
+    assert not {n for n in more if is_english_word(n) or keyword.iskeyword(n)}
+    assert not {n for n in more if is_surname(n.capitalize(), _COMMON_SURNAME)}  # "washington", "peterson"
+
+
+_CLASSIFIER = Classifier(TiersConfig())
+_SURNAMES = ["Okafor", "Mensah", "Kamau", "Patel", "Sharma", "Wijaya", "Yilmaz", "Adeyemi", "Nkosi", "Otieno",
+             "Aliyev", "Karimov", "Smith", "Garcia", "Osei", "Mwangi", "Hussain", "Gunawardena"]  # fmt: skip
+_CARRIERS = [
+    "Please send the signed contract to {n} before Friday.",
+    "Meeting notes: {n} agreed to review the deviation report.",
+    "Hi team, {n} will take over the supplier audit for line 3.",
+    "Approved by {n} on 12 March.",
+    "Contact person: {n}\nPhone extension 4411",
+]
+
+
+def _display(name: str) -> str:
+    return "-".join(part.capitalize() for part in name.split("-"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    given_name=st.sampled_from(sorted(set(_more_names()) - NOT_GIVEN_NAMES)),
+    surname=st.sampled_from(_SURNAMES),
+    carrier=st.sampled_from(_CARRIERS),
+)
+def test_a_person_of_the_added_countries_is_found(given_name: str, surname: str, carrier: str) -> None:
+    name = f"{_display(given_name)} {surname}"
+    text = carrier.format(n=name)
+    start = text.index(name)
+    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
+    assert any(f.entity_type == "PERSON" and f.start <= start and f.end >= start + len(name) for f in found), (
+        text,
+        [(f.entity_type, text[f.start : f.end]) for f in found],
+    )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Seattle, Washington is where the team sits.",  # a common US surname is no added given name
+        "See the Peterson Graph in the appendix.",
+        "The run used Dev Tools and a Safari build.",  # English words are none either
+    ],
+)
+def test_places_eponyms_and_words_stay_unfound(text: str) -> None:
+    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
+    assert not [f for f in found if f.entity_type == "PERSON"], text
