@@ -27,6 +27,8 @@ name list configured.
   the Faker package (MIT; its locale providers), carriers written here
   (``tests/tiers/faker_documents.py``); recall per family and language, stray findings, and
   Faker-built clean prose forwarded byte-identical.
+* ``countries``: people of Faker's other locales in business carriers, found or not: the locales
+  whose given names the gazetteer reads (coverage) and held-out ones (how far the lists carry).
 * ``secrets``: no registry package ships an outside sample set of secrets (checked: the
   detect-secrets wheel and sdist, trufflehog3, secretlint rule packages on npm carry rules or
   README prose, no sample lines); this part says so and, when ``detect-secrets`` is importable
@@ -956,9 +958,67 @@ def secrets(clf: Classifier, rows: list[dict[str, object]], show: int) -> None:
     print()
 
 
+# Faker locales whose given names are not the gazetteer's (tiers/recognizers/_given_names.py):
+# countries neither source lists on purpose, so their figure says how far the lists carry
+_HELD_OUT_LOCALES = ("pt_BR", "es_MX", "es_CO", "it_IT", "nl_NL", "pl_PL", "ro_RO", "cs_CZ", "hu_HU", "sv_SE",
+                     "fi_FI", "lt_LT", "lv_LV", "sk_SK", "hr_HR", "sl_SI", "da_DK", "en_IE", "en_NZ")  # fmt: skip
+_COUNTRY_CARRIERS = (
+    "Please send the signed contract to {n} before Friday.",
+    "Meeting notes: {n} agreed to review the deviation report.",
+    "Hi team, {n} will take over the supplier audit for line 3.",
+    "Approved by {n} on 12 March.",
+    "Contact person: {n}\nPhone extension 4411",
+)
+
+
+def countries(clf: Classifier, per_locale: int) -> None:
+    """People of more countries: a given name and a surname of one Faker locale, in business
+    carriers; found when a PERSON finding covers the whole name. The locales the gazetteer reads
+    (its second source) measure coverage, not recall on unseen names; the held-out ones, whose
+    lists neither source reads, measure how far the lists carry."""
+    import importlib
+    import random
+
+    from tiers.recognizers._given_names import _MORE_LOCALES
+
+    def names(locale: str, attrs: tuple[str, ...]) -> list[str]:
+        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
+        out: set[str] = set()
+        for attr in attrs:
+            values = getattr(provider, attr, ())
+            out |= set(values.keys() if isinstance(values, dict) else values)
+        return sorted(n for n in out if n.isalpha() and n[:1].isupper())
+
+    print("\n## People of more countries (Faker's locales; a given name and a surname of the same locale)\n")
+    print("| locale | read by the gazetteer | names | found |\n|---|---|---:|---:|")
+    totals = {True: [0, 0], False: [0, 0]}
+    for locale in (*_MORE_LOCALES, *_HELD_OUT_LOCALES):
+        rng = random.Random(locale)
+        given_names = names(locale, ("first_names", "first_names_male", "first_names_female"))
+        surnames = names(locale, ("last_names", "last_names_male", "last_names_female"))
+        if not given_names or not surnames:
+            continue
+        found = 0
+        for _ in range(per_locale):
+            name = f"{rng.choice(given_names)} {rng.choice(surnames)}"
+            text = rng.choice(_COUNTRY_CARRIERS).format(n=name)
+            start = text.index(name)
+            d = clf.classify(_content(text))
+            found += any(
+                f.entity_type == "PERSON" and f.start <= start and f.end >= start + len(name) for f in d.findings
+            )
+        read = locale in _MORE_LOCALES
+        totals[read][0] += found
+        totals[read][1] += per_locale
+        print(f"| {locale} | {'yes' if read else 'no'} | {per_locale} | {found / per_locale:.1%} |")
+    for read, (found, n) in totals.items():
+        print(f"| **all {'read' if read else 'held out'}** | | {n} | **{found / max(n, 1):.1%}** |")
+    print()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=("all", "repos", "faker", "secrets"), default="all")
+    ap.add_argument("--part", choices=("all", "repos", "faker", "secrets", "countries"), default="all")
     ap.add_argument("--per-carrier", type=int, default=25, help="Faker documents per carrier and locale")
     ap.add_argument("--show", type=int, default=0, help="list this many files raised by nobody-values")
     ap.add_argument("--json", type=Path, help="write the per-file verdicts of the repos part here")
@@ -974,6 +1034,8 @@ def main() -> None:
             args.json.write_text(json.dumps(rows))
     if args.part in ("all", "faker"):
         faker(clf, args.per_carrier)
+    if args.part in ("all", "countries"):
+        countries(clf, args.per_carrier * 4)
     if args.part in ("all", "secrets"):
         secrets(clf, rows, args.show)
 

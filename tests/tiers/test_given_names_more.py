@@ -94,7 +94,16 @@ def test_the_added_names_are_rare_given_names_and_no_words() -> None:
     more = set(_more_names())
     assert more <= given_names(1)
     assert not more & given_names(2)  # rare: too weak before an upper-case surname, as the file's rare ones
-    assert {"kwame", "adekunle", "wanjiru", "siddharth", "oluwafemi", "thandiwe", "ifeoma", "budi"} <= more | given_names(1)
+    assert {
+        "kwame",
+        "adekunle",
+        "wanjiru",
+        "siddharth",
+        "oluwafemi",
+        "thandiwe",
+        "ifeoma",
+        "budi",
+    } <= more | given_names(1)
     assert not {n for n in more if is_english_word(n) or keyword.iskeyword(n)}
     assert not {n for n in more if is_surname(n.capitalize(), _COMMON_SURNAME)}  # "washington", "peterson"
 

@@ -107,10 +107,9 @@ def _provider_names(source: str) -> Iterator[str]:
 
 
 @table("given-names-more", source="faker")
-def _more_names() -> list[str]:
+def _more_names() -> frozenset[str]:
     """The given names of :data:`_MORE_LOCALES` that the main file lacks, in its spelling
-    (accents folded, lower case), English words and common surnames left out; sorted, so a
-    snapshot is the same from one start to the next."""
+    (accents folded, lower case), English words and common surnames left out."""
     from ._english_words import is_english_word  # tables of their own: each read once, as this one
     from ._surnames import is_surname
 
@@ -131,7 +130,7 @@ def _more_names() -> list[str]:
                 and not is_surname(name, _COMMON_SURNAME)
             ):
                 out.add(key)
-    return sorted(out)
+    return frozenset(out)
 
 
 @lru_cache(maxsize=4)
@@ -139,4 +138,4 @@ def given_names(min_frequency: int = 3) -> frozenset[str]:
     """Lower-case, accent-folded given names at least ``min_frequency`` common somewhere (the
     added countries' names count as rare: 1)."""
     names = frozenset(name for name, top in _frequencies().items() if top >= min_frequency)
-    return names | frozenset(_more_names()) if min_frequency <= 1 else names
+    return names | _more_names() if min_frequency <= 1 else names
