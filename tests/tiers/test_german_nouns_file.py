@@ -1,5 +1,6 @@
 """Reading the German feminine-noun list (``tiers/recognizers/_german_nouns.py``): the one-pass
-reading gives the set a row-by-row reading of the CSV gives, and the list is read on first use
+reading gives the set a row-by-row reading of the CSV gives (and so does the reading of every
+lemma), and the list is read on first use
 only, once, also when threads meet it together (issue 15)."""
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import textwrap
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiers.recognizers._german_nouns import _feminine, _fold, _fold_all
+from tiers.recognizers._german_nouns import _feminine, _fold, _fold_all, every_lemma
 
 
 def _row_by_row() -> frozenset[str]:
@@ -34,6 +35,17 @@ def test_one_pass_reading_is_the_row_by_row_set() -> None:
     assert nouns == _row_by_row()
     assert {"prufung", "bahn", "steuer", "firma"} <= nouns
     assert "lehmann" not in nouns  # a surname: no gender in the list
+
+
+def test_every_lemma_is_the_row_by_row_set_of_all_genders() -> None:
+    data = importlib.resources.files("german_nouns").joinpath("nouns.csv")
+    with data.open(encoding="utf-8", newline="") as fh:
+        rows = csv.reader(fh)
+        next(rows)
+        expected = frozenset(_fold(row[0]) for row in rows if row and not {",", '"'} & set(row[0]))
+    lemmas = every_lemma()
+    assert lemmas == expected
+    assert {"saal", "bett", "salami", "prufung"} <= lemmas and _feminine() < lemmas
 
 
 _WORD = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\n"), max_size=12)

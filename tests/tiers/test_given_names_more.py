@@ -19,15 +19,18 @@ from hypothesis import strategies as st
 from tests.tiers.faker_documents import LOCALES as OUTSIDE_CORPUS_LOCALES
 from tiers import Classifier, Content, Segment, TiersConfig
 from tiers.normalize import normalize_text
-from tiers.recognizers._english_words import is_english_word
+from tiers.recognizers._english_words import _words, is_english_word, proper_nouns
+from tiers.recognizers._german_nouns import every_lemma
 from tiers.recognizers._given_names import (
     _COMMON_SURNAME,
     _MORE_LOCALES,
     _NAME,
+    _NOT_ADDED,
     _PROVIDER_LISTS,
     _frequencies,
     _more_names,
     _provider_names,
+    added_given_names,
     given_names,
 )
 from tiers.recognizers._surnames import is_surname
@@ -80,7 +83,7 @@ def test_the_reading_equals_what_faker_itself_holds() -> None:
                 name = normalize_text(raw)
                 if _NAME.fullmatch(name) and not is_english_word(name) and not is_surname(name, _COMMON_SURNAME):
                     expected.add(name.lower())
-    expected -= set(_frequencies())
+    expected -= set(_frequencies()) | proper_nouns() | every_lemma() | _NOT_ADDED
     assert set(_more_names()) == expected
     assert len(expected) > 3000  # the lists are there at all
 
@@ -106,6 +109,8 @@ def test_the_added_names_are_rare_given_names_and_no_words() -> None:
     } <= more | given_names(1)
     assert not {n for n in more if is_english_word(n) or keyword.iskeyword(n)}
     assert not {n for n in more if is_surname(n.capitalize(), _COMMON_SURNAME)}  # "washington", "peterson"
+    assert not more & (proper_nouns() | every_lemma())  # "nazi", "muslim", "oman"; "saal", "salami"
+    assert added_given_names() == more
 
 
 _CLASSIFIER = Classifier(TiersConfig())
@@ -141,12 +146,47 @@ def test_a_person_of_the_added_countries_is_found(given_name: str, surname: str,
     )
 
 
+# an added given name vouches for a census surname of the first 10,000 or a word of no dictionary
+# here: English words (web2's lower-case entries, from 4 to 10 letters) are no surname after one
+_WORDS = sorted(w for w in _words() if w.islower() and w.isalpha() and 4 <= len(w) <= 10 and not is_surname(w, 10_000))
+
+
+@settings(max_examples=300, deadline=None)
+@given(given_name=st.sampled_from(sorted(set(_more_names()) - NOT_GIVEN_NAMES)), word=st.sampled_from(_WORDS))
+def test_an_added_given_name_before_a_word_is_no_person(given_name: str, word: str) -> None:
+    text = f"We discussed the {_display(given_name)} {word.capitalize()} in the meeting."
+    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
+    assert not [f for f in found if f.entity_type == "PERSON" and word.capitalize() in text[f.start : f.end]], text
+
+
+# An adversarial review's inputs: the added lists hold words of prose (proper nouns, German and
+# Romance nouns, a product); each was a PERSON in a first version of the addition.
 @pytest.mark.parametrize(
     "text",
     [
         "Seattle, Washington is where the team sits.",  # a common US surname is no added given name
         "See the Peterson Graph in the appendix.",
         "The run used Dev Tools and a Safari build.",  # English words are none either
+        "The museum covers Nazi Germany and the Holocaust in three galleries.",
+        "Members of the Muslim Brotherhood were arrested, the report says.",
+        "The Muslim Council of Britain issued a statement.",
+        "Login via Okta Verify is now mandatory for all staff.",
+        "We migrated SSO from Azure AD to Okta Workflows last sprint.",
+        "Morada: Rua Garrett 45, 1200-203 Lisboa",
+        "Zum Mittagessen gibt es Salami Pizza und Döner Kebab.",
+        "Deviation DEV-2024-017: Salami Slicer blade found damaged during line clearance.",
+        "Die Schulung findet im Saal Europa statt.",
+        "Oman Air will resume flights to Zanzibar in June.",
+        "Our supplier in Novi Sad shipped the castings late.",
+        "The Lega Nord won 17% in the 2018 elections.",
+        "Turkmen Gas exports rose again.",
+        "The Javan Rhinoceros is critically endangered.",
+        "Residencial Verde Vale, Rua das Flores 12",
+        "Maman Cuisine propose des plats à emporter.",
+        "Kelapa Gading Mall is crowded on weekends.",
+        "Karama Market in Dubai sells textiles.",
+        "Harambee Stars beat Uganda 2-1 in Nairobi.",
+        "Momsregistreringsnummer, Danish VAT number",
     ],
 )
 def test_places_eponyms_and_words_stay_unfound(text: str) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..tables import table
 
-__all__ = ["is_english_word"]
+__all__ = ["is_english_word", "is_proper_noun", "proper_nouns"]
 
 
 @table("english-words", source="english-words")
@@ -39,3 +39,14 @@ def is_english_word(word: str) -> bool:
     if w.endswith("es") and w[:-2] in words:
         return True
     return w.endswith("s") and w[:-1] in words
+
+
+def proper_nouns() -> frozenset[str]:
+    """The entries the list writes capitalised ("Nazi", "Oman", "Turkmen", "Aaron"), lower-case:
+    names of peoples, places and faiths, and given names. Not kept: read where a table is built."""
+    return frozenset(w.lower() for w in _words() if w[:1].isupper())
+
+
+def is_proper_noun(word: str) -> bool:
+    """Whether the list has ``word`` capitalised ("Germany", "Brotherhood" is none)."""
+    return word[:1].upper() + word[1:].lower() in _words()

@@ -32,7 +32,7 @@ import unicodedata
 from .. import tables
 from ..tables import table
 
-__all__ = ["is_feminine_noun", "loaded"]
+__all__ = ["every_lemma", "is_feminine_noun", "loaded"]
 
 # a row whose lemma has a feminine gender: lemma (unquoted), part of speech (quoted when it lists
 # several), then "f" in one of the five gender columns; every row starts after a newline (the
@@ -67,6 +67,16 @@ def _read() -> frozenset[str]:
     data = importlib.resources.files("german_nouns").joinpath("nouns.csv").read_bytes()
     lemmas = b"\n".join(_FEMININE_ROW.findall(data)).decode("utf-8")
     return frozenset(_fold_all(lemmas).split("\n"))
+
+
+_LEMMA = re.compile(rb"\n([^,\"\n]+),")
+
+
+def every_lemma() -> frozenset[str]:
+    """Every noun of the file, whatever its gender ("Saal", "Bett", "Salami"), folded as the
+    scanner sees text. Not kept: read where a table is built (≈ 0.1 s)."""
+    data = importlib.resources.files("german_nouns").joinpath("nouns.csv").read_bytes()
+    return frozenset(_fold_all(b"\n".join(_LEMMA.findall(data)).decode("utf-8")).split("\n"))
 
 
 @table("german-feminine-nouns", source="german-nouns")

@@ -21,9 +21,12 @@ source files are read as data (parsed, not imported: none of Faker's code runs, 
 cost 0.1 s of a first start). Not its
 English, German or French providers: their names are the outside corpus ``bench/outside.py`` and
 ``tests/tiers/faker_documents.py`` measure recall on, and must stay unseen by the gazetteer.
-Names that are English words ("Comfort", "Safari", "Dev") or common US surnames ("Washington",
-"Peterson", "Evans": given names in Nigeria and Kenya, but places and eponyms in most text) are
-left out of the addition.
+Left out of the addition: English words ("Comfort", "Safari", "Dev"), proper nouns of the
+English dictionary ("Nazi", "Muslim", "Oman", "Turkmen", "Danish"), German nouns ("Saal",
+"Salami", "Bett") and common US surnames ("Washington", "Peterson", "Evans": given names in
+Nigeria and Kenya, but places and eponyms in most text), and a few that text means as something
+else far more often (:data:`_NOT_ADDED`). The added names also vouch for less after them than the
+file's (:func:`added_given_names`, ``people.py``).
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from pathlib import Path
 from ..normalize import normalize_text
 from ..tables import table
 
-__all__ = ["given_names"]
+__all__ = ["added_given_names", "given_names"]
 
 _NAME = re.compile(r"[A-Za-z][a-z]+(?:-[A-Z][a-z]+)?")
 _HEX = "123456789ABCD"
@@ -84,6 +87,10 @@ _MORE_LOCALES = (
 )  # fmt: skip
 _PROVIDER_LISTS = ("first_names", "first_names_male", "first_names_female")
 _COMMON_SURNAME = 10_000  # a census rank: the surnames as common as "Zelaya" or more
+# names of those lists that text far more often means as something else: a product ("Okta"), words
+# of Italian, Spanish, Portuguese, French and Turkish ("Lega", "Verde", "Dono", "Tira", "Maman",
+# "Ozel"), of Swahili ("Harambee", "Jua", "Sauti"), a dish ("Upma"), a city's transit ("Muni")
+_NOT_ADDED = frozenset("okta lega verde dono tira maman ozel dadi harambee jua sauti upma muni".split())
 
 
 def _provider_names(source: str) -> Iterator[str]:
@@ -109,8 +116,9 @@ def _provider_names(source: str) -> Iterator[str]:
 @table("given-names-more", source="faker")
 def _more_names() -> frozenset[str]:
     """The given names of :data:`_MORE_LOCALES` that the main file lacks, in its spelling
-    (accents folded, lower case), English words and common surnames left out."""
-    from ._english_words import is_english_word  # tables of their own: each read once, as this one
+    (accents folded, lower case), the words and common surnames of the module's docstring left out."""
+    from ._english_words import is_english_word, proper_nouns  # tables of their own: each read once
+    from ._german_nouns import every_lemma
     from ._surnames import is_surname
 
     spec = importlib.util.find_spec("faker")  # finds the package without importing it
@@ -118,6 +126,7 @@ def _more_names() -> frozenset[str]:
         raise ModuleNotFoundError("faker is not installed: its person providers are the gazetteer's second source")
     providers = Path(spec.origin).parent / "providers" / "person"
     known = _frequencies()
+    words = proper_nouns() | every_lemma()
     out: set[str] = set()
     for locale in _MORE_LOCALES:
         for raw in _provider_names((providers / locale / "__init__.py").read_text(encoding="utf-8")):
@@ -127,6 +136,8 @@ def _more_names() -> frozenset[str]:
                 _NAME.fullmatch(name)
                 and key not in known
                 and not is_english_word(name)
+                and key not in words
+                and key not in _NOT_ADDED
                 and not is_surname(name, _COMMON_SURNAME)
             ):
                 out.add(key)
@@ -139,3 +150,8 @@ def given_names(min_frequency: int = 3) -> frozenset[str]:
     added countries' names count as rare: 1)."""
     names = frozenset(name for name, top in _frequencies().items() if top >= min_frequency)
     return names | _more_names() if min_frequency <= 1 else names
+
+
+def added_given_names() -> frozenset[str]:
+    """The given names of the second source only (none of ``nam_dict.txt``'s)."""
+    return _more_names()

@@ -32,9 +32,10 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position, spelt_in_code
-from ._english_words import is_english_word
+from ._english_words import is_english_word, is_proper_noun
 from ._eponyms import eponym_after, names_an_object
-from ._given_names import given_names
+from ._german_nouns import is_feminine_noun
+from ._given_names import added_given_names, given_names
 from ._places import inside_place_name
 from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import (
@@ -189,6 +190,9 @@ _PLACE_FIRST = frozenset(
 _UMLAUT_SPELLING = re.compile(r"([uoa])e")
 _DERIVED = ("ing", "ed", "ly", "tion", "ment", "ness", "able", "ible", "ity", "ive", "ize", "ise", "ful", "less")
 _WEAK_SURNAME_RANK = 10_000
+# after a given name of the gazetteer's second source, a surname this common in the census
+# (Mensah, Patel, Okafor: ranks 9,000 and up are "Mall", "Market", "Stars" as often)
+_ADDED_VOUCHED_RANK = 10_000
 # endings of English abstract nouns ("Approximation", "Connectivity"), which census surnames
 # have only as listed names (Garrity, Clement, Harkness)
 _ABSTRACT_NOUN = ("tion", "tions", "ity", "ities", "ment", "ments", "ness", "ism", "ics", "ogy")
@@ -271,6 +275,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         # the halves of a hyphenated given name may be words alone ("Jan", a month's
         # abbreviation, in "Jan-Peter"); joined to a given name that is none they are a name
         self._any_given = given_names(min_frequency)
+        self._added = added_given_names()
         # capitalised runs recur (headings, the same people); a lookup is ≈ 10x a check
         self.refine_span = lru_cache(maxsize=16384)(self._refine)
         is_english_word("")  # read the dictionary while the classifier is built, not on a request
@@ -306,6 +311,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 # census spells every surname the dictionary has that is one: "Penfold, Sarah")
                 and not title_noun(words[0])
                 and self._listed_surname_holds(words[0], words[1])
+                and self._added_vouches(words[1], words[0])
             ):
                 return 0, len(text)
             return None
@@ -363,7 +369,19 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             and is_surname(w, _WEAK_SURNAME_RANK)
         )
 
+    def _added_vouches(self, given: str, surname: str) -> bool:
+        """A given name of the gazetteer's second source (rare in most text, and "Okta", "Lega",
+        "Verde" are names too) vouches only for a census surname or a word of no dictionary here:
+        "Okta Verify", "Lega Nord", "Verde Energie", "Raksha Bandhan" name no one; "Wanjiru
+        Kamau", "Budi Santoso" do."""
+        if given.lower() not in self._added or is_surname(surname, _ADDED_VOUCHED_RANK):
+            return True
+        w = surname.rstrip(".")
+        return not (is_english_word(w) or is_proper_noun(w) or is_feminine_noun(w))
+
     def _surname_holds(self, given: str, surname: str, middle: Sequence[str] = ()) -> bool:
+        if not self._added_vouches(given, surname):
+            return False
         if surname.lower().endswith(_ABSTRACT_NOUN) and not is_surname(surname):
             return False  # a term in a title ("Vazirani, Vijay Approximation Algorithms"); Garrity stays
         if any(w.lower().endswith(_ABSTRACT_NOUN) and not is_surname(w) for w in middle):
