@@ -28,6 +28,7 @@ from .names import known_names
 from .national import national_id_recognizers
 from .organizations import OrganizationRecognizer
 from .people import person_recognizers
+from .people_korean import korean_recognizers
 from .people_fields import field_recognizers
 from .people_prose import prose_recognizers
 from .network import InternalHostRecognizer, IpAddressRecognizer, MacRecognizer
@@ -74,6 +75,7 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
         *national_id_recognizers(),
         *european_id_recognizers(),
         *person_recognizers(),
+        *korean_recognizers(),
         *field_recognizers(),
         *prose_recognizers(),
         OrganizationRecognizer(),

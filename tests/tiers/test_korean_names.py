@@ -1,0 +1,103 @@
+"""Korean names in Latin letters (``tiers/recognizers/people_korean.py``): a Korean surname and a
+hyphenated two-syllable given name, either order, are a person whole; English compounds and
+reduplications next to a surname-like word are not.
+
+Generated: syllables from the romanisation's own parts (initials, vowels, endings), so the
+property is over the shape, not over a list of names written here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tiers import Classifier, Content, Segment, TiersConfig
+from tiers.recognizers.people_korean import _SURNAMES, _reduplicated, korean_syllable
+
+_CLASSIFIER = Classifier(TiersConfig())
+
+_INITIALS = ["", "g", "k", "kk", "n", "d", "t", "r", "m", "b", "p", "s", "ss", "j", "ch", "h", "y", "w"]
+_VOWELS = ["a", "ae", "ya", "eo", "e", "yeo", "ye", "o", "wa", "oe", "yo", "u", "wo", "wi", "yu", "eu", "ui", "i", "oo",
+           "ee", "ou"]  # fmt: skip
+_ENDINGS = ["", "", "", "k", "n", "l", "m", "p", "ng"]
+_SYLLABLES = st.builds(lambda a, b, c: a + b + c, st.sampled_from(_INITIALS), st.sampled_from(_VOWELS),
+                       st.sampled_from(_ENDINGS))  # fmt: skip
+_CARRIERS = [
+    "Meeting notes: {n} agreed to review the deviation report.",
+    "Please send the signed contract to {n} before Friday.",
+    "Reviewer: {n}",
+    "cc: {n}, quality assurance",
+    "The supplier contact is {n} (Seoul office).",
+]
+
+
+def _person_covers(text: str, name: str) -> bool:
+    start = text.index(name)
+    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
+    return any(f.entity_type == "PERSON" and f.start <= start and f.end >= start + len(name) for f in found)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    first=_SYLLABLES,
+    second=_SYLLABLES,
+    surname=st.sampled_from(_SURNAMES),
+    surname_first=st.booleans(),
+    upper=st.booleans(),
+    capital_second=st.booleans(),
+    carrier=st.sampled_from(_CARRIERS),
+)
+def test_a_korean_name_is_found_whole(
+    first: str,
+    second: str,
+    surname: str,
+    surname_first: bool,
+    upper: bool,
+    capital_second: bool,
+    carrier: str,
+) -> None:
+    if _reduplicated(first, second):
+        return  # "Yo-yo", "Hip-hop": English's, below
+    given_name = first.capitalize() + "-" + (second.capitalize() if capital_second else second)
+    family = surname.upper() if upper else surname
+    name = f"{family} {given_name}" if surname_first else f"{given_name} {family}"
+    text = carrier.format(n=name)
+    assert _person_covers(text, name), text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8))
+def test_a_syllable_has_one_vowel_sound(word: str) -> None:
+    """Anything the check takes is one initial, one vowel of the list, one ending."""
+    if korean_syllable(word):
+        vowels = [i for i, c in enumerate(word) if c in "aeiou"]
+        assert vowels and vowels[-1] - vowels[0] <= 2  # "yeo", "wae": one vowel sound, one run
+        assert word[vowels[-1] + 1 :] in ("", "ng", "k", "n", "t", "l", "m", "p", "g", "b")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Follow-up Kim mentioned is in the appendix.",  # English compounds: no two syllables
+        "We use Built-in Park features.",
+        "Mark-up Lee template",
+        "Hip-hop Song list for the party",  # English reduplications
+        "Ping-pong Park is open on Sundays.",
+        "Sing-song Lee rhyme",
+        "Yo-yo Ma played.",
+        "Use the Read-only Han mode.",
+    ],
+)
+def test_english_compounds_beside_a_surname_word_are_no_name(text: str) -> None:
+    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
+    assert not [f for f in found if f.entity_type == "PERSON"], text
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["Kim Min-jun", "Min-jun Kim", "Park Ji-hoon", "LEE Seo-yeon", "Ban Ki-moon", "Moon Jae-in", "Song Hye-kyo",
+     "Ji-ho Kim", "Kim Jong-un", "Choi Dong-hyun", "Jung Hae-in", "Yoon Seok-yeol"],
+)  # fmt: skip
+def test_known_shapes_are_found_whole(name: str) -> None:
+    assert _person_covers(f"Meeting notes: {name} agreed to review the report.", name)
