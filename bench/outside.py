@@ -609,8 +609,11 @@ IDENTIFYING_THIRTEENTH = _judged(
 # figures in generation examples (Bob Marley, Brad Pitt, George Clooney), contributors in headers
 # and their mailboxes, the companies of licence headers and the publishers of cited books, and a
 # Hugging Face token written into a docstring (a credential's shape: stripping it is right).
+# "Hoang Le" (an author of the paper sympy's ECM cites) is found since Vietnamese family names
+# count (2026-12-06).
 IDENTIFYING_FOURTEENTH = _judged(
     """
+    Hoang Le
     Aidan N. Gomez|Ashish Vaswani|Gomez, Lukasz|Jakob Uszkoreit|Alexander Kirillov|Guo, Ted|Ted Zadouri
     Adam Polyak|Ashual, Shelly|Devi Parikh|Gafni, Adam|Hartwig, Masahito|Liu Ziyin|Masahito Ueda|Tilman Hartwig
     Orr Zohar|Alves, Hippolyte|Boizard, Duarte|Duarte M. Alves|Hippolyte Gisserot-Boukhlef|Jim Henson|Deng-Ping Fan

@@ -29,6 +29,7 @@ from .national import national_id_recognizers
 from .organizations import OrganizationRecognizer
 from .people import person_recognizers
 from .people_korean import korean_recognizers
+from .people_vietnamese import vietnamese_recognizers
 from .people_fields import field_recognizers
 from .people_prose import prose_recognizers
 from .network import InternalHostRecognizer, IpAddressRecognizer, MacRecognizer
@@ -76,6 +77,7 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
         *european_id_recognizers(),
         *person_recognizers(),
         *korean_recognizers(),
+        *vietnamese_recognizers(),
         *field_recognizers(),
         *prose_recognizers(),
         OrganizationRecognizer(),

@@ -1,0 +1,98 @@
+"""Vietnamese names (``tiers/recognizers/people_vietnamese.py``): a family name and the syllables
+after it are one person, whole, with tones written or folded; a family name that is an English or
+French word too needs a marking middle name.
+
+Generated: syllables from the language's own parts (initials, vowels, finals), so the property is
+over the shape, not over names written here.
+"""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tiers import Classifier, Content, Segment, TiersConfig
+from tiers.recognizers.people_vietnamese import _FAMILY, _FAMILY_WITH_MARKER, _MARKERS, vietnamese_syllable
+
+_CLASSIFIER = Classifier(TiersConfig())
+
+_INITIALS = ["", "b", "c", "ch", "d", "g", "gi", "h", "k", "kh", "l", "m", "n", "ng", "nh", "ph", "qu", "r", "s", "t",
+             "th", "tr", "v", "x"]  # fmt: skip
+_VOWELS = ["a", "e", "i", "o", "u", "y", "ai", "ao", "au", "ay", "oa", "oi", "ua", "ui", "uy", "ie", "uo", "uye"]
+_FINALS = ["", "", "c", "ch", "m", "n", "ng", "nh", "p", "t"]
+_SYLLABLES = st.builds(lambda a, b, c: (a + b + c).capitalize(), st.sampled_from(_INITIALS),
+                       st.sampled_from(_VOWELS), st.sampled_from(_FINALS))  # fmt: skip
+_CARRIERS = [
+    "Approved by {n} on 12 March.",
+    "Meeting notes: {n} agreed to review the deviation report.",
+    "Please send the corrected batch record to {n} before Friday.",
+    "Operator: {n}",
+    "The supplier contact is {n} (Hanoi plant).",
+]
+# tones as text writes them: the normaliser folds them before the scan
+_TONED = {"Nguyen": "Nguyễn", "Tran": "Trần", "Pham": "Phạm", "Thi": "Thị", "Van": "Văn", "Duc": "Đức"}
+
+
+def _person_covers(text: str, name: str) -> bool:
+    start = text.index(name)
+    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
+    return any(f.entity_type == "PERSON" and f.start <= start and f.end >= start + len(name) for f in found)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    family=st.sampled_from(_FAMILY),
+    middle=st.lists(_SYLLABLES, min_size=0, max_size=1),
+    given_name=_SYLLABLES,
+    upper=st.booleans(),
+    toned=st.booleans(),
+    carrier=st.sampled_from(_CARRIERS),
+)
+def test_a_name_after_a_family_name_is_found_whole(
+    family: str, middle: list[str], given_name: str, upper: bool, toned: bool, carrier: str
+) -> None:
+    words = [family.upper() if upper else family, *middle, given_name]
+    if toned:
+        words = [_TONED.get(w, w) for w in words]
+    name = " ".join(words)
+    text = carrier.format(n=name)
+    assert _person_covers(text, name), text
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    family=st.sampled_from(_FAMILY_WITH_MARKER),
+    marker=st.sampled_from(_MARKERS),
+    given_name=_SYLLABLES,
+    carrier=st.sampled_from(_CARRIERS),
+)
+def test_a_word_family_name_before_a_marker_is_found_whole(
+    family: str, marker: str, given_name: str, carrier: str
+) -> None:
+    name = f"{family} {marker} {given_name}"
+    assert _person_covers(carrier.format(n=name), name)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8))
+def test_a_syllable_is_one_vowel_run(word: str) -> None:
+    if vietnamese_syllable(word):
+        vowels = [i for i, c in enumerate(word) if c in "aeiouy"]
+        assert vowels and vowels[-1] - vowels[0] == len(vowels) - 1 <= 2  # one run of one to three
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "We drove to Le Mans for the race.",  # a family name that is a French word, no marker
+        "The Ho Chi Minh City office opens in May.",
+        "Le Monde reported the recall.",
+        "Mai Tai cocktails at the offsite",
+        "Le Van Houtte coffee in the lobby",  # a marker without a given name after it
+        "The Tran Sport Utility line",  # no syllable after the family name
+    ],
+)
+def test_words_and_places_are_no_name(text: str) -> None:
+    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
+    assert not [f for f in found if f.entity_type == "PERSON"], text

@@ -1,0 +1,84 @@
+"""Vietnamese names (``PERSON``): a family name, then one to three syllables ("Nguyen Thi Mai",
+"Tran Thi Thu Trang", "Pham Minh Chinh", "NGUYEN Van An"), as text writes them after the
+normaliser folded their tones ("Nguyễn Thị Mai").
+
+:mod:`.people` reads a name as a given name and a surname, and Vietnamese puts the family name
+first and the given name last: "Nguyen Thi Mai" was cut to "Nguyen Thi" (the given name "Mai"
+is a month in German, so it ended the name) and "Pham Minh Chinh" to "Minh Chinh". What was cut
+off is the part that identifies, and it went to the vendor. The shape says it instead: about
+twenty family names carry most of the country (:data:`_FAMILY`), and every word of a name is one
+syllable of the language (an initial, one to three vowels, a final of its short list). Family
+names that are words of English or French too ("Le", "Do", "Ho", "Ha", "Mai", "Lam" …:
+:data:`_FAMILY_WITH_MARKER`) count only before a middle name that marks a Vietnamese name
+("Thi", "Van", "Huu", "Duc", "Ngoc"): "Le Thi Hoa" is a name, "Le Mans" and "Ho Chi Minh City"
+are none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from presidio_analyzer import Pattern
+
+from .people import _END, _NameRecognizer
+
+__all__ = ["VietnameseNameRecognizer", "vietnamese_syllable"]
+
+_FAMILY = (
+    "Nguyen Tran Pham Hoang Huynh Phan Vu Vo Dang Bui Ngo Duong Truong Dinh Trinh Luong Quach Doan Phung Vuong Trieu"
+).split()
+_FAMILY_WITH_MARKER = "Le Do Ho Ha Ta To Mai Cao Lam Ly Thai Chu Kim Lai Luu Dao Tong Giang".split()
+_MARKERS = "Thi Van Huu Duc Ngoc".split()
+
+
+def _alternation(words: list[str]) -> str:
+    return "(?:" + "|".join(sorted({*words, *(w.upper() for w in words)}, key=lambda w: (-len(w), w))) + ")"
+
+
+_SYLLABLE_WORD = r"[A-Z][a-z]{0,6}"
+_PATTERN_WITH_FAMILY = r"\b(?P<value>" + _alternation(_FAMILY) + r"(?:[ ]" + _SYLLABLE_WORD + r"){1,3})" + _END
+_PATTERN_WITH_MARKER = (
+    r"\b(?P<value>"
+    + _alternation(_FAMILY_WITH_MARKER)
+    + r"[ ]"
+    + _alternation(_MARKERS)
+    + r"(?:[ ]"
+    + _SYLLABLE_WORD
+    + r"){1,2})"
+    + _END
+)
+
+# one syllable, its tones folded: an initial (or none), one to three vowels, a final (or none)
+_SYLLABLE = re.compile(r"(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnprstvx])?[aeiouy]{1,3}(?:ch|ng|nh|[cmnpt])?")
+
+
+def vietnamese_syllable(word: str) -> bool:
+    """Whether ``word`` (any case, tones folded) is one syllable of Vietnamese."""
+    return _SYLLABLE.fullmatch(word.lower()) is not None
+
+
+class VietnameseNameRecognizer(_NameRecognizer):
+    """A family name and one to three syllables; a family name that is a word elsewhere only
+    before a marking middle name."""
+
+    ENTITY = "PERSON"
+    PATTERNS = [
+        Pattern("vietnamese_family", _PATTERN_WITH_FAMILY, 0.6),
+        Pattern("vietnamese_marked", _PATTERN_WITH_MARKER, 0.6),
+    ]
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        """The family name and the syllables after it, up to the first word that is none; None
+        when no syllable follows it (after a marking middle name: when no given name does)."""
+        words = [m for m in re.finditer(r"\S+", text)]
+        kept = 1
+        for m in words[1:]:
+            if not vietnamese_syllable(m.group()):
+                break
+            kept += 1
+        needed = 3 if words[0].group().capitalize() in _FAMILY_WITH_MARKER else 2
+        return (0, words[kept - 1].end()) if kept >= needed else None
+
+
+def vietnamese_recognizers() -> list[VietnameseNameRecognizer]:
+    return [VietnameseNameRecognizer()]
