@@ -152,7 +152,7 @@ def title_noun(word: str) -> bool:
 _PLACEHOLDER_NAMES = frozenset(
     """john doe|jane doe|richard roe|jane roe|joe bloggs|fred bloggs|joe schmoe|john q. public|
     max mustermann|erika mustermann|otto normalverbraucher|hans muster|jean dupont|marie dupont|
-    monsieur dupont|madame dupont|john smith doe""".replace("\n", "").split("|")
+    monsieur dupont|madame dupont|john smith doe|nguyen van a|nguyen thi b""".replace("\n", "").split("|")
 )
 
 

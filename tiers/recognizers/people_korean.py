@@ -30,19 +30,24 @@ _SURNAMES = (
     "Rim Han Oh Seo Suh Shin Sin Kwon Gwon Hwang Ahn An Song Jeon Jun Chun Hong Yoo Yu Ryu Ko Moon Mun Yang "
     "Son Sohn Bae Baek Paik Heo Huh Nam Noh Roh Ha Kwak Gwak Sung Seong Cha Joo Ju Woo Koo Gu Min Na Jin Ji "
     "Um Eom Chae Won Bang Kong Gong Hyun Hyeon Byun Byeon Yeom Yeo Chu Seok Sun Seol Ma Gil Yeon Pyo Myung Ki "
-    "Ban Ra Wang Geum Ok Yook Tak Kook Guk Eun Maeng"
+    "Ban Ra Wang Geum Ok Yook Tak Kook Guk Eun Maeng Bong Shim Sim Choo Kil Cheon Youn Chin Koh Hahn Yim Rho Baik "
+    "Hur Uhm Namgung Seonwoo Jegal Hwangbo Dokgo"
 ).split()
 _SURNAME = "(?:" + "|".join(sorted({*_SURNAMES, *(s.upper() for s in _SURNAMES)}, key=lambda s: (-len(s), s))) + ")"
 # two syllables: the first capitalised, the second either way ("Min-jun", "Min-Jun")
-_GIVEN = r"[A-Z][a-z]{0,5}-[A-Za-z][a-z]{0,5}"
+_GIVEN = r"[A-Z][a-z]{0,6}-[A-Za-z][a-z]{0,6}"
+# a pair inside a longer hyphenated word is none ("Im Pop-up-Store", "An Up-to-Date Guide"): RE2
+# has no look-arounds, so the characters each side are classes without "-"
+_NO_HYPHEN_AFTER = r"(?:$|[^-A-Za-zß0-9_])"
+_NO_HYPHEN_BEFORE = r"(?:^|[^-A-Za-zß0-9_])"
 
 # one syllable: an initial consonant (or none), one vowel sound, a final nasal, liquid or stop (or
 # none); the vowels of Revised Romanisation and the spellings of names in passports ("oo", "ee",
-# "ou" of "young")
+# "ou" of "young", "you" of "Kyoung", "eui", "sh" of "Shin", "wh" of "Kyung-wha", "h" of "Soo-ah")
 _SYLLABLE = re.compile(
-    r"(?:kk|tt|pp|ss|jj|ch|[gkndtrlmbpsjhwy])?"
-    r"(?:yae|yeo|wae|ae|ya|eo|ye|wa|oe|yo|wo|we|wi|yu|eu|ui|oo|ee|ou|a|e|o|u|i)"
-    r"(?:ng|[kntlmpgb])?"
+    r"(?:kk|tt|pp|ss|jj|ch|sh|wh|[gkndtrlmbpsjhwy])?"
+    r"(?:yae|yeo|you|wae|eui|ae|ya|eo|ye|wa|oe|yo|wo|we|wi|yu|eu|ui|oo|ee|ou|a|e|o|u|i)"
+    r"(?:ng|[kntlmpgbh])?"
 )
 
 
@@ -57,8 +62,10 @@ class KoreanNameRecognizer(_NameRecognizer):
     ENTITY = "PERSON"
     LITERALS = {"korean_surname_first": ("-",), "korean_given_first": ("-",)}
     PATTERNS = [
-        Pattern("korean_surname_first", r"\b(?P<value>" + _SURNAME + r"[ ]" + _GIVEN + r")" + _END, 0.6),
-        Pattern("korean_given_first", r"\b(?P<value>" + _GIVEN + r"[ ]" + _SURNAME + r")" + _END, 0.6),
+        Pattern("korean_surname_first", r"\b(?P<value>" + _SURNAME + r"[ ]" + _GIVEN + r")" + _NO_HYPHEN_AFTER, 0.6),
+        Pattern(
+            "korean_given_first", _NO_HYPHEN_BEFORE + r"(?P<value>" + _GIVEN + r"[ ]" + _SURNAME + r")" + _END, 0.6
+        ),
     ]
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
@@ -68,7 +75,22 @@ class KoreanNameRecognizer(_NameRecognizer):
         first, second = given.lower().split("-")
         if not (korean_syllable(first) and korean_syllable(second)) or _reduplicated(first, second):
             return None
+        if _english_compound(first, second) or (first in _CALENDAR and second in _CALENDAR):
+            return None  # "Pop-up Park", "Log-in Ban", "Sit-In Won"; "Jan-Jun Min", "Sat-Sun Jun"
         return 0, len(text)
+
+
+# English's compounds of a verb and a particle: a Korean given name ends in none of these ("Pop-up",
+# "Top-up", "Set-up", "Add-on"), and in "in" only after a syllable that is no English verb taking it
+# ("Jae-in", "Hae-in" are names; "Log-in", "Sit-in", "Plug-in" none)
+_PARTICLES = frozenset("up to off out by at on".split())
+_VERBS_IN = frozenset("log sit sign plug check walk drive break cave lead stand fill phase tie lock opt pull run "
+                      "tune weigh teach sleep drop shut move dial zoom pop set built lay wall fade log cut".split())  # fmt: skip
+_CALENDAR = frozenset("mon tue wed thu fri sat sun jan feb mar apr may jun jul aug sep oct nov dec".split())
+
+
+def _english_compound(first: str, second: str) -> bool:
+    return second in _PARTICLES or (second == "in" and first in _VERBS_IN)
 
 
 _PARTS = re.compile(r"([^aeiouy]*)([aeiouy]+)([^aeiouy]*)")

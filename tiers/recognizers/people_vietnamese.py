@@ -32,7 +32,9 @@ _MARKERS = "Thi Van Huu Duc Ngoc".split()
 
 
 def _alternation(words: list[str]) -> str:
-    return "(?:" + "|".join(sorted({*words, *(w.upper() for w in words)}, key=lambda w: (-len(w), w))) + ")"
+    # in capitals only where no acronym is spelt so: "NGUYEN Van An", not "NGO Team", "VU Main Campus"
+    forms = {*words, *(w.upper() for w in words if len(w) > 3)}
+    return "(?:" + "|".join(sorted(forms, key=lambda w: (-len(w), w))) + ")"
 
 
 _SYLLABLE_WORD = r"[A-Z][a-z]{0,6}"
@@ -52,6 +54,14 @@ _PATTERN_WITH_MARKER = (
 _SYLLABLE = re.compile(r"(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnprstvx])?[aeiouy]{1,3}(?:ch|ng|nh|[cmnpt])?")
 
 
+# the word right before a candidate, one blank between (tones folded by the normaliser)
+_WORD_BEFORE = re.compile(r"(?:^|[^A-Za-z])([A-Za-z]+)[ ]\Z")
+# titles of address and greetings that stand before a name: Ông, Bà, Anh, Chị, Chú, Em, Bác
+# (folded; not "Cô", folded "Co" as "Cổ" of every joint-stock firm, "Công Ty Cổ Phần"), and
+# English greetings that are syllables too
+_TITLES = frozenset("ong ba anh chi chu em bac hi hey yo".split())
+
+
 def vietnamese_syllable(word: str) -> bool:
     """Whether ``word`` (any case, tones folded) is one syllable of Vietnamese."""
     return _SYLLABLE.fullmatch(word.lower()) is not None
@@ -66,6 +76,18 @@ class VietnameseNameRecognizer(_NameRecognizer):
         Pattern("vietnamese_family", _PATTERN_WITH_FAMILY, 0.6),
         Pattern("vietnamese_marked", _PATTERN_WITH_MARKER, 0.6),
     ]
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Besides code, placeholders and places: a family name inside a title-case phrase of the
+        language ("Sản Phẩm Mới", "Công Ty Cổ Phần Sữa", "Bộ Tài Nguyên Và Môi Trường": headings,
+        a firm's legal name, a ministry) is a word of it, not a name. A name comes after lower
+        case, punctuation, a title ("Ông", "Bà", "Ms.") or a greeting."""
+        before = _WORD_BEFORE.search(text, max(0, start - 24), start)
+        if before is not None:
+            word = before.group(1)
+            if word[:1].isupper() and vietnamese_syllable(word) and word.lower() not in _TITLES:
+                return True
+        return super().reject_at(text, start, end)
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The family name and the syllables after it, up to the first word that is none; None
