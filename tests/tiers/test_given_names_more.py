@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.tiers.faker_documents import LOCALES as OUTSIDE_CORPUS_LOCALES
-from tiers import Classifier, Content, Segment, TiersConfig
+from tests.tiers.name_checks import person_covers, persons
 from tiers.normalize import normalize_text
 from tiers.recognizers._english_words import _words, is_english_word, proper_nouns
 from tiers.recognizers._german_nouns import every_lemma
@@ -113,7 +113,6 @@ def test_the_added_names_are_rare_given_names_and_no_words() -> None:
     assert added_given_names() == more
 
 
-_CLASSIFIER = Classifier(TiersConfig())
 _SURNAMES = ["Okafor", "Mensah", "Kamau", "Patel", "Sharma", "Wijaya", "Yilmaz", "Adeyemi", "Nkosi", "Otieno",
              "Aliyev", "Karimov", "Smith", "Garcia", "Osei", "Mwangi", "Hussain", "Gunawardena"]  # fmt: skip
 _CARRIERS = [
@@ -138,12 +137,7 @@ def _display(name: str) -> str:
 def test_a_person_of_the_added_countries_is_found(given_name: str, surname: str, carrier: str) -> None:
     name = f"{_display(given_name)} {surname}"
     text = carrier.format(n=name)
-    start = text.index(name)
-    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
-    assert any(f.entity_type == "PERSON" and f.start <= start and f.end >= start + len(name) for f in found), (
-        text,
-        [(f.entity_type, text[f.start : f.end]) for f in found],
-    )
+    assert person_covers(text, name), (text, persons(text))
 
 
 # an added given name vouches for a census surname of the first 10,000 or a word of no dictionary
@@ -155,8 +149,7 @@ _WORDS = sorted(w for w in _words() if w.islower() and w.isalpha() and 4 <= len(
 @given(given_name=st.sampled_from(sorted(set(_more_names()) - NOT_GIVEN_NAMES)), word=st.sampled_from(_WORDS))
 def test_an_added_given_name_before_a_word_is_no_person(given_name: str, word: str) -> None:
     text = f"We discussed the {_display(given_name)} {word.capitalize()} in the meeting."
-    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
-    assert not [f for f in found if f.entity_type == "PERSON" and word.capitalize() in text[f.start : f.end]], text
+    assert not [p for p in persons(text) if word.capitalize() in p], text
 
 
 # An adversarial review's inputs: the added lists hold words of prose (proper nouns, German and
@@ -190,5 +183,4 @@ def test_an_added_given_name_before_a_word_is_no_person(given_name: str, word: s
     ],
 )
 def test_places_eponyms_and_words_stay_unfound(text: str) -> None:
-    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
-    assert not [f for f in found if f.entity_type == "PERSON"], text
+    assert not persons(text), text

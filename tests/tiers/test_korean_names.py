@@ -12,10 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiers import Classifier, Content, Segment, TiersConfig
+from tests.tiers.name_checks import person_covers, persons
 from tiers.recognizers.people_korean import _SURNAMES, _reduplicated, korean_syllable
 
-_CLASSIFIER = Classifier(TiersConfig())
 
 _INITIALS = ["", "g", "k", "kk", "n", "d", "t", "r", "m", "b", "p", "s", "ss", "j", "ch", "h", "y", "w"]
 _VOWELS = ["a", "ae", "ya", "eo", "e", "yeo", "ye", "o", "wa", "oe", "yo", "u", "wo", "wi", "yu", "eu", "ui", "i", "oo",
@@ -30,12 +29,6 @@ _CARRIERS = [
     "cc: {n}, quality assurance",
     "The supplier contact is {n} (Seoul office).",
 ]
-
-
-def _person_covers(text: str, name: str) -> bool:
-    start = text.index(name)
-    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
-    return any(f.entity_type == "PERSON" and f.start <= start and f.end >= start + len(name) for f in found)
 
 
 @settings(max_examples=400, deadline=None)
@@ -63,7 +56,7 @@ def test_a_korean_name_is_found_whole(
     family = surname.upper() if upper else surname
     name = f"{family} {given_name}" if surname_first else f"{given_name} {family}"
     text = carrier.format(n=name)
-    assert _person_covers(text, name), text
+    assert person_covers(text, name), text
 
 
 @settings(max_examples=300, deadline=None)
@@ -104,8 +97,7 @@ def test_a_syllable_has_one_vowel_sound(word: str) -> None:
     ],
 )
 def test_english_compounds_beside_a_surname_word_are_no_name(text: str) -> None:
-    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
-    assert not [f for f in found if f.entity_type == "PERSON"], text
+    assert not persons(text), text
 
 
 @pytest.mark.parametrize(
@@ -115,4 +107,4 @@ def test_english_compounds_beside_a_surname_word_are_no_name(text: str) -> None:
      "Shin Hyun-shik", "Kim Kyoung-hee", "Chung Eui-sun", "Chung Kyung-wha", "Bong Joon-ho", "Joon-ho Bong"],
 )  # fmt: skip
 def test_known_shapes_are_found_whole(name: str) -> None:
-    assert _person_covers(f"Meeting notes: {name} agreed to review the report.", name)
+    assert person_covers(f"Meeting notes: {name} agreed to review the report.", name)

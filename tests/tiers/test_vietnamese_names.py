@@ -12,10 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tiers import Classifier, Content, Segment, TiersConfig
+from tests.tiers.name_checks import person_covers, persons
 from tiers.recognizers.people_vietnamese import _FAMILY, _FAMILY_WITH_MARKER, _MARKERS, vietnamese_syllable
 
-_CLASSIFIER = Classifier(TiersConfig())
 
 _INITIALS = ["", "b", "c", "ch", "d", "g", "gi", "h", "k", "kh", "l", "m", "n", "ng", "nh", "ph", "qu", "r", "s", "t",
              "th", "tr", "v", "x"]  # fmt: skip
@@ -32,12 +31,6 @@ _CARRIERS = [
 ]
 # tones as text writes them: the normaliser folds them before the scan
 _TONED = {"Nguyen": "Nguyễn", "Tran": "Trần", "Pham": "Phạm", "Thi": "Thị", "Van": "Văn", "Duc": "Đức"}
-
-
-def _person_covers(text: str, name: str) -> bool:
-    start = text.index(name)
-    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
-    return any(f.entity_type == "PERSON" and f.start <= start and f.end >= start + len(name) for f in found)
 
 
 @settings(max_examples=400, deadline=None)
@@ -58,7 +51,7 @@ def test_a_name_after_a_family_name_is_found_whole(
         words = [_TONED.get(w, w) for w in words]
     name = " ".join(words)
     text = carrier.format(n=name)
-    assert _person_covers(text, name), text
+    assert person_covers(text, name), text
 
 
 @settings(max_examples=200, deadline=None)
@@ -72,7 +65,7 @@ def test_a_word_family_name_before_a_marker_is_found_whole(
     family: str, marker: str, given_name: str, carrier: str
 ) -> None:
     name = f"{family} {marker} {given_name}"
-    assert _person_covers(carrier.format(n=name), name)
+    assert person_covers(carrier.format(n=name), name)
 
 
 @settings(max_examples=300, deadline=None)
@@ -103,8 +96,7 @@ def test_a_syllable_is_one_vowel_run(word: str) -> None:
     ],
 )
 def test_words_and_places_are_no_name(text: str) -> None:
-    found = _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings
-    assert not [f for f in found if f.entity_type == "PERSON"], text
+    assert not persons(text), text
 
 
 @pytest.mark.parametrize(
@@ -120,4 +112,4 @@ def test_words_and_places_are_no_name(text: str) -> None:
     ],
 )
 def test_after_a_title_a_greeting_or_a_capitalised_english_word_the_name_stays(text: str, name: str) -> None:
-    assert _person_covers(text, name), text
+    assert person_covers(text, name), text
