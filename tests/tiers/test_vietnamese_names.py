@@ -68,6 +68,21 @@ def test_a_word_family_name_before_a_marker_is_found_whole(
     assert person_covers(carrier.format(n=name), name)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    family=st.sampled_from(_FAMILY),
+    marker=st.sampled_from(_MARKERS),
+    given_names=st.lists(_SYLLABLES, min_size=1, max_size=2),
+    carrier=st.sampled_from(_CARRIERS),
+)
+def test_a_name_in_capitals_with_a_marker_is_found_whole(
+    family: str, marker: str, given_names: list[str], carrier: str
+) -> None:
+    """As passports and HR exports write them: "NGUYEN VAN AN", "TRAN THI MAI"."""
+    name = " ".join([family, marker, *given_names]).upper()
+    assert person_covers(carrier.format(n=name), name)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text("abcdefghijklmnopqrstuvwxyz", min_size=1, max_size=8))
 def test_a_syllable_is_one_vowel_run(word: str) -> None:
@@ -93,6 +108,11 @@ def test_a_syllable_is_one_vowel_run(word: str) -> None:
         "VU Main Campus map",
         "Sản Phẩm Mới",
         "Họ và tên: Nguyễn Văn A",
+        "PHAN TICH DU LIEU",  # a heading in capitals: no marking middle name
+        "TRAN SET UP",
+        "NEXT: LAM VAN BAN",  # in capitals, a family name that is a word elsewhere: a phrase
+        "WARNING: TO VAN GO PLAN",
+        "LE DUC DE BOURGOGNE",
     ],
 )
 def test_words_and_places_are_no_name(text: str) -> None:

@@ -34,8 +34,9 @@ _SURNAMES = (
     "Hur Uhm Namgung Seonwoo Jegal Hwangbo Dokgo"
 ).split()
 _SURNAME = "(?:" + "|".join(sorted({*_SURNAMES, *(s.upper() for s in _SURNAMES)}, key=lambda s: (-len(s), s))) + ")"
-# two syllables: the first capitalised, the second either way ("Min-jun", "Min-Jun")
-_GIVEN = r"[A-Z][a-z]{0,6}-[A-Za-z][a-z]{0,6}"
+# two syllables: the first capitalised, the second either way ("Min-jun", "Min-Jun"), or both in
+# capitals as passports write them
+_GIVEN = r"(?:[A-Z][a-z]{0,6}-[A-Za-z][a-z]{0,6}|[A-Z]{1,7}-[A-Z]{1,7})"  # or in capitals: "KIM MIN-JUN"
 # a pair inside a longer hyphenated word is none ("Im Pop-up-Store", "An Up-to-Date Guide"): RE2
 # has no look-arounds, so the characters each side are classes without "-"
 _NO_HYPHEN_AFTER = r"(?:$|[^-A-Za-zß0-9_])"

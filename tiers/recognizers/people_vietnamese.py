@@ -1,5 +1,5 @@
 """Vietnamese names (``PERSON``): a family name, then one to three syllables ("Nguyen Thi Mai",
-"Tran Thi Thu Trang", "Pham Minh Chinh", "NGUYEN Van An"), as text writes them after the
+"Tran Thi Thu Trang", "Pham Minh Chinh", "NGUYEN Van An", "NGUYEN VAN AN"), as text writes them after the
 normaliser folded their tones ("Nguyễn Thị Mai").
 
 :mod:`.people` reads a name as a given name and a surname, and Vietnamese puts the family name
@@ -50,6 +50,19 @@ _PATTERN_WITH_MARKER = (
     + _END
 )
 
+# a name in capitals throughout, as passports, ID cards and HR exports write it ("NGUYEN VAN AN",
+# "TRAN THI MAI"): only with a marking middle name, so that headings in capitals ("PHAN TICH DU
+# LIEU", "TRAN SET UP") are none, and only after a family name that is no word elsewhere: in
+# capitals "LAM VAN BAN" (to draft a document), "TO VAN GO", "LE DUC DE BOURGOGNE" are phrases
+_PATTERN_IN_CAPITALS = (
+    r"\b(?P<value>(?:"
+    + "|".join(sorted((w.upper() for w in _FAMILY), key=lambda w: (-len(w), w)))
+    + r")[ ](?:"
+    + "|".join(w.upper() for w in _MARKERS)
+    + r")(?:[ ][A-Z]{1,7}){1,2})"
+    + _END
+)
+
 # one syllable, its tones folded: an initial (or none), one to three vowels, a final (or none)
 _SYLLABLE = re.compile(r"(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnprstvx])?[aeiouy]{1,3}(?:ch|ng|nh|[cmnpt])?")
 
@@ -75,6 +88,7 @@ class VietnameseNameRecognizer(_NameRecognizer):
     PATTERNS = [
         Pattern("vietnamese_family", _PATTERN_WITH_FAMILY, 0.6),
         Pattern("vietnamese_marked", _PATTERN_WITH_MARKER, 0.6),
+        Pattern("vietnamese_capitals", _PATTERN_IN_CAPITALS, 0.6),
     ]
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
@@ -98,7 +112,10 @@ class VietnameseNameRecognizer(_NameRecognizer):
             if not vietnamese_syllable(m.group()):
                 break
             kept += 1
-        needed = 3 if words[0].group().capitalize() in _FAMILY_WITH_MARKER else 2
+        # after a family name that is a word elsewhere, or in capitals throughout: the marker and
+        # a given name after it
+        in_capitals = all(m.group().isupper() for m in words[1:]) and any(len(m.group()) > 1 for m in words[1:])
+        needed = 3 if words[0].group().capitalize() in _FAMILY_WITH_MARKER or in_capitals else 2
         return (0, words[kept - 1].end()) if kept >= needed else None
 
 
