@@ -29,6 +29,7 @@ name list configured.
   Faker-built clean prose forwarded byte-identical.
 * ``countries``: people of Faker's other locales in business carriers, found or not: the locales
   whose given names the gazetteer reads (coverage) and held-out ones (how far the lists carry).
+* ``capitals``: the outside corpus's EN/DE/FR names in capitals throughout, both orders.
 * ``secrets``: no registry package ships an outside sample set of secrets (checked: the
   detect-secrets wheel and sdist, trufflehog3, secretlint rule packages on npm carry rules or
   README prose, no sample lines); this part says so and, when ``detect-secrets`` is importable
@@ -1019,9 +1020,44 @@ def countries(clf: Classifier, per_locale: int) -> None:
     print()
 
 
+_CAPITAL_CARRIERS = ("Passenger: {n}\nSeat 14C", "NAME OF HOLDER: {n}", "Payee: {n}, net 30")
+
+
+def capitals(clf: Classifier, per_locale: int) -> None:
+    """Names in capitals throughout, as passports and exports write them: a given name and a
+    surname of the outside corpus's locales ("MARIA GONZALEZ", "GONZALEZ, MARIA")."""
+    import importlib
+    import random
+
+    print("\n## Names in capitals throughout (Faker's EN/DE/FR names, both orders)\n")
+    print("| locale | names | found |\n|---|---:|---:|")
+    for locale in ("en_US", "en_GB", "de_DE", "fr_FR"):
+        provider = importlib.import_module(f"faker.providers.person.{locale}").Provider
+        pools = []
+        for attrs in (("first_names", "first_names_male", "first_names_female"), ("last_names",)):
+            pool: set[str] = set()
+            for attr in attrs:
+                values = getattr(provider, attr, ())
+                pool |= set(values.keys() if isinstance(values, dict) else values)
+            pools.append(sorted(n for n in pool if n.replace("-", "").isalpha()))
+        rng = random.Random(locale)
+        found = 0
+        for i in range(per_locale):
+            given, surname = rng.choice(pools[0]).upper(), rng.choice(pools[1]).upper()
+            name = f"{surname}, {given}" if i % 2 else f"{given} {surname}"
+            text = rng.choice(_CAPITAL_CARRIERS).format(n=name)
+            start = text.index(name)
+            d = clf.classify(_content(text))
+            found += any(
+                f.entity_type == "PERSON" and f.start <= start and f.end >= start + len(name) for f in d.findings
+            )
+        print(f"| {locale} | {per_locale} | {found / per_locale:.1%} |")
+    print()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=("all", "repos", "faker", "secrets", "countries"), default="all")
+    ap.add_argument("--part", choices=("all", "repos", "faker", "secrets", "countries", "capitals"), default="all")
     ap.add_argument("--per-carrier", type=int, default=25, help="Faker documents per carrier and locale")
     ap.add_argument("--show", type=int, default=0, help="list this many files raised by nobody-values")
     ap.add_argument("--json", type=Path, help="write the per-file verdicts of the repos part here")
@@ -1039,6 +1075,8 @@ def main() -> None:
         faker(clf, args.per_carrier)
     if args.part in ("all", "countries"):
         countries(clf, args.per_carrier * 4)
+    if args.part in ("all", "capitals"):
+        capitals(clf, args.per_carrier * 8)
     if args.part in ("all", "secrets"):
         secrets(clf, rows, args.show)
 

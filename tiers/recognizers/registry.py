@@ -28,6 +28,7 @@ from .names import known_names
 from .national import national_id_recognizers
 from .organizations import OrganizationRecognizer
 from .people import person_recognizers
+from .people_capitals import capitals_recognizers
 from .people_korean import korean_recognizers
 from .people_vietnamese import vietnamese_recognizers
 from .people_fields import field_recognizers
@@ -76,6 +77,7 @@ def build_registry(cfg: TiersConfig) -> RecognizerRegistry:
         *national_id_recognizers(),
         *european_id_recognizers(),
         *person_recognizers(),
+        *capitals_recognizers(),
         *korean_recognizers(),
         *vietnamese_recognizers(),
         *field_recognizers(),
