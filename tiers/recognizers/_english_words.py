@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from ..tables import table
 
-__all__ = ["is_english_word", "is_proper_noun", "proper_nouns"]
+__all__ = ["is_entry", "is_english_word", "is_proper_noun", "proper_nouns"]
 
 
 @table("english-words", source="english-words")
@@ -25,6 +25,12 @@ def _words() -> set[str]:
 
     words: set[str] = get_english_words_set(["web2"])
     return words
+
+
+def is_entry(word: str) -> bool:
+    """Whether ``word`` (any case) is a lower-case entry itself, no plural's singular ("davies"
+    is none: no plural of "davy" here)."""
+    return word.lower() in _words()
 
 
 def is_english_word(word: str) -> bool:

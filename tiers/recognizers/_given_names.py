@@ -41,6 +41,9 @@ from pathlib import Path
 
 from ..normalize import normalize_text
 from ..tables import table
+from ._english_words import is_english_word, proper_nouns
+from ._german_nouns import every_lemma
+from ._surnames import is_surname
 
 __all__ = ["added_given_names", "given_names"]
 
@@ -117,10 +120,6 @@ def _provider_names(source: str) -> Iterator[str]:
 def _more_names() -> frozenset[str]:
     """The given names of :data:`_MORE_LOCALES` that the main file lacks, in its spelling
     (accents folded, lower case), the words and common surnames of the module's docstring left out."""
-    from ._english_words import is_english_word, proper_nouns  # tables of their own: each read once
-    from ._german_nouns import every_lemma
-    from ._surnames import is_surname
-
     spec = importlib.util.find_spec("faker")  # finds the package without importing it
     if spec is None or spec.origin is None:
         raise ModuleNotFoundError("faker is not installed: its person providers are the gazetteer's second source")

@@ -23,7 +23,7 @@ from functools import lru_cache
 
 from presidio_analyzer import Pattern
 
-from ._english_words import _words
+from ._english_words import is_entry
 from ._given_names import given_names
 from ._surnames import is_surname
 from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, WEAK_GIVEN_NAMES, is_common
@@ -81,14 +81,14 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         # an English word only as one of the commonest surnames ("SMITH", "BROWN", "YOUNG"):
         # "PIL CORE", "CLOSE, PING" are code's words. The entry itself, not a plural's singular:
         # "DAVIES" is no plural of "davy"
-        return not _english_entry(last) or is_surname(word, _WORD_SURNAME_RANK)
+        return not is_entry(last) or is_surname(word, _WORD_SURNAME_RANK)
 
     @staticmethod
     def _pair_holds(given: str, surname: str) -> bool:
         """Two words a heading or a label reads as well: both English words ("JET BLACK", "EDIT
         FIELDS", "GRACE CHURCH", "SILVER FOX") or both of the spelling alphabet ("CHARLIE
         ROMEO") are no name."""
-        if _english_entry(given.split("-")[0]) and _english_entry(surname.split("-")[-1]):
+        if is_entry(given.split("-")[0]) and is_entry(surname.split("-")[-1]):
             return False
         return not (given.lower() in _SPELLING_ALPHABET and surname.lower() in _SPELLING_ALPHABET)
 
@@ -118,10 +118,6 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         if "," in text[start:end] and (_MORE_AFTER.match(text, end) or _MORE_BEFORE.search(text, 0, start)):
             return True
         return super().reject_at(text, start, end)
-
-
-def _english_entry(word: str) -> bool:
-    return word.lower() in _words()
 
 
 def capitals_recognizers() -> list[CapitalsPersonRecognizer]:

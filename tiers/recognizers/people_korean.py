@@ -86,7 +86,7 @@ class KoreanNameRecognizer(_NameRecognizer):
 # ("Jae-in", "Hae-in" are names; "Log-in", "Sit-in", "Plug-in" none)
 _PARTICLES = frozenset("up to off out by at on".split())
 _VERBS_IN = frozenset("log sit sign plug check walk drive break cave lead stand fill phase tie lock opt pull run "
-                      "tune weigh teach sleep drop shut move dial zoom pop set built lay wall fade log cut".split())  # fmt: skip
+                      "tune weigh teach sleep drop shut move dial zoom pop set built lay wall fade cut".split())  # fmt: skip
 _CALENDAR = frozenset("mon tue wed thu fri sat sun jan feb mar apr may jun jul aug sep oct nov dec".split())
 
 

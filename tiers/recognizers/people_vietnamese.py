@@ -67,6 +67,7 @@ _PATTERN_IN_CAPITALS = (
 _SYLLABLE = re.compile(r"(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnprstvx])?[aeiouy]{1,3}(?:ch|ng|nh|[cmnpt])?")
 
 
+_TOKENS = re.compile(r"\S+")
 # the word right before a candidate, one blank between (tones folded by the normaliser)
 _WORD_BEFORE = re.compile(r"(?:^|[^A-Za-z])([A-Za-z]+)[ ]\Z")
 # titles of address and greetings that stand before a name: Ông, Bà, Anh, Chị, Chú, Em, Bác
@@ -106,7 +107,7 @@ class VietnameseNameRecognizer(_NameRecognizer):
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The family name and the syllables after it, up to the first word that is none; None
         when no syllable follows it (after a marking middle name: when no given name does)."""
-        words = [m for m in re.finditer(r"\S+", text)]
+        words = list(_TOKENS.finditer(text))
         kept = 1
         for m in words[1:]:
             if not vietnamese_syllable(m.group()):
