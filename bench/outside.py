@@ -552,7 +552,8 @@ IDENTIFYING_ELEVENTH = _judged(
 # spaCy's maintainers, the authors of the corpora spaCy credits, and the public figures of spaCy's
 # per-language example sentences and knowledge-base tests (politicians, writers, footballers:
 # real people, so identifying). Cuts of a real name or a publisher's count with it ("José de San"
-# of José de San Martín, "Alberta Press", "Reinhold Co.", "Lawrence Livermore").
+# of José de San Martín, "Alberta Press", "Reinhold Co.", "Lawrence Livermore", "Trung Tran" of
+# pyvi's author Viet-Trung Tran, found in western order since 2026-12-06).
 IDENTIFYING_TWELFTH = _judged(
     """
     Absoft Corp|Absoft Corporation|Academic Press, Inc.|Ahmet Necdet Sezer|Ahmet Sezer|Ahmet Vefik Paşa
@@ -575,7 +576,7 @@ IDENTIFYING_TWELFTH = _judged(
     Portland Group|Prentice-Hall|Reggie Dugard|Reinhold Co|Robert Kern|Ronny Pfannschmidt|Roque Ferriols
     Rotan Mosle Inc|Rotan Mosle Technology Partners Ltd|Russ Cochran|Ryan Juckett's|Sara Goggi
     Sauli Niinistö|Serhiy Zhadan|Stelios Piperidis|Stephen Hawking|Steve Jobs|Stewart Lee
-    Theophile Vandermonde|Thierry Declerck|Todd Miller|Tove Jansson|Viet-Trung Tran|Weisstein, Eric
+    Theophile Vandermonde|Thierry Declerck|Todd Miller|Tove Jansson|Trung Tran|Viet-Trung Tran|Weisstein, Eric
     William Kahan|contact@explosion.ai|cookedm@physics.mcmaster.ca|hinsen@cnrs-orleans.fr
     hinsenk@ere.umontreal.ca|jieluo@google.com|kenton@google.com|kernr@mail.ncifcrf.gov
     kevin.k.sheppard@gmail.com|kevin.sheppard@economics.ox.ac.uk|kim.walisch@gmail.com

@@ -46,10 +46,17 @@ _INVISIBLE = frozenset("\u115f\u1160\u17b4\u17b5\u180e\u2800\u3164\uffa0\u034f\u
 
 _MARKS = frozenset({"Mn", "Me"})
 
+# Letters of Latin alphabets that neither decompose nor look like an ASCII letter, so that no
+# step above folds them: each to its usual transliteration, so a name written with one is read as
+# the same name written without ("Məmmədov" as "Mammadov", "Guðrún" as "Gudrun", "Þór" as "Thor")
+_TRANSLITERATED = {"ə": "a", "Ə": "A", "ð": "d", "þ": "th", "Þ": "Th"}
+
 
 def _map_char(ch: str, folds: dict[str, str]) -> str:
     if ch in _INVISIBLE or unicodedata.category(ch) == "Cf":
         return ""
+    if ch in _TRANSLITERATED:
+        return _TRANSLITERATED[ch]
     out = unicodedata.normalize("NFKC", ch)
     decomposed = unicodedata.normalize("NFD", out)
     if any(unicodedata.category(c) in _MARKS for c in decomposed):

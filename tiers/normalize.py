@@ -14,8 +14,9 @@ forms, look-alike letters, foreign digits or percent-encoding are still seen; st
 3. NFKC (fullwidth, ligatures, compatibility digits and letters);
 4. combining marks (Mn/Me, incl. variation selectors) are dropped, so ``é`` -> ``e``;
 5. look-alikes are folded to ASCII by a table generated from Unicode's confusables data
-   (UTS #39; provenance, licence and the rules in :mod:`tiers._confusables`), and every
-   decimal digit of any script to ASCII.
+   (UTS #39; provenance, licence and the rules in :mod:`tiers._confusables`), every decimal
+   digit of any script to ASCII, and the few Latin letters that are neither (Azerbaijani "ə",
+   Icelandic "ð", "þ") to their usual transliteration.
 
 Steps 2–5 are defined per code point, so a document gives the same value whether it is
 normalised whole or as one message among others (unless a cut falls inside a ``%XX`` escape),

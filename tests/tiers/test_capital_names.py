@@ -1,6 +1,7 @@
 """Names in capitals throughout (``tiers/recognizers/people_capitals.py``): a common given name and
-a census surname in capitals are one person, in both orders of a passport or an export; given
-names that are words and surnames that are code's words are none."""
+a census surname in capitals are one person, in both orders of a passport or an export, and a
+strong given name vouches for a surname no list has; given names that are words and surnames
+that are code's words are none."""
 
 from __future__ import annotations
 
@@ -9,19 +10,22 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.tiers.name_checks import person_covers, persons
-from tiers.recognizers._english_words import _words, is_english_word
+from tiers.recognizers._english_words import _words, is_english_word, is_proper_noun
+from tiers.recognizers._german_nouns import is_feminine_noun
 from tiers.recognizers._given_names import given_names
 from tiers.recognizers._surnames import _ranks, is_surname
+from tiers.recognizers.people_capitals import _NOT_IN_CAPITALS
 from tiers.recognizers._vocabulary import (
     AMBIGUOUS_GIVEN_NAMES,
     NOT_GIVEN_NAMES,
+    NOT_SURNAMES,
     WEAK_GIVEN_NAMES,
     is_common,
 )
 
 _GIVEN = sorted(
     n
-    for n in given_names(2) - NOT_GIVEN_NAMES - AMBIGUOUS_GIVEN_NAMES - WEAK_GIVEN_NAMES
+    for n in given_names(2) - NOT_GIVEN_NAMES - AMBIGUOUS_GIVEN_NAMES - WEAK_GIVEN_NAMES - _NOT_IN_CAPITALS
     if n.isalpha() and 3 <= len(n) <= 15
 )
 _SURNAMES = sorted(
@@ -106,3 +110,137 @@ def test_the_commonest_surnames_that_are_words_still_count(surname: str) -> None
 )
 def test_the_name_inside_a_run_of_capitals_is_found(text: str, name: str) -> None:
     assert person_covers(text, name), (text, persons(text))
+
+
+# a given name that vouches for a surname of no list: four letters or more and no English word
+_STRONG_GIVEN = [n for n in _GIVEN if len(n) >= 4 and not is_english_word(n)]
+_RARE_SURNAMES = sorted(
+    s
+    for s, rank in _ranks().items()
+    if 20_000 < rank and s.isalpha() and 4 <= len(s) <= 15 and not is_common(s) and s not in _words()
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    given_name=st.sampled_from(_STRONG_GIVEN),
+    surname=st.sampled_from(_RARE_SURNAMES),
+    listed=st.booleans(),
+    carrier=st.sampled_from(_CARRIERS),
+)
+def test_a_rare_census_surname_counts_after_a_strong_given_name(
+    given_name: str, surname: str, listed: bool, carrier: str
+) -> None:
+    name = f"{surname.upper()}, {given_name.upper()}" if listed else f"{given_name.upper()} {surname.upper()}"
+    text = carrier.format(n=name)
+    assert person_covers(text, name), (text, persons(text))
+
+
+# surnames no list here has, shaped as German and French ones are: "KLEMT", "PRUVOST", "KOBELT"
+_ONSETS = ["KL", "BR", "PR", "GR", "SCH", "ST", "K", "M", "N", "R", "W", "H", "G", "D", "P", "T", "V", "Z", "F"]
+_NUCLEI = ["A", "E", "I", "O", "U", "AU", "EI", "OU", "IE"]
+_CODAS = ["MT", "LT", "CK", "NZ", "TZ", "RG", "L", "N", "R", "BS", "VOST", "RN", "HL"]
+_ENDS = ["", "ER", "MANN", "ECK", "OW", "ET", "OT", "IER", "AUD", "EL", "ERT"]
+
+
+@st.composite
+def _surname_shapes(draw: st.DrawFn) -> str:
+    word = draw(st.sampled_from(_ONSETS)) + draw(st.sampled_from(_NUCLEI)) + draw(st.sampled_from(_CODAS))
+    return word + draw(st.sampled_from(_ENDS))
+
+
+@settings(max_examples=300, deadline=None)
+@given(given_name=st.sampled_from(_STRONG_GIVEN), surname=_surname_shapes(), listed=st.booleans())
+def test_a_surname_of_no_list_counts_after_a_strong_given_name(given_name: str, surname: str, listed: bool) -> None:
+    assume(len(surname) >= 4 and not is_surname(surname) and not is_common(surname))
+    assume(not is_english_word(surname) and not is_english_word(surname.lower()))
+    assume(not is_proper_noun(surname) and not is_feminine_noun(surname) and surname.lower() not in NOT_SURNAMES)
+    assume(not any(is_english_word(surname[:i]) and is_english_word(surname[i:]) for i in range(4, len(surname) - 3)))
+    name = f"{surname}, {given_name.upper()}" if listed else f"{given_name.upper()} {surname}"
+    text = f"Passenger: {name}\nSeat 14C"
+    assert person_covers(text, name), (text, persons(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(first=st.sampled_from([n for n in _GIVEN if len(n) == 3]), surname=_surname_shapes())
+def test_a_short_given_name_vouches_for_no_surname_of_no_list(first: str, surname: str) -> None:
+    """Three letters are a tag or a code as often ("AZE CRT KAZ TAT TRK", language tags)."""
+    assume(not is_surname(surname, 20_000))
+    text = f"tags: {first.upper()} {surname}\n"
+    assert not any(first.upper() in p for p in persons(text)), (text, persons(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "iterable of tags. Several tags, e.g. ``language AZE CRT KAZ TAT TRK;``",  # real code
+        "ALTER DATABASE FOO OWNER TO BAR",
+        "# JIT WORKAROUND: keep the frame alive",
+        "DONE INLINING",
+        # code's terms after a given name that vouches for a surname of no list: derived words,
+        # two English words joined
+        "ADAM OPTIMIZER",
+        "NOAH TOKENIZER STATE",
+        "GENERATED BY: THOMAS LOCALHOST",
+        "SECTION 2: PAULA DOCKERFILE",
+        "OSCAR BATCHING",
+        "MARIA DEDUPED",
+    ],
+)
+def test_code_after_a_given_name_in_capitals_is_no_name(text: str) -> None:
+    assert not persons(text), (text, persons(text))
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("NAME OF HOLDER: PAULA KLEMT", "PAULA KLEMT"),  # German and French surnames the census lacks
+        ("Payee: ROBERT PRUVOST, net 30", "ROBERT PRUVOST"),
+        ("Passenger: BOHNBACH, HEIDELORE\nSeat 14C", "BOHNBACH, HEIDELORE"),
+        ("Passenger: DANIEL SALMON\nSeat 14C", "DANIEL SALMON"),  # an English word of rank 2,482
+        ("NAME OF HOLDER: XAVIER COUSIN", "XAVIER COUSIN"),
+        ("Payee: PAULINE HAERING, net 30", "PAULINE HAERING"),  # census rank 72,252
+    ],
+)
+def test_german_and_french_names_in_capitals_are_found(text: str, name: str) -> None:
+    assert person_covers(text, name), (text, persons(text))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    given_name=st.sampled_from(_GIVEN),
+    surname=st.sampled_from(_SURNAMES),
+    title=st.sampled_from(["", " MR", " MRS", " MS", " DR"]),
+)
+def test_the_airline_form_is_found_without_its_title(given_name: str, surname: str, title: str) -> None:
+    """A boarding pass's "SMITH/JOHN MR": the name whole, the title left as written."""
+    assume(not (given_name in _words() and surname in _words()))
+    name = f"{surname.upper()}/{given_name.upper()}"
+    text = f"Boarding pass\nPassenger: {name}{title}\nSeat 14C"
+    assert person_covers(text, name), (text, persons(text))
+    if title.strip():
+        assert not any(p.endswith(title) for p in persons(text)), persons(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Passenger: GONZALEZ MARIA\nSeat 14C", "GONZALEZ MARIA"),  # a passport's name line: surname first
+        ("Passenger: GONZALEZ/MARIA ELENA MRS", "GONZALEZ/MARIA ELENA"),
+        ("Passenger: JEAN-LUC PICARD", "JEAN-LUC PICARD"),  # hyphenated given names the gazetteer lists whole
+        ("Passenger: SEAN O'BRIEN", "SEAN O'BRIEN"),  # the census writes OBRIEN
+        ("O'BRIEN, SEAN", "O'BRIEN, SEAN"),
+    ],
+)
+def test_the_forms_passports_and_boarding_passes_print_are_found(text: str, name: str) -> None:
+    assert person_covers(text, name), (text, persons(text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["READ/WRITE MODE", "TCP/IP STACK", "INPUT/OUTPUT ERROR", "CLIENT/SERVER", "PASS/FAIL", "PING TIMEOUT",
+     "LONG TIMEOUT", "HELLO WORLD", "ERROR MESSAGE", "MARIA DATABASE",
+     "<bbox>[REG] BLACK SAKURA\n<bbox>COOKIE DOH SAUCES"],  # a receipt's lines in transformers' tests
+)  # fmt: skip
+def test_pairs_of_code_and_headings_in_capitals_are_no_name(text: str) -> None:
+    assert not persons(text), (text, persons(text))

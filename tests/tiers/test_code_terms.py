@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -156,16 +157,18 @@ def test_a_given_name_before_a_place_noun_names_a_place(
 @given(
     person=st.sampled_from(_PEOPLE),
     number=st.integers(1, 9999),
-    street=st.sampled_from(["Drive", "Avenue", "Boulevard", "Street"]),
+    street=st.sampled_from(["Drive", "Avenue", "Boulevard", "Street", "Blvd", "Ave", "Pkwy"]),
+    suffix=st.sampled_from(["", " Jr.", " Jr", " Sr."]),
 )
 def test_a_street_named_after_a_person_is_an_address_not_a_person(
-    clf: Classifier, person: tuple[str, str], number: int, street: str
+    clf: Classifier, person: tuple[str, str], number: int, street: str, suffix: str
 ) -> None:
     name = f"{person[0]} {person[1]}"
-    text = f"an office at {number} {name} {street}, Reston, VA 20191. Ask {name} there."
+    line = f"{number} {name}{suffix} {street}"
+    text = f"an office at {line}, Reston, VA 20191. Ask {name} there."
     people = [text[f.start : f.end] for f in clf.classify(content(text)).findings if f.entity_type == "PERSON"]
     addresses = _values(clf, text, "ADDRESS")
-    assert any(f"{number} {name} {street}" in a for a in addresses), addresses
+    assert any(line in a for a in addresses), addresses
     assert people == [name]  # the person asked, once; the street's name is the address's
     # a verb, an id before a name, a surname that is a street's type: people
     for other in (f"Please place {name} on the list.", f"Employee {number} {name} joined.",
@@ -173,6 +176,34 @@ def test_a_street_named_after_a_person_is_an_address_not_a_person(
                   f"ticket #{number} {name} Drive team", f"ID: {number} {name} Avenue office"):  # fmt: skip
         found = _values(clf, other, "PERSON")
         assert found & {name, "Diane Lane", "Glenn Close"}, (other, found)
+
+
+@_SETTINGS
+@given(
+    person=st.sampled_from(_PEOPLE + _WORD_PEOPLE),
+    number=st.integers(1, 9999),
+    street=st.sampled_from(["DRIVE", "AVENUE", "BOULEVARD", "STREET", "BLVD", "AVE", "ST", "RD", "PKWY"]),
+    suffix=st.sampled_from(["", " JR", " JR.", " SR"]),
+    tail=st.sampled_from(["", ", RESTON, VA 20191", "\nRESTON VA 20191", ", APT 4"]),
+)
+def test_a_street_line_in_capitals_is_an_address_and_no_person(
+    clf: Classifier, person: tuple[str, str], number: int, street: str, suffix: str, tail: str
+) -> None:
+    """As labels print it ("1400 MARTIN LUTHER KING JR BLVD"): the whole line an address, the
+    person the street is named after no person."""
+    line = f"{number} {person[0].upper()} {person[1].upper()}{suffix} {street}"
+    text = f"DELIVER TO {line}{tail}\nREF 7"
+    addresses = _values(clf, text, "ADDRESS")
+    assert any(line in a for a in addresses), (text, addresses)
+    assert not any("REF" in a for a in addresses), addresses  # the next line is no town
+    assert not _values(clf, text, "PERSON"), text
+
+
+@pytest.mark.parametrize(
+    "text", ["STEP 3 PRESS THE DRIVE", "4 OF THE BEST ROAD TRIPS", "ERROR 404 NOT FOUND", "SELECT 1 FROM DUAL"]
+)
+def test_instructions_in_capitals_are_no_address(clf: Classifier, text: str) -> None:
+    assert not _values(clf, text, "ADDRESS"), text
 
 
 # -- dotted numbers that are versions and sections -------------------------------------------------

@@ -184,3 +184,30 @@ def test_an_added_given_name_before_a_word_is_no_person(given_name: str, word: s
 )
 def test_places_eponyms_and_words_stay_unfound(text: str) -> None:
     assert not persons(text), text
+
+
+def _azerbaijani(attrs: tuple[str, ...]) -> list[str]:
+    """Names of Faker's az_AZ provider written with "ə" (Faker imported here, in the test only)."""
+    provider = importlib.import_module("faker.providers.person.az_AZ").Provider
+    return sorted({n for attr in attrs for n in getattr(provider, attr, ()) if "ə" in n.lower() and n.isalpha()})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    # the ones the gazetteer holds ("Rəis" is none: "rais" is an English word)
+    given_name=st.sampled_from(
+        [
+            n
+            for n in _azerbaijani(("first_names_male", "first_names_female"))
+            if normalize_text(n).lower() in given_names(1)
+        ]
+    ),
+    surname=st.sampled_from(_azerbaijani(("last_names_male", "last_names_female", "last_names_unisex"))),
+    carrier=st.sampled_from(_CARRIERS),
+)
+def test_a_name_written_with_schwa_is_found(given_name: str, surname: str, carrier: str) -> None:
+    """Azerbaijani "ə" folds to its transliteration as the gazetteer's names do ("Məmməd" is read
+    as "Mammad"), so a name written with it is found whole."""
+    name = f"{given_name} {surname}"
+    text = carrier.format(n=name)
+    assert person_covers(text, name), (text, persons(text))

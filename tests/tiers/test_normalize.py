@@ -68,6 +68,14 @@ def test_normalize_text_examples() -> None:
     assert normalize_text("ﬁle") == "file"
 
 
+def test_latin_letters_no_step_folds_are_transliterated() -> None:
+    """Letters that neither decompose nor look like ASCII would keep a name from every pattern."""
+    assert normalize_text("Məmmədov, Əliyev") == "Mammadov, Aliyev"
+    assert normalize_text("Guðrún Þórsdóttir") == "Gudrun Thorsdottir"
+    norm, offsets = normalize_with_map("to Þór.")
+    assert norm == "to Thor." and offsets.span(3, 7) == (3, 6)  # "Thor" maps back to "Þór"
+
+
 def test_document_normalises_the_same_whole_or_in_parts() -> None:
     """Normalisation is per code point: a document gives the same value as its parts joined."""
     doc = "Ｆｉｒｓｔ\u200b part. Sécond part ٣ with Cyrillic а."

@@ -17,7 +17,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier, TiersConfig, tables
@@ -124,6 +124,11 @@ def test_a_damaged_snapshot_is_refused_whole(blob: bytes, data: st.DataObject) -
         damaged = blob[:where] + bytes([blob[where] ^ data.draw(st.integers(1, 255))]) + blob[where + 1 :]
     else:
         damaged = blob[:where] + blob[where + 1 :]
+    try:  # a flip of marshal's reference flag (0x80 of a type byte) reads back the same value
+        unchanged = marshal.loads(damaged) == marshal.loads(blob)
+    except (ValueError, EOFError, TypeError):
+        unchanged = False
+    assume(not unchanged)
     with pytest.raises(tables.TablesError):
         tables.preload(damaged, "k")
 

@@ -9,11 +9,19 @@ over the shape, not over names written here.
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from tests.tiers.name_checks import person_covers, persons
-from tiers.recognizers.people_vietnamese import _FAMILY, _FAMILY_WITH_MARKER, _MARKERS, vietnamese_syllable
+from tiers.recognizers._english_words import is_english_word
+from tiers.recognizers.people import _PLACEHOLDER_NAMES
+from tiers.recognizers.people_vietnamese import (
+    _FAMILY,
+    _FAMILY_WITH_MARKER,
+    _FUNCTION_WORDS,
+    _MARKERS,
+    vietnamese_syllable,
+)
 
 
 _INITIALS = ["", "b", "c", "ch", "d", "g", "gi", "h", "k", "kh", "l", "m", "n", "ng", "nh", "ph", "qu", "r", "s", "t",
@@ -80,6 +88,7 @@ def test_a_name_in_capitals_with_a_marker_is_found_whole(
 ) -> None:
     """As passports and HR exports write them: "NGUYEN VAN AN", "TRAN THI MAI"."""
     name = " ".join([family, marker, *given_names]).upper()
+    assume(name.lower() not in _PLACEHOLDER_NAMES)  # "NGUYEN VAN A", the language's "John Doe"
     assert person_covers(carrier.format(n=name), name)
 
 
@@ -133,3 +142,49 @@ def test_words_and_places_are_no_name(text: str) -> None:
 )
 def test_after_a_title_a_greeting_or_a_capitalised_english_word_the_name_stays(text: str, name: str) -> None:
     assert person_covers(text, name), text
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    given_names=st.lists(_SYLLABLES, min_size=1, max_size=2),
+    family=st.sampled_from(_FAMILY),
+    toned=st.booleans(),
+    carrier=st.sampled_from(_CARRIERS),
+)
+def test_a_name_in_western_order_is_found_whole(given_names: list[str], family: str, toned: bool, carrier: str) -> None:
+    """ "Mai Nguyen", "Thu Trang Pham": as Vietnamese abroad and English text write them. A first
+    syllable that is an English word and no given name may be left out ("See Vo"), never the
+    family name or the syllables after it."""
+
+    def english(word: str) -> bool:
+        return is_english_word(word) or word.lower() in _FUNCTION_WORDS
+
+    assume(not english(given_names[-1]))  # "A Nguyen", "The Nguyen": below
+    words = [*given_names, family]
+    if toned:
+        words = [_TONED.get(w, w) for w in words]
+    name = " ".join(words)
+    text = carrier.format(n=name)
+    found = persons(text)
+    assert any(p.endswith(" ".join(words[-2:])) for p in found), (text, found)
+    if not english(given_names[0]):
+        assert person_covers(text, name), (text, found)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["The Nguyen family runs the plant.", "In Tran we trust", "See Vo et al. for the proof.", "San Pham Moi",
+     "Sản Phẩm Mới ra mắt", "To Pham, the manager"],
+)  # fmt: skip
+def test_words_before_a_family_name_are_no_given_name(text: str) -> None:
+    assert not persons(text), (text, persons(text))
+
+
+def test_a_greeting_before_the_western_order_is_left_out() -> None:
+    assert persons("Hi Lan Pham, thanks for the report.") == ["Lan Pham"]
+
+
+def test_a_province_named_as_a_person_is_none() -> None:
+    """ "Thái Nguyên" is a province (ISO 3166-2:VN), shaped as "Mai Nguyen" is."""
+    assert not persons("Thái Nguyên province, Viet Nam")
+    assert not persons("Thai Nguyen")

@@ -75,8 +75,15 @@ _US_TAIL = r"(?:(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)" + _TOWN + r")?" + _US_ZIP
 # "Flat 3, …", "Studio 90\n…" before a UK street line; "Apt. 533", "Suite 846" after a US one
 _FLAT = r"(?:Flat|Studio|Apartment|Unit|Suite)[ ][0-9]{1,4}[A-Za-z]?(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)"
 _UNIT = r"(?:[ ]*,?[ ]+(?:Apt\.?|Suite|Unit|Flat)[ ]+[0-9]{1,5}[A-Z]?)?"
+# a person's suffix in a street named after one: "1400 Martin Luther King Jr. Blvd"
+_SUFFIX = r"(?:(?:Jr|Sr|JR|SR)\.?[ ]+)?"
 _EN_LINE = (
-    r"\b(?:" + _FLAT + r"(?:[0-9]{1,5}[A-Z]?[ ]+)?|[0-9]{1,5}[A-Z]?[ ]+)(?:[NSEW]\.?[ ]+)?(?:" + _CAPW + r"[ ]+){1,3}"
+    r"\b(?:"
+    + _FLAT
+    + r"(?:[0-9]{1,5}[A-Z]?[ ]+)?|[0-9]{1,5}[A-Z]?[ ]+)(?:[NSEW]\.?[ ]+)?(?:"
+    + _CAPW
+    + r"[ ]+){1,3}"
+    + _SUFFIX
 )
 _EN = (
     _EN_LINE
@@ -111,6 +118,20 @@ _EN_WEAK = (
     + _UK_POSTCODE
     + r")"
 )
+# a street line in capitals, as labels and forms print it ("1400 MARTIN LUTHER KING JR BLVD"):
+# only the types that are no word of a heading ("WAY", "CLOSE", "PLACE" are), and the ZIP after
+_EN_CAPS_TYPE = r"(?:STREET|ST|AVENUE|AVE|ROAD|RD|BOULEVARD|BLVD|LANE|LN|DRIVE|DR|COURT|CT|PARKWAY|PKWY|HIGHWAY|HWY)"
+_EN_CAPS = (
+    r"\b[0-9]{1,5}[A-Z]?[ ]+(?:[NSEW]\.?[ ]+)?(?:[A-Z](?:[A-Z'-]+)?\.?[ ]+){1,4}"
+    + _EN_CAPS_TYPE
+    + r"\b\.?(?:[ ]*,?[ ]+(?:APT|SUITE|UNIT)[ ]+[0-9]{1,5}[A-Z]?)?"
+    # the town, state and ZIP together first: a town alone would take the state's letters
+    + r"(?:(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)[A-Z]+(?:[ ][A-Z]+){0,2}[ ]*,?[ ]*[A-Z]{2}[ ]+[0-9]{5}(?:-[0-9]{4})?"
+    # a town alone only after a comma: the next line in capitals is anything
+    + r"|[ ]*,[ ]*[A-Z]+(?:[ ][A-Z]+){0,2})?"
+)
+# the words of an instruction in capitals, not a street's name ("STEP 3 PRESS THE DRIVE")
+_NOT_IN_A_STREET_NAME = frozenset("THE A AN TO OF AND OR IN ON AT FOR YOUR THIS THAT WITH FROM PRESS".split())
 # US military mail: "PSC 1152, Box 7611, APO AE 73174", "USNS Gates, FPO AP 79980"
 _US_MILITARY = (
     r"\b(?:(?:PSC|CMR|Unit)[ ][0-9]{3,5},?[ ]Box[ ][0-9]{3,5}|(?:USNS|USNV|USS|USCGC)[ ]"
@@ -131,14 +152,19 @@ class AddressRecognizer(TiersPatternRecognizer):
         Pattern("address_fr_no_number", r"(?P<value>" + _FR_NO_NUMBER + r")", 0.6),
         Pattern("address_en", r"(?P<value>" + _EN + r")", 0.6),
         Pattern("address_en_suffix", r"(?P<value>" + _EN_WEAK + r")", 0.6),
+        Pattern("address_en_capitals", r"(?P<value>" + _EN_CAPS + r")", 0.6),
         Pattern("address_us_military", r"(?P<value>" + _US_MILITARY + r")", 0.6),
     ]
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """An English word in -ering, -oring, -uring or -iring before a number ("Data Engineering
         23(12)", "Monitoring 3") is no German ring road: those glue "ring" to a consonant, an
-        "a" or an "r" ("Ostring", "Hansaring", "Kaiserring")."""
-        first = text[start:end].split(" ", 1)[0]
+        "a" or an "r" ("Ostring", "Hansaring", "Kaiserring"). A line in capitals with the words
+        of a sentence is an instruction ("STEP 3 PRESS THE DRIVE")."""
+        value = text[start:end]
+        first = value.split(" ", 1)[0]
+        if value.isupper() and not _NOT_IN_A_STREET_NAME.isdisjoint(value.split()):
+            return True
         return first.endswith(_GERUNDS) and not first.endswith("rring")
 
 

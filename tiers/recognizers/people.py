@@ -171,8 +171,12 @@ _SALUTATIONS = frozenset(
 )
 # a street named after a person: "1895 Preston White Drive", "12 rue Victor Hugo" (the address
 # recognizer finds the address; the name in it is the street's, not a person's)
-_STREET_TYPES = frozenset("Street Avenue Boulevard Drive Parkway Highway".split())
-_WORD_AFTER = re.compile(r"[ ]?(\w+)")
+# in any case, as addresses are written in capitals too; no surname, no verb ("Lane", "Close",
+# "Place" are both), and "Dr" is a title as often
+_STREET_TYPES = frozenset("street avenue boulevard drive parkway highway road st ave blvd rd pkwy hwy".split())
+# the rest of a street's name after a person's name in it: more capitalised words, a suffix
+# ("1400 Martin Luther King Jr Blvd"), up to the street's type
+_WORDS_AFTER = re.compile(r"[ ]+([A-Za-z]+)")
 # a house number: digits (and a letter), not after what ends an id's label or a list's item
 _NUMBER_BEFORE = re.compile(r"\b[0-9]{1,5}[A-Za-z]?[ ]+\Z")
 _NOT_BEFORE_A_HOUSE_NUMBER = frozenset(",.:#/-")
@@ -219,7 +223,8 @@ def word_given_names() -> frozenset[str]:
 
 def _street_name(text: str, start: int, end: int) -> bool:
     """Whether ``text[start:end]`` names a street: a house number right before it and a street's
-    type after it or as its last word ("1895 Preston White Drive"), or a house number and a
+    type as its last word or after it, past the rest of the street's name ("1895 Preston White
+    Drive", "1400 MARTIN LUTHER KING JR BLVD"), or a house number and a
     French street's type before it ("12 rue Victor Hugo"). Only types that are no surname and no
     verb count ("Diane Lane", "Glenn Close", "place Maria on the list" stay people)."""
     before = text[max(0, start - 24) : start]
@@ -231,9 +236,23 @@ def _street_name(text: str, start: int, end: int) -> bool:
     m = _NUMBER_BEFORE.search(before) if number[-1:].isdigit() or number[-2:-1].isdigit() else None
     if m is None or before[: m.start()].rstrip(" ")[-1:] in _NOT_BEFORE_A_HOUSE_NUMBER:
         return False  # no number, or an id's ("ID: 4711", "ticket #4711", "10442, ")
-    after = _WORD_AFTER.match(text, end)
-    last = text[start:end].rsplit(None, 1)[-1]
-    return last in _STREET_TYPES or (after is not None and after.group()[:1] == " " and after.group(1) in _STREET_TYPES)
+    word = text[start:end].rsplit(None, 1)[-1]
+    if word.lower() in _STREET_TYPES:
+        return True
+    pos = end
+    for _ in range(4):
+        if text[pos : pos + 1] == "." and len(word) <= 3:
+            pos += 1  # an abbreviation's point ("Jr. Blvd"), not a sentence's end
+        after = _WORDS_AFTER.match(text, pos)
+        if after is None:
+            return False
+        word = after.group(1)
+        if word.lower() in _STREET_TYPES:
+            return True
+        if not word[:1].isupper():
+            return False
+        pos = after.end()
+    return False
 
 
 class _NameRecognizer(TiersPatternRecognizer):

@@ -5,11 +5,16 @@ MARIA", as passports, ID cards, boarding passes and HR or payroll exports write 
 because capitals are mostly acronyms and headings ("Save ACL", "MARK AS READ"). With both in
 capitals the words must say it alone, so both are held to more: a given name common somewhere
 (frequency 2 or more in the gazetteer) that is none of the given names that are words too
-("MARK", "GRANT", "WILL", "ROSE", "JUNE"), and a surname of the census's first 20,000 that is no
-ordinary word, and no English word unless it is among the commonest thousand ("SMITH", "BROWN"
-are; "CORE", "CLOSE" are code's words: "PIL CORE", "CLOSE, PING"). A surname of no census
-("KOWALCZYK", "LEFEBVRE") is missed here: taking any word shaped as a surname took "ALTER
-DATABASE", "JIT WORKAROUND", "DONE INLINING" from real code. Two English words together are no
+("MARK", "GRANT", "WILL", "ROSE", "JUNE"), and a surname that is no ordinary word. A census
+surname of the first 20,000 counts after any such given name, an English word only among the
+commonest thousand ("SMITH", "BROWN"; "CORE", "CLOSE" are code's words: "PIL CORE", "CLOSE,
+PING"). After a strong given name (four letters or more, no English word: "GERALD", "PAULA")
+the whole census counts, an English word up to rank 10,000 ("DANIEL SALMON"), and so does a
+word of no list here shaped as a surname ("PAULA KLEMT", "ROBERT PRUVOST": the census is
+American, and passports write German and French surnames in capitals too). The weak given names
+of code ("ALTER", "JIT", "DONE") never vouch for such a word: taking any surname-shaped word
+after any given name took "ALTER DATABASE", "JIT WORKAROUND", "DONE INLINING" from real code.
+Two English words together are no
 name ("JET BLACK", "EDIT FIELDS", "GRACE CHURCH"), nor two words of the spelling alphabet
 ("CHARLIE ROMEO"), nor the list form inside an enumeration ("BLACK, SILVER, GOLD"). The name is
 looked for inside a run of capitals ("MRS MARIA GONZALEZ", "EMPLOYEE JOHN SMITH WAS
@@ -23,19 +28,34 @@ from functools import lru_cache
 
 from presidio_analyzer import Pattern
 
-from ._english_words import is_entry
+from ._english_words import is_english_word, is_entry, is_proper_noun
+from ._german_nouns import is_feminine_noun
 from ._given_names import given_names
 from ._surnames import is_surname
-from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, WEAK_GIVEN_NAMES, is_common
+from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, NOT_SURNAMES, WEAK_GIVEN_NAMES, is_common
 from .people import _END, _NameRecognizer
+from .people_vietnamese import vietnamese_syllable
 
 __all__ = ["CapitalsPersonRecognizer", "capitals_recognizers"]
 
-_WORD = r"[A-Z]{3,15}(?:-[A-Z]{3,15})?"
+_WORD = r"(?:[A-Z]['’])?[A-Z]{3,15}(?:-[A-Z]{3,15})?"  # "O'BRIEN", "JEAN-LUC"
 _INITIAL = r"[A-Z]\."
 _SURNAME_RANK = 20_000
+# the gazetteer's frequency (1 – 13) from which a given name that is an English word too may still
+# vouch for a surname of no list ("MARIA" 12, "JAMES" 9; "ROSE", "FRANK" 8; "ALTER", "DONE" 4)
+_COMMONEST_GIVEN = 9
 _WORD_SURNAME_RANK = 1_000
-_WORDS = re.compile(r"[A-Z]\.|[A-Z]+(?:-[A-Z]+)?")
+# after a given name of four letters or more, a surname that is an English word too may be this
+# common ("CAMILLE SAMSON", "DANIEL SALMON", "XAVIER COUSIN"); after a shorter one it is code's
+# word as often ("PIL CORE")
+_WORD_SURNAME_RANK_LONG_GIVEN = 10_000
+_VOWELS = frozenset("AEIOUY")
+# the ends of English derived words and abstract nouns: a word of no dictionary here shaped so is
+# code's or a trade's term ("INLINING", "DEDUPED", "OPTIMIZER"), not a surname
+_DERIVED = (
+    "ING", "ED", "TION", "TIONS", "MENT", "NESS", "ABLE", "IBLE", "ITY", "IZE", "ISE", "IZER", "ISER", "IZERS", "ISM", "OGY", "ICS"
+)  # fmt: skip
+_WORDS = re.compile(r"[A-Z]\.|(?:[A-Z]['’])?[A-Z]+(?:-[A-Z]+)?")
 # given names that are no name in capitals: labels ("EDIT", "DONE", "SUB"), a greeting ("HEY"),
 # SQL's verb ("GRANT")
 _NOT_IN_CAPITALS = frozenset("edit done sub hey grant".split())
@@ -62,26 +82,56 @@ class CapitalsPersonRecognizer(_NameRecognizer):
             0.6,
         ),
         Pattern("capitals_surname_given", r"\b(?P<value>" + _WORD + r",[ ]" + _WORD + r")" + _END, 0.6),
+        # an airline's form, a title after it: "SMITH/JOHN MR", "GONZALEZ/MARIA ELENA MRS"
+        Pattern(
+            "capitals_surname_slash_given",
+            r"\b(?P<value>" + _WORD + r"/" + _WORD + r"(?:[ ]" + _WORD + r")?)" + _END,
+            0.6,
+        ),
     ]
 
     def __init__(self) -> None:
         super().__init__()
         self._given = given_names(2) - NOT_GIVEN_NAMES - AMBIGUOUS_GIVEN_NAMES
+        # a hyphenated given name the gazetteer lists whole is one, whatever its halves are
+        # ("JEAN-LUC": "Jean" is a word too)
+        self._hyphenated = frozenset(n for n in given_names(1) if "-" in n)
+        self._commonest = given_names(_COMMONEST_GIVEN) - AMBIGUOUS_GIVEN_NAMES - WEAK_GIVEN_NAMES
         self.refine_span = lru_cache(maxsize=4096)(self._refine)
 
     def _given_name(self, word: str) -> bool:
         w = word.lower()
+        if w in self._hyphenated:
+            return True
         return w.split("-")[0] in self._given and w not in WEAK_GIVEN_NAMES and w not in _NOT_IN_CAPITALS
 
-    @staticmethod
-    def _surname(word: str) -> bool:
+    def _surname(self, word: str, given: str) -> bool:
+        """A census surname that is no ordinary word, and an English one only when it is common
+        ("SMITH", "BROWN"; "CORE", "CLOSE" are code's words: "PIL CORE", "CLOSE, PING"); after
+        a strong given name also a word of no list here shaped as a surname ("PAULA KLEMT",
+        "ROBERT PRUVOST": the census is American, its German and French surnames few)."""
         last = word.split("-")[-1]
-        if not is_surname(word, _SURNAME_RANK) or is_common(last):
+        if is_common(last):
             return False
-        # an English word only as one of the commonest surnames ("SMITH", "BROWN", "YOUNG"):
-        # "PIL CORE", "CLOSE, PING" are code's words. The entry itself, not a plural's singular:
-        # "DAVIES" is no plural of "davy"
-        return not is_entry(last) or is_surname(word, _WORD_SURNAME_RANK)
+        if is_surname(word):
+            # the entry itself, not a plural's singular: "DAVIES" is no plural of "davy"
+            if is_entry(last):
+                return is_surname(word, _WORD_SURNAME_RANK_LONG_GIVEN if len(given) >= 4 else _WORD_SURNAME_RANK)
+            # a rare one only after a strong given name: "AZE CRT KAZ TAT" are language tags
+            return is_surname(word, _SURNAME_RANK) or self._strong_given(given)
+        if vietnamese_syllable(given) and vietnamese_syllable(last):
+            return False  # Vietnamese in capitals ("PHAN TICH DU LIEU"), whose names .people_vietnamese reads
+        return self._strong_given(given) and last.lower() not in NOT_SURNAMES and _name_shaped(last)
+
+    def _strong_given(self, given: str) -> bool:
+        """A given name that can vouch for a surname of no list: four letters or more and no
+        English word ("GERALD", "HEIDELORE"; not "ALTER", "DONE", "JIT", "PIL"), or one of the
+        commonest names anywhere that the dictionary lists as a name ("MARIA", "JAMES", "PETER";
+        not "PING", "LONG", "YOUNG", which are words first)."""
+        first = given.split("-")[0].lower()
+        if len(first) < 4:
+            return False
+        return not is_english_word(first) or (len(first) >= 5 and first in self._commonest and is_proper_noun(first))
 
     @staticmethod
     def _pair_holds(given: str, surname: str) -> bool:
@@ -94,11 +144,19 @@ class CapitalsPersonRecognizer(_NameRecognizer):
 
     def _refine(self, text: str) -> tuple[int, int] | None:
         """The first name inside the run: a given name, at most two middle names or initials,
-        and a surname; None when there is none."""
+        and a surname; the list form; the airline's; or a run of just a surname and a strong
+        given name ("GONZALEZ MARIA", as a passport's name line reads). None when there is none."""
         if "," in text:
             surname, given = (w.strip() for w in text.split(","))
-            ok = self._surname(surname) and self._given_name(given) and self._pair_holds(given, surname)
+            ok = self._given_name(given) and self._surname(surname, given) and self._pair_holds(given, surname)
             return (0, len(text)) if ok else None
+        if "/" in text:
+            surname, rest = text.split("/", 1)
+            given, *middle = rest.split(" ")
+            if not (self._given_name(given) and self._surname(surname, given) and self._pair_holds(given, surname)):
+                return None
+            # a middle name is kept; a title's word after the name is not ("SMITH/JOHN MRS")
+            return 0, len(text) if middle and self._given_name(middle[0]) else len(surname) + 1 + len(given)
         words = [(m.start(), m.end(), m.group()) for m in _WORDS.finditer(text)]
         for i, (start, _, first) in enumerate(words):
             if not self._given_name(first):
@@ -108,9 +166,19 @@ class CapitalsPersonRecognizer(_NameRecognizer):
                 if not all(self._given_name(w) or (len(w) == 2 and w.endswith(".")) for w in middle):
                     break
                 last = words[j][2]
-                if self._surname(last) and self._pair_holds(first, last):
+                if self._surname(last, first) and self._pair_holds(first, last):
                     return start, words[j][1]
+        if len(words) == 2 and self._surname_first(words[0][2], words[1][2]):
+            return 0, len(text)
         return None
+
+    def _surname_first(self, surname: str, given: str) -> bool:
+        """Two words alone, a census surname of the first 20,000 that is no English word before a
+        strong given name: "GONZALEZ MARIA". A word first is a product's or a heading's ("BLACK
+        SAKURA" on a receipt), so "SMITH JOHN" is left to the forms with a comma or a slash."""
+        if not (self._given_name(given) and self._strong_given(given)) or is_common(surname):
+            return False
+        return is_surname(surname, _SURNAME_RANK) and not is_entry(surname) and self._pair_holds(given, surname)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Besides code, placeholders and places: the list form inside an enumeration ("COLORS:
@@ -118,6 +186,29 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         if "," in text[start:end] and (_MORE_AFTER.match(text, end) or _MORE_BEFORE.search(text, 0, start)):
             return True
         return super().reject_at(text, start, end)
+
+
+def _name_shaped(word: str) -> bool:
+    """A word in capitals that may be a surname no list here has: four letters or more with a
+    vowel, no word of the English dictionary (plurals too) or its proper nouns, no German
+    feminine noun, not shaped as an English derived word ("INLINING", "DEDUPED") and no two
+    English words joined."""
+    return (
+        len(word) >= 4
+        and not _VOWELS.isdisjoint(word)
+        and not word.endswith(_DERIVED)
+        and not is_english_word(word)
+        and not is_proper_noun(word)
+        and not is_feminine_noun(word)
+        and not _english_compound(word)
+    )
+
+
+def _english_compound(word: str) -> bool:
+    """Two English words of four letters or more written as one, as code names its tools and
+    files ("LOCALHOST", "DOCKERFILE", "FILESTORE"); surnames so made are in the census already
+    ("WOODWARD", "GOLDBERG")."""
+    return any(is_english_word(word[:i]) and is_english_word(word[i:]) for i in range(4, len(word) - 3))
 
 
 def capitals_recognizers() -> list[CapitalsPersonRecognizer]:

@@ -20,9 +20,12 @@ import re
 
 from presidio_analyzer import Pattern
 
+from ._english_words import is_english_word
+from ._given_names import given_names
+from ._places import place_names
 from .people import _END, _NameRecognizer
 
-__all__ = ["VietnameseNameRecognizer", "vietnamese_syllable"]
+__all__ = ["VietnameseNameRecognizer", "VietnameseWesternOrderRecognizer", "vietnamese_syllable"]
 
 _FAMILY = (
     "Nguyen Tran Pham Hoang Huynh Phan Vu Vo Dang Bui Ngo Duong Truong Dinh Trinh Luong Quach Doan Phung Vuong Trieu"
@@ -63,11 +66,29 @@ _PATTERN_IN_CAPITALS = (
     + _END
 )
 
+# the western order, as Vietnamese abroad and in English text write it ("Mai Nguyen", "Thu Trang
+# Pham"): one to three syllables before a family name of the first list
+_PATTERN_WESTERN = (
+    r"\b(?P<value>(?:"
+    + _SYLLABLE_WORD
+    + r"[ ]){1,3}(?:"
+    + "|".join(sorted(_FAMILY, key=lambda w: (-len(w), w)))
+    + r"))"
+    + _END
+)
+# English's function words that are syllables of Vietnamese too: "The Nguyen family", "To Tran",
+# "In Pham's view" hold no given name
+_FUNCTION_WORDS = frozenset(
+    "a an the to in on at by of or as if so no do go he me my we us hi oh ok then than that can".split()
+)
+
 # one syllable, its tones folded: an initial (or none), one to three vowels, a final (or none)
 _SYLLABLE = re.compile(r"(?:ngh|ng|nh|ch|gh|gi|kh|ph|qu|th|tr|[bcdghklmnprstvx])?[aeiouy]{1,3}(?:ch|ng|nh|[cmnpt])?")
 
 
 _TOKENS = re.compile(r"\S+")
+# the word right after a candidate, one blank between
+_WORD_AFTER = re.compile(r"[ ]([A-Za-z]+)")
 # the word right before a candidate, one blank between (tones folded by the normaliser)
 _WORD_BEFORE = re.compile(r"(?:^|[^A-Za-z])([A-Za-z]+)[ ]\Z")
 # titles of address and greetings that stand before a name: Ông, Bà, Anh, Chị, Chú, Em, Bác
@@ -120,5 +141,50 @@ class VietnameseNameRecognizer(_NameRecognizer):
         return (0, words[kept - 1].end()) if kept >= needed else None
 
 
+class VietnameseWesternOrderRecognizer(VietnameseNameRecognizer):
+    """Given syllables before a family name of the first list ("Mai Nguyen"): :mod:`.people`
+    misses those whose given name is a word elsewhere ("Mai" is a month in German)."""
+
+    PATTERNS = [Pattern("vietnamese_western", _PATTERN_WESTERN, 0.6)]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._given = given_names(1)
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        """The syllables right before the family name, from the first that is a given name or no
+        English word (a greeting, "The", "See" are none); None when there are none."""
+        words = list(_TOKENS.finditer(text))
+        first = len(words) - 1
+        while first > 0 and vietnamese_syllable(words[first - 1].group()):
+            first -= 1
+        while first < len(words) - 1 and not self._leads(words[first].group()):
+            first += 1
+        return (words[first].start(), len(text)) if first < len(words) - 1 else None
+
+    def _leads(self, word: str) -> bool:
+        w = word.lower()
+        if w in _TITLES or w in _FUNCTION_WORDS:
+            return False
+        return w in self._given or not is_english_word(w)
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Besides code, placeholders and places: the phrase going on in title case after the
+        family name ("Sản Phẩm Mới", "Công Ty Cổ Phần Sữa") is the language's words, not a name,
+        and so is a province's whole name ("Thái Nguyên")."""
+        after = _WORD_AFTER.match(text, end)
+        if after is not None and vietnamese_syllable(after.group(1)) and after.group(1)[:1].isupper():
+            return True
+        # the word before may be one the name was cut from ("A", "Dear"): only a capitalised
+        # syllable that could have led the name says the phrase goes on before it
+        before = _WORD_BEFORE.search(text, max(0, start - 24), start)
+        if before is not None:
+            word = before.group(1)
+            if word[:1].isupper() and vietnamese_syllable(word) and self._leads(word):
+                return True
+        # a province named as a person would be ("Thái Nguyên"): the place's whole name
+        return text[start:end] in place_names() or _NameRecognizer.reject_at(self, text, start, end)
+
+
 def vietnamese_recognizers() -> list[VietnameseNameRecognizer]:
-    return [VietnameseNameRecognizer()]
+    return [VietnameseNameRecognizer(), VietnameseWesternOrderRecognizer()]
