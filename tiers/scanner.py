@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import re
 import time
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from itertools import compress
+from itertools import accumulate, compress
 from typing import Any
 
 import ahocorasick
@@ -215,6 +215,14 @@ class Scanner:
                 self._add_pattern_recognizer(rec)
             else:
                 self.others.append(rec)
+        # the patterns another pattern of their recognizer and entity runs after (see scan's covers)
+        followed: set[int] = set()
+        later: set[tuple[int, str]] = set()
+        for c in reversed(self._patterns):
+            if (id(c.rec), c.entity) in later:
+                followed.add(id(c))
+            later.add((id(c.rec), c.entity))
+        self._followed = frozenset(followed)
         weak = {id(c.rec) for c in self._patterns if c.score < min_score}
         owners: dict[str, list[int]] = {}
         phrases: set[str] = set()
@@ -426,6 +434,11 @@ class Scanner:
         # strong), and its checks look only at the text, so each span is judged once.
         verdicts: dict[tuple[int, int, int], _Verdict] = {}
         by_value: dict[tuple[int, str], _Judged] = {}
+        # What a recognizer's earlier patterns accepted: a candidate inside one of those spans
+        # of the same entity adds nothing (the span is stripped whole) but a finding counted
+        # twice and a look around that reads its line ("+1 (415) 555-0123" is also NANP's
+        # "1 (415) 555-0123"), so it is not judged again.
+        covers: dict[tuple[int, str], _Cover] = {}
         for comp in compress(self._patterns, run):
             ctx_places: list[int] | None = None
             windows: list[tuple[int, int]] | None = None
@@ -439,14 +452,22 @@ class Scanner:
                 spans = _re2_spans(comp.fast, subject, comp.value_group or 0, to_char, windows)
             else:
                 spans = self._slow_spans(comp, text, subject, to_char, windows)
+            cover_key = (id(comp.rec), comp.entity)
+            cover = covers.get(cover_key)
+            accepted: list[tuple[int, int]] = []
             for n, (s, e) in enumerate(spans):
                 if n & 1023 == 1023:
                     checkpoint()
+                if cover is not None and cover.inside(s, e):
+                    continue
                 hit = self._accept(comp, text, s, e, ctx_places, verdicts, by_value)
                 if hit is not None:
                     k = (hit.entity, hit.recognizer, s, e)
                     if k not in best or best[k].score < hit.score:
                         best[k] = hit
+                    accepted.append((hit.start, hit.end))
+            if accepted and id(comp) in self._followed:
+                covers[cover_key] = _Cover(accepted if cover is None else cover.spans + accepted)
             checkpoint()
         if self._terms:
             lowered = _lower_same_length(text)
@@ -608,6 +629,23 @@ class Scanner:
         if ctx_places is not None and power_of_two(text[vs:ve]):
             return None  # a weak hit that is a size or a mask (see power_of_two)
         return Hit(comp.entity, vs, ve, comp.rec.name, 1.0 if validated else score)
+
+
+class _Cover:
+    """Accepted spans, asked whether a candidate lies inside one of them and is none of them."""
+
+    __slots__ = ("ends", "exact", "spans", "starts")
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        self.spans = sorted(spans)
+        self.starts = [s for s, _ in self.spans]
+        self.ends = list(accumulate((e for _, e in self.spans), max))  # the furthest end so far
+        self.exact = set(self.spans)
+
+    def inside(self, s: int, e: int) -> bool:
+        i = bisect_right(self.starts, s) - 1
+        # an equal span is judged again: another pattern may give it a higher score
+        return i >= 0 and self.ends[i] >= e and (s, e) not in self.exact
 
 
 def _absent_off(run: bytearray, required: list[tuple[int, int]], present: set[int]) -> None:

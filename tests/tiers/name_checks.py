@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tiers import Classifier, Content, Segment, TiersConfig
 
-__all__ = ["person_covers", "persons"]
+__all__ = ["person_covers", "persons", "recognizers_of"]
 
 _CLASSIFIER = Classifier(TiersConfig())
 
@@ -24,3 +24,8 @@ def person_covers(text: str, name: str) -> bool:
     """Whether one PERSON finding covers ``name`` (its first occurrence) whole."""
     at = text.index(name)
     return any(kind == "PERSON" and start <= at and end >= at + len(name) for kind, start, end in _findings(text))
+
+
+def recognizers_of(text: str) -> set[str]:
+    """The names of the recognizers that found something in the text."""
+    return {f.recognizer for f in _CLASSIFIER.classify(Content((Segment(("messages", 0, "content"), text),))).findings}

@@ -16,11 +16,15 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 
 import pytest
 
 from tiers import Classifier, TiersConfig, Tier
 from tiers.recognizers import build_registry
+from tiers.recognizers.birth_dates import DateOfBirthRecognizer
+from tiers.recognizers.contact import PhoneNumberRecognizer
+from tiers.recognizers.national import EsNifRecognizer
 from tiers.scanner import Scanner
 
 from .conftest import content
@@ -189,3 +193,33 @@ def test_a_users_weak_backtracking_pattern_runs_only_near_its_context(tmp_path) 
     assert not d.failed_closed, d.reasons
     assert [text[f.start : f.end] for f in d.findings if f.entity_type == "TICKET"] == ["qwertyuiop"]
     assert d.tier == Tier.INTERNAL
+
+
+# A candidate's look around it reads a bounded window of its line, whatever the line's length: a
+# prompt sent as one endless line (a JSON dump, a minified file) holds thousands of identifiers,
+# and a look back to the line's start for each made 3 MB of them cost four times 1 MB.
+_LOOKS: dict[str, tuple[Callable[[str, int, int], bool], str, str]] = {
+    # (the recognizer's look, what precedes the candidate on its line, the candidate)
+    "phone, a citation before it": (PhoneNumberRecognizer().reject_at, "abc def ", "(212) 555-0147"),
+    "date of birth, a table cell": (DateOfBirthRecognizer().reject_at, "abc def, ", "14.03.1962"),
+    "Spanish NIF, hex words on its line": (EsNifRecognizer().reject_at, "abc def ", "12345678A"),
+}
+
+
+@pytest.mark.parametrize("look", sorted(_LOOKS))
+def test_a_candidates_look_around_reads_a_bounded_window(look: str) -> None:
+    reject_at, filler, value = _LOOKS[look]
+
+    def cost(line_length: int) -> tuple[float, bool]:
+        text = _fill(filler, line_length) + value + " ghi"
+        start = len(text) - len(value) - 4
+        verdict = reject_at(text, start, start + len(value))
+        t = time.thread_time()
+        for _ in range(1000):
+            reject_at(text, start, start + len(value))
+        return time.thread_time() - t, verdict
+
+    short, short_verdict = cost(4_000)
+    long, long_verdict = cost(4_000_000)
+    assert long <= 3 * short + SLACK_S, (look, long, short)
+    assert long_verdict == short_verdict or look.startswith("date")  # an endless row is no table's

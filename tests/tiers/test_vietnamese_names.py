@@ -12,7 +12,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from tests.tiers.name_checks import person_covers, persons
+from tests.tiers.name_checks import person_covers, persons, recognizers_of
 from tiers.recognizers._english_words import is_english_word
 from tiers.recognizers.people import _PLACEHOLDER_NAMES
 from tiers.recognizers.people_vietnamese import (
@@ -20,6 +20,8 @@ from tiers.recognizers.people_vietnamese import (
     _FAMILY_WITH_MARKER,
     _FUNCTION_WORDS,
     _MARKERS,
+    _WESTERN_TITLES,
+    VietnameseWesternOrderRecognizer,
     vietnamese_syllable,
 )
 
@@ -156,8 +158,8 @@ def test_a_name_in_western_order_is_found_whole(given_names: list[str], family: 
     syllable that is an English word and no given name may be left out ("See Vo"), never the
     family name or the syllables after it."""
 
-    def english(word: str) -> bool:
-        return is_english_word(word) or word.lower() in _FUNCTION_WORDS
+    def english(word: str) -> bool:  # or a title ("Cô", "Thầy"), left out as well
+        return is_english_word(word) or word.lower() in _FUNCTION_WORDS | _WESTERN_TITLES
 
     assume(not english(given_names[-1]))  # "A Nguyen", "The Nguyen": below
     words = [*given_names, family]
@@ -188,3 +190,19 @@ def test_a_province_named_as_a_person_is_none() -> None:
     """ "Thái Nguyên" is a province (ISO 3166-2:VN), shaped as "Mai Nguyen" is."""
     assert not persons("Thái Nguyên province, Viet Nam")
     assert not persons("Thai Nguyen")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Bảo vệ Môi Trường là trách nhiệm của mọi người.",  # an adversarial review's (2026-12-06)
+        "Tàu đang ở giữa Thái Bình Dương.",
+        "Anh ấy bị bắt vì Vi Phạm luật.",
+        "Chính sách về Mức Lương tối thiểu",
+    ],
+)
+def test_vietnamese_words_in_vietnamese_sentences_are_no_western_order_name(text: str) -> None:
+    """Vietnamese writes names family first: in its sentences a family name's spelling after
+    capitalised syllables is a word of it. (Other recognizers may still read a given name and a
+    surname there, as they would anywhere.)"""
+    assert VietnameseWesternOrderRecognizer.__name__ not in recognizers_of(text)

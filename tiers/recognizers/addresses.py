@@ -18,6 +18,8 @@ form does); the postcode and town are taken in when they follow, so that all of 
 
 from __future__ import annotations
 
+import re
+
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
@@ -120,18 +122,25 @@ _EN_WEAK = (
 )
 # a street line in capitals, as labels and forms print it ("1400 MARTIN LUTHER KING JR BLVD"):
 # only the types that are no word of a heading ("WAY", "CLOSE", "PLACE" are), and the ZIP after
-_EN_CAPS_TYPE = r"(?:STREET|ST|AVENUE|AVE|ROAD|RD|BOULEVARD|BLVD|LANE|LN|DRIVE|DR|COURT|CT|PARKWAY|PKWY|HIGHWAY|HWY)"
+# ("DRIVE" and "COURT" are a product's and a court's as often: "USB FLASH DRIVE", "BANKRUPTCY COURT")
+_EN_CAPS_TYPE = r"(?:STREET|ST|AVENUE|AVE|ROAD|RD|BOULEVARD|BLVD|LANE|LN|PARKWAY|PKWY|HIGHWAY|HWY)"
 _EN_CAPS = (
     r"\b[0-9]{1,5}[A-Z]?[ ]+(?:[NSEW]\.?[ ]+)?(?:[A-Z](?:[A-Z'-]+)?\.?[ ]+){1,4}"
     + _EN_CAPS_TYPE
     + r"\b\.?(?:[ ]*,?[ ]+(?:APT|SUITE|UNIT)[ ]+[0-9]{1,5}[A-Z]?)?"
-    # the town, state and ZIP together first: a town alone would take the state's letters
-    + r"(?:(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)[A-Z]+(?:[ ][A-Z]+){0,2}[ ]*,?[ ]*[A-Z]{2}[ ]+[0-9]{5}(?:-[0-9]{4})?"
-    # a town alone only after a comma: the next line in capitals is anything
-    + r"|[ ]*,[ ]*[A-Z]+(?:[ ][A-Z]+){0,2})?"
+    # the town only with its state and ZIP: a line's next words in capitals are anything ("12
+    # MAIN ST, THANK YOU")
+    + r"(?:(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)[A-Z]+(?:[ ][A-Z]+){0,2}[ ]*,?[ ]*[A-Z]{2}[ ]+[0-9]{5}(?:-[0-9]{4})?)?"
 )
 # the words of an instruction in capitals, not a street's name ("STEP 3 PRESS THE DRIVE")
 _NOT_IN_A_STREET_NAME = frozenset("THE A AN TO OF AND OR IN ON AT FOR YOUR THIS THAT WITH FROM PRESS".split())
+# a number that counts something else ("STEP 4 INSERT USB DRIVE", "TRACK 1 ABBEY ROAD", "TOP 10
+# WALL STREET STOCKS") or measures ("2 TB EXTERNAL …", "4 WHEEL …")
+_COUNTERS = re.compile(
+    r"(?i:step|track|level|chapter|exit|season|episode|top|option|part|section|room|gate|page|no\.?|number|"
+    r"table|ward|round|stage|phase|lane|gen|version|v|rav|stop|zone|platform|terminal|floor)[ ]\Z"
+)
+_UNITS = frozenset("TB GB MB KB X PCS PC LB LBS KG OZ ML MM CM IN FT WHEEL LANE".split())
 # US military mail: "PSC 1152, Box 7611, APO AE 73174", "USNS Gates, FPO AP 79980"
 _US_MILITARY = (
     r"\b(?:(?:PSC|CMR|Unit)[ ][0-9]{3,5},?[ ]Box[ ][0-9]{3,5}|(?:USNS|USNV|USS|USCGC)[ ]"
@@ -159,12 +168,17 @@ class AddressRecognizer(TiersPatternRecognizer):
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """An English word in -ering, -oring, -uring or -iring before a number ("Data Engineering
         23(12)", "Monitoring 3") is no German ring road: those glue "ring" to a consonant, an
-        "a" or an "r" ("Ostring", "Hansaring", "Kaiserring"). A line in capitals with the words
-        of a sentence is an instruction ("STEP 3 PRESS THE DRIVE")."""
+        "a" or an "r" ("Ostring", "Hansaring", "Kaiserring"). In capitals, a line with the
+        words of a sentence is an instruction ("STEP 3 PRESS THE ROAD"), and a number after a
+        counter's word or before a unit counts or measures ("TRACK 1 ABBEY ROAD", "2 TB …")."""
         value = text[start:end]
         first = value.split(" ", 1)[0]
-        if value.isupper() and not _NOT_IN_A_STREET_NAME.isdisjoint(value.split()):
-            return True
+        if value.isupper():
+            words = value.split()
+            if not _NOT_IN_A_STREET_NAME.isdisjoint(words) or (len(words) > 1 and words[1] in _UNITS):
+                return True
+            if _COUNTERS.search(text, max(0, start - 12), start):
+                return True
         return first.endswith(_GERUNDS) and not first.endswith("rring")
 
 

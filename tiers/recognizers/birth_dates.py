@@ -41,6 +41,7 @@ _LINK = r"(?:[ ]*[:=][ ]*|[ ]+(?i:on|am|le|the|en|in|:)[ ]+|[ ]+)"
 
 REQUIRED_WORD = r"(?i)born|birth|d\.?o\.?b|geb|naissance|\bnee?(?:[^a-z]|$)"
 _CELL_SEP = ",;\t|"
+_ROW_REACH = 8192
 _NUMERIC = re.compile(r"([0-9]+)[./-]([0-9]+)[./-]([0-9]+)")
 _DAYS = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 # a birth word, whole (not "Next", "Nested": "ne" before letters), and at most one word after it
@@ -73,7 +74,11 @@ class DateOfBirthRecognizer(TiersPatternRecognizer):
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """A date in a cell counts under a birth header or right after a birth cell; one after a
         birth word always."""
-        line_start = text.rfind("\n", 0, start) + 1
+        # the line before it is read back only so far: a whole endless line for every date on it
+        # was quadratic, and a row that long is no table's (its cells count under no header)
+        lo = max(0, start - _ROW_REACH)
+        line_start = text.rfind("\n", lo, start) + 1 or lo
+        endless = line_start == lo > 0 and text[lo - 1] != "\n"
         prefix = text[line_start:start].rstrip(" ")
         if prefix and prefix[-1] in _CELL_SEP:
             sep = prefix[-1]
@@ -86,6 +91,8 @@ class DateOfBirthRecognizer(TiersPatternRecognizer):
         cells = _cells(prefix, sep)
         if len(cells) >= 2 and _BIRTH_HEADER.match(cells[-2].strip()):
             return False  # "DOB;14.03.1962"
+        if endless:
+            return True
         births = self._header(text, line_start, sep)
         column = len(cells) - 1
         return not (column < len(births) and births[column])

@@ -489,8 +489,10 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
             return True
         if phone_word:
             return False
-        line_start = text.rfind("\n", 0, start) + 1
-        return citation_before(text, max(line_start, start - 48), start)
+        # the line's start looked for in the window only: from the text's start it read a whole
+        # one-line prompt back for every number on it (quadratic: 1 MB, 4,000 numbers)
+        lo = max(0, start - 48)
+        return citation_before(text, max(lo, text.rfind("\n", lo, start) + 1), start)
 
     def _check(self, text: str) -> bool:
         digits = "".join(c for c in text if c.isdigit())

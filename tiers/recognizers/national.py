@@ -310,9 +310,11 @@ class EsNifRecognizer(pr.EsNifRecognizer):
             return False
         if _HEX_GLUE_AFTER.match(text, end) or _HEX_GLUE_BEFORE.search(text[max(0, start - 12) : start]):
             return True
-        line_start = text.rfind("\n", 0, start) + 1
-        line_end = text.find("\n", end)
-        line = text[line_start:start] + " " + text[end : line_end if line_end >= 0 else len(text)]
+        # the line around it, within a window: an endless line is no table of masks to read whole
+        lo, hi = max(0, start - _LINE_REACH), min(len(text), end + _LINE_REACH)
+        line_start = max(lo, text.rfind("\n", lo, start) + 1)
+        line_end = text.find("\n", end, hi)
+        line = text[line_start:start] + " " + text[end : line_end if line_end >= 0 else hi]
         return any(_LETTER.search(w) and re.search(r"[0-9]", w) for w in _HEX_WORD.findall(line))
 
 
@@ -324,6 +326,7 @@ _HEX_GLUE_AFTER = re.compile(r":[0-9A-Fa-f]{2,}\b")
 _HEX_GLUE_BEFORE = re.compile(r"(?:0[xX]|\b[0-9A-Fa-f]{2,}:)\Z")
 # another hex word of eight digits or more on the line (letters and digits both, checked after)
 _HEX_WORD = re.compile(r"\b[0-9A-Fa-f]{8,}\b")
+_LINE_REACH = 256
 
 
 class SgFinRecognizer(pr.SgFinRecognizer):

@@ -177,6 +177,12 @@ _STREET_TYPES = frozenset("street avenue boulevard drive parkway highway road st
 # the rest of a street's name after a person's name in it: more capitalised words, a suffix
 # ("1400 Martin Luther King Jr Blvd"), up to the street's type
 _WORDS_AFTER = re.compile(r"[ ]+([A-Za-z]+)")
+_SAINT_AFTER = re.compile(r"\.?[ ]+[A-Z][a-z]")
+# words before a number that counts something else than houses
+_COUNTER_BEFORE = re.compile(
+    r"(?i:step|track|level|chapter|exit|season|episode|top|option|part|section|room|gate|page|no\.?|number|"
+    r"table|ward|round|stage|phase|version|stop|zone|platform|terminal|floor)[ ]\Z"
+)
 # a house number: digits (and a letter), not after what ends an id's label or a list's item
 _NUMBER_BEFORE = re.compile(r"\b[0-9]{1,5}[A-Za-z]?[ ]+\Z")
 _NOT_BEFORE_A_HOUSE_NUMBER = frozenset(",.:#/-")
@@ -236,23 +242,35 @@ def _street_name(text: str, start: int, end: int) -> bool:
     m = _NUMBER_BEFORE.search(before) if number[-1:].isdigit() or number[-2:-1].isdigit() else None
     if m is None or before[: m.start()].rstrip(" ")[-1:] in _NOT_BEFORE_A_HOUSE_NUMBER:
         return False  # no number, or an id's ("ID: 4711", "ticket #4711", "10442, ")
+    number_at = max(0, start - 24) + m.start()
+    if _COUNTER_BEFORE.search(text, max(0, number_at - 12), number_at):
+        return False  # the number counts something else: "Chapter 3 Maria Gonzalez road trip"
     word = text[start:end].rsplit(None, 1)[-1]
-    if word.lower() in _STREET_TYPES:
+    if _street_type(text, end - len(word), end):
         return True
     pos = end
-    for _ in range(4):
+    for _ in range(3):
         if text[pos : pos + 1] == "." and len(word) <= 3:
             pos += 1  # an abbreviation's point ("Jr. Blvd"), not a sentence's end
         after = _WORDS_AFTER.match(text, pos)
         if after is None:
             return False
         word = after.group(1)
-        if word.lower() in _STREET_TYPES:
+        if _street_type(text, after.start(1), after.end(1)):
             return True
         if not word[:1].isupper():
             return False
         pos = after.end()
     return False
+
+
+def _street_type(text: str, start: int, end: int) -> bool:
+    """A street's type, capitalised ("Drive", "BLVD"; a lower-case "road trip" is none), and no
+    "St" before a capitalised word ("St Thomas Hospital": a saint's)."""
+    word = text[start:end]
+    if not word[:1].isupper() or word.lower() not in _STREET_TYPES:
+        return False
+    return not (word.lower() == "st" and _SAINT_AFTER.match(text, end))
 
 
 class _NameRecognizer(TiersPatternRecognizer):

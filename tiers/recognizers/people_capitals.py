@@ -33,10 +33,10 @@ from ._german_nouns import is_feminine_noun
 from ._given_names import given_names
 from ._surnames import is_surname
 from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, NOT_SURNAMES, WEAK_GIVEN_NAMES, is_common
-from .people import _END, _NameRecognizer
+from .people import _END, _PLACE_PREFIXES, _NameRecognizer
 from .people_vietnamese import vietnamese_syllable
 
-__all__ = ["CapitalsPersonRecognizer", "capitals_recognizers"]
+__all__ = ["CapitalsFieldPersonRecognizer", "CapitalsPersonRecognizer", "capitals_recognizers"]
 
 _WORD = r"(?:[A-Z]['’])?[A-Z]{3,15}(?:-[A-Z]{3,15})?"  # "O'BRIEN", "JEAN-LUC"
 _INITIAL = r"[A-Z]\."
@@ -45,10 +45,6 @@ _SURNAME_RANK = 20_000
 # vouch for a surname of no list ("MARIA" 12, "JAMES" 9; "ROSE", "FRANK" 8; "ALTER", "DONE" 4)
 _COMMONEST_GIVEN = 9
 _WORD_SURNAME_RANK = 1_000
-# after a given name of four letters or more, a surname that is an English word too may be this
-# common ("CAMILLE SAMSON", "DANIEL SALMON", "XAVIER COUSIN"); after a shorter one it is code's
-# word as often ("PIL CORE")
-_WORD_SURNAME_RANK_LONG_GIVEN = 10_000
 _VOWELS = frozenset("AEIOUY")
 # the ends of English derived words and abstract nouns: a word of no dictionary here shaped so is
 # code's or a trade's term ("INLINING", "DEDUPED", "OPTIMIZER"), not a surname
@@ -63,16 +59,19 @@ _SPELLING_ALPHABET = frozenset(
     "alpha alfa bravo charlie delta echo foxtrot golf hotel india juliet juliett kilo lima mike november oscar papa "
     "quebec romeo sierra tango uniform victor whiskey xray yankee zulu fox".split()
 )
+_TITLES = r"(?:MR|MRS|MS|MISS|MSTR|DR)"
 # another item of an enumeration right after the list form, or right before it
 _MORE_AFTER = re.compile(r",[ ]?[A-Z]{2,}")
 _MORE_BEFORE = re.compile(r"[A-Z]{2,},[ ]?\Z")
 
 
 class CapitalsPersonRecognizer(_NameRecognizer):
-    """A common given name and a common surname, both in capitals; a middle name or an initial
-    between them; or the list form "SURNAME, GIVEN"."""
+    """A common given name and a common surname, both in capitals; middle names or an initial
+    between them; the list form "SURNAME, GIVEN"; the airline's "SURNAME/GIVEN MR"."""
 
     ENTITY = "PERSON"
+    # the readings a name's place in a form allows (:class:`CapitalsFieldPersonRecognizer`)
+    LENIENT = False
     PATTERNS = [
         # a run of up to eight words in capitals; the name is looked for inside it ("MRS MARIA
         # GONZALEZ", "EMPLOYEE JOHN SMITH WAS TERMINATED")
@@ -82,10 +81,11 @@ class CapitalsPersonRecognizer(_NameRecognizer):
             0.6,
         ),
         Pattern("capitals_surname_given", r"\b(?P<value>" + _WORD + r",[ ]" + _WORD + r")" + _END, 0.6),
-        # an airline's form, a title after it: "SMITH/JOHN MR", "GONZALEZ/MARIA ELENA MRS"
+        # an airline's form with its title: "SMITH/JOHN MR", "GONZALEZ/MARIA ELENA MRS" (without
+        # one only as a form's value: "UNICODE/ANSI", "IEEE/ANSI" are pairs of terms)
         Pattern(
             "capitals_surname_slash_given",
-            r"\b(?P<value>" + _WORD + r"/" + _WORD + r"(?:[ ]" + _WORD + r")?)" + _END,
+            r"\b(?P<value>" + _WORD + r"/" + _WORD + r"(?:[ ]" + _WORD + r")?)[ ]" + _TITLES + _END,
             0.6,
         ),
     ]
@@ -106,22 +106,25 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         return w.split("-")[0] in self._given and w not in WEAK_GIVEN_NAMES and w not in _NOT_IN_CAPITALS
 
     def _surname(self, word: str, given: str) -> bool:
-        """A census surname that is no ordinary word, and an English one only when it is common
-        ("SMITH", "BROWN"; "CORE", "CLOSE" are code's words: "PIL CORE", "CLOSE, PING"); after
-        a strong given name also a word of no list here shaped as a surname ("PAULA KLEMT",
-        "ROBERT PRUVOST": the census is American, its German and French surnames few)."""
+        """A census surname of the first 20,000 that is no ordinary word, and an English one only
+        when it is common ("SMITH", "BROWN"; "CORE", "CLOSE" are code's words: "PIL CORE",
+        "CLOSE, PING"). As a form's value after a strong given name (``LENIENT``) also a rarer
+        census surname and a word of no list here shaped as a surname ("PAULA KLEMT", "ROBERT
+        PRUVOST": the census is American, its German and French surnames few)."""
         last = word.split("-")[-1]
         if is_common(last):
             return False
-        if is_surname(word):
+        if is_surname(word, _SURNAME_RANK):
             # the entry itself, not a plural's singular: "DAVIES" is no plural of "davy"
-            if is_entry(last):
-                return is_surname(word, _WORD_SURNAME_RANK_LONG_GIVEN if len(given) >= 4 else _WORD_SURNAME_RANK)
-            # a rare one only after a strong given name: "AZE CRT KAZ TAT" are language tags
-            return is_surname(word, _SURNAME_RANK) or self._strong_given(given)
+            return not is_entry(last) or is_surname(word, _WORD_SURNAME_RANK)
+        if not (self.LENIENT and self._strong_given(given)) or is_entry(last):
+            return False
         if vietnamese_syllable(given) and vietnamese_syllable(last):
-            return False  # Vietnamese in capitals ("PHAN TICH DU LIEU"), whose names .people_vietnamese reads
-        return self._strong_given(given) and last.lower() not in NOT_SURNAMES and _name_shaped(last)
+            return False  # Vietnamese ("TRUONG DAI HOC", "PHAN TICH DU LIEU"): .people_vietnamese reads its names
+        if is_surname(word):
+            return True
+        w = last.lower()
+        return w not in NOT_SURNAMES and w not in self._given and _name_shaped(last)
 
     def _strong_given(self, given: str) -> bool:
         """A given name that can vouch for a surname of no list: four letters or more and no
@@ -144,8 +147,9 @@ class CapitalsPersonRecognizer(_NameRecognizer):
 
     def _refine(self, text: str) -> tuple[int, int] | None:
         """The first name inside the run: a given name, at most two middle names or initials,
-        and a surname; the list form; the airline's; or a run of just a surname and a strong
-        given name ("GONZALEZ MARIA", as a passport's name line reads). None when there is none."""
+        and a surname, the longest such ("HANS PETER BECKER", not "HANS PETER"); the list form;
+        the airline's. As a form's value (``LENIENT``) also a surname before a strong given name
+        ("GONZALEZ MARIA", as a passport's name line reads). None when there is none."""
         if "," in text:
             surname, given = (w.strip() for w in text.split(","))
             ok = self._given_name(given) and self._surname(surname, given) and self._pair_holds(given, surname)
@@ -161,24 +165,30 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         for i, (start, _, first) in enumerate(words):
             if not self._given_name(first):
                 continue
+            found = None
             for j in range(i + 1, min(i + 4, len(words))):
                 middle = [w for _, _, w in words[i + 1 : j]]
                 if not all(self._given_name(w) or (len(w) == 2 and w.endswith(".")) for w in middle):
                     break
                 last = words[j][2]
                 if self._surname(last, first) and self._pair_holds(first, last):
-                    return start, words[j][1]
-        if len(words) == 2 and self._surname_first(words[0][2], words[1][2]):
+                    found = (start, words[j][1])
+            if found is not None:
+                return found
+        if self.LENIENT and len(words) == 2 and self._surname_first(words[0][2], words[1][2]):
             return 0, len(text)
         return None
 
     def _surname_first(self, surname: str, given: str) -> bool:
-        """Two words alone, a census surname of the first 20,000 that is no English word before a
-        strong given name: "GONZALEZ MARIA". A word first is a product's or a heading's ("BLACK
-        SAKURA" on a receipt), so "SMITH JOHN" is left to the forms with a comma or a slash."""
+        """Two words alone, a census surname of the first 20,000 that is no English word and no
+        place's first word before a strong given name: "GONZALEZ MARIA". A word first is a
+        product's or a heading's ("BLACK SAKURA" on a receipt), and "SANTA CLARA" a town, so
+        "SMITH JOHN" is left to the forms with a comma or a slash."""
         if not (self._given_name(given) and self._strong_given(given)) or is_common(surname):
             return False
-        return is_surname(surname, _SURNAME_RANK) and not is_entry(surname) and self._pair_holds(given, surname)
+        if surname.lower() in _PLACE_PREFIXES or is_entry(surname):
+            return False
+        return is_surname(surname, _SURNAME_RANK) and self._pair_holds(given, surname)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Besides code, placeholders and places: the list form inside an enumeration ("COLORS:
@@ -186,6 +196,45 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         if "," in text[start:end] and (_MORE_AFTER.match(text, end) or _MORE_BEFORE.search(text, 0, start)):
             return True
         return super().reject_at(text, start, end)
+
+
+class CapitalsFieldPersonRecognizer(CapitalsPersonRecognizer):
+    """A name in capitals that is a form's whole value: after a label's colon, at a line's or a
+    cell's start, up to the line's or the cell's end ("NAME OF HOLDER: PAULA KLEMT", "Passenger:
+    GONZALEZ MARIA", "Payee: BOHNBACH, HEIDELORE, net 30", "KLEMT/PAULA"). There the rarer
+    readings hold: any census surname or a surname-shaped word after a strong given name, the
+    surname first, the airline's form without its title. In running capitals the same words are
+    a phrase as often ("PASTA ALLA CARBONARA", "ESTA GARANTÍA NO CUBRE", "BERT ONNX EXPORT")."""
+
+    LENIENT = True
+    _NAME = (
+        r"(?:" + _WORD + r"(?:[ ](?:" + _INITIAL + "|" + _WORD + r")){1,3}"
+        r"|" + _WORD + r",[ ]" + _WORD + r"|" + _WORD + r"/" + _WORD + r"(?:[ ]" + _WORD + r")?)"
+    )
+    PATTERNS = [
+        Pattern(
+            "capitals_field_value",
+            r"(?:^|[:;,|\t])[ ]*(?P<value>" + _NAME + r")[ ]*(?:$|[,;|\t\r])",
+            0.6,
+        )
+    ]
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._strict = CapitalsPersonRecognizer()
+
+    def _refine(self, text: str) -> tuple[int, int] | None:
+        """The whole value, when only a form's place makes it a name (what the strict reading
+        finds is :class:`CapitalsPersonRecognizer`'s, counted once)."""
+        span = super()._refine(text)
+        if span != (0, len(text)):
+            return None
+        if "/" in text:
+            # the strict pattern takes the airline's form only with a title, never inside this
+            # value; without one a surname that is a given name too is a pair of terms as often
+            # ("BERT/ROBERTA", "ORIN/XAVIER")
+            return None if text.split("/", 1)[0].lower() in self._given else span
+        return None if self._strict.refine_span(text) is not None else span
 
 
 def _name_shaped(word: str) -> bool:
@@ -212,4 +261,4 @@ def _english_compound(word: str) -> bool:
 
 
 def capitals_recognizers() -> list[CapitalsPersonRecognizer]:
-    return [CapitalsPersonRecognizer()]
+    return [CapitalsPersonRecognizer(), CapitalsFieldPersonRecognizer()]

@@ -76,6 +76,9 @@ _PATTERN_WESTERN = (
     + r"))"
     + _END
 )
+# titles before a name that the family order's check leaves out ("Cô", folded "Co", is also the
+# "Cổ" of "Công Ty Cổ Phần"): Cô, Thầy
+_WESTERN_TITLES = frozenset("co thay".split())
 # English's function words that are syllables of Vietnamese too: "The Nguyen family", "To Tran",
 # "In Pham's view" hold no given name
 _FUNCTION_WORDS = frozenset(
@@ -164,7 +167,7 @@ class VietnameseWesternOrderRecognizer(VietnameseNameRecognizer):
 
     def _leads(self, word: str) -> bool:
         w = word.lower()
-        if w in _TITLES or w in _FUNCTION_WORDS:
+        if w in _TITLES or w in _WESTERN_TITLES or w in _FUNCTION_WORDS:
             return False
         return w in self._given or not is_english_word(w)
 
@@ -175,6 +178,8 @@ class VietnameseWesternOrderRecognizer(VietnameseNameRecognizer):
         after = _WORD_AFTER.match(text, end)
         if after is not None and vietnamese_syllable(after.group(1)) and after.group(1)[:1].isupper():
             return True
+        if _in_vietnamese(text, start, end):
+            return True  # Vietnamese writes names family first: these are its words ("Môi Trường")
         # the word before may be one the name was cut from ("A", "Dear"): only a capitalised
         # syllable that could have led the name says the phrase goes on before it
         before = _WORD_BEFORE.search(text, max(0, start - 24), start)
@@ -184,6 +189,21 @@ class VietnameseWesternOrderRecognizer(VietnameseNameRecognizer):
                 return True
         # a province named as a person would be ("Thái Nguyên"): the place's whole name
         return text[start:end] in place_names() or _NameRecognizer.reject_at(self, text, start, end)
+
+
+# the words around a candidate read to tell the language of its sentence
+_NEIGHBOURS = re.compile(r"[A-Za-z]+")
+_REACH = 40
+
+
+def _in_vietnamese(text: str, start: int, end: int) -> bool:
+    """Whether the sentence around ``text[start:end]`` is Vietnamese: one of the three words
+    before it or the three after it in lower case is a syllable of the language and no English
+    word ("Bảo vệ Môi Trường là trách nhiệm", "Tàu đang ở giữa Thái Bình Dương"; not "Please
+    call Mai Nguyen tomorrow", nor "Mai Nguyen and Linh Tran", whose capitals are names)."""
+    before = _NEIGHBOURS.findall(text, max(0, start - _REACH), start)[-3:]
+    after = _NEIGHBOURS.findall(text, end, end + _REACH)[:3]
+    return any(w.islower() and vietnamese_syllable(w) and not is_english_word(w) for w in before + after)
 
 
 def vietnamese_recognizers() -> list[VietnameseNameRecognizer]:
