@@ -36,6 +36,8 @@ _SURNAMES = sorted(
     and (not is_english_word(s) or rank <= 1_000)
 )  # fmt: skip
 _CARRIERS = ["Passenger: {n}\nSeat 14C", "NAME OF HOLDER: {n}", "{n}\nDate of birth: see file", "Payee: {n}, net 30"]
+# the fields of a form for a person, where a strong given name vouches for more
+_FIELDS = ["Passenger: {n}\nSeat 14C", "NAME OF HOLDER: {n}", "Payee: {n}, net 30", "Nom du titulaire : {n}"]
 
 
 @settings(max_examples=300, deadline=None)
@@ -127,12 +129,12 @@ _RARE_SURNAMES = sorted(
     given_name=st.sampled_from(_STRONG_GIVEN),
     surname=st.sampled_from(_RARE_SURNAMES),
     listed=st.booleans(),
-    carrier=st.sampled_from(_CARRIERS),
+    carrier=st.sampled_from(_FIELDS),
 )
 def test_a_rare_census_surname_counts_after_a_strong_given_name(
     given_name: str, surname: str, listed: bool, carrier: str
 ) -> None:
-    """As a form's value (every carrier here is one)."""
+    """As the value of a form's field for a person."""
     assume(not (vietnamese_syllable(given_name) and vietnamese_syllable(surname)))  # .people_vietnamese's
     name = f"{surname.upper()}, {given_name.upper()}" if listed else f"{given_name.upper()} {surname.upper()}"
     text = carrier.format(n=name)
@@ -295,8 +297,9 @@ def test_phrases_products_and_places_in_capitals_are_no_name(text: str) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["PAULA KLEMT WAS HIRED", "SEE PAULA KLEMT BELOW", "KLEMT/PAULA BOARDED"],
-)
+    ["PAULA KLEMT WAS HIRED", "SEE PAULA KLEMT BELOW", "KLEMT/PAULA BOARDED", "PAULA KLEMT\nDate of birth: see file",
+     "VEHICLE: PAULA KLEMT"],
+)  # fmt: skip
 def test_a_surname_of_no_list_counts_only_as_a_forms_value(text: str) -> None:
     """In running capitals only the census vouches for a surname; a form's place says the rest."""
     assert not persons(text), (text, persons(text))
@@ -304,3 +307,14 @@ def test_a_surname_of_no_list_counts_only_as_a_forms_value(text: str) -> None:
         f"NAME OF HOLDER: {text.split(' ', 1)[0] if '/' in text else 'PAULA KLEMT'}",
         text.split(" ", 1)[0] if "/" in text else "PAULA KLEMT",
     )
+
+
+# a second review's inputs (2026-12-06): values of fields that name no person
+@pytest.mark.parametrize(
+    "text",
+    ["HORARIO: DOMINGO CERRADO", "ENTIDAD: CRUZ ROJA", "VEHICLE: MERCEDES ACTROS", "ENCODING: UNICODE/ANSI",
+     "WARN: ELENA TIMEOUT", "COLOR: ROSA PALO", "CIUDAD: SANTIAGO CENTRO", "MATERIA: AMPARO INDIRECTO",
+     "01/02/2024,CRUZ ROJA,20", "MERCEDES ACTROS,B-AB 123"],
+)  # fmt: skip
+def test_values_of_fields_for_no_person_are_no_name(text: str) -> None:
+    assert not persons(text), (text, persons(text))

@@ -204,7 +204,8 @@ def test_a_street_line_in_capitals_is_an_address_and_no_person(
     ["STEP 3 PRESS THE ROAD", "4 OF THE BEST ROAD TRIPS", "ERROR 404 NOT FOUND", "SELECT 1 FROM DUAL",
      # an adversarial review's: products, counters, courts, a town that is none
      "2 TB EXTERNAL HARD DRIVE 79.99", "STEP 4 INSERT USB DRIVE", "TRACK 1 ABBEY ROAD", "TOP 10 WALL STREET STOCKS",
-     "2 LANE ROAD AHEAD", "FILED UNDER CHAPTER 11 BANKRUPTCY COURT"],
+     "2 LANE ROAD AHEAD", "FILED UNDER CHAPTER 11 BANKRUPTCY COURT", "THE 10 BEST ROAD TRIPS IN THE USA",
+     "EVENT: 10 K ROAD RACE", "100 MILE ROAD RACE", "COUNTY APPROVES $5 MILLION ROAD PROJECT"],
 )  # fmt: skip
 def test_instructions_in_capitals_are_no_address(clf: Classifier, text: str) -> None:
     assert not _values(clf, text, "ADDRESS"), text

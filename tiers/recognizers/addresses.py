@@ -133,14 +133,18 @@ _EN_CAPS = (
     + r"(?:(?:[ ]*,[ ]*|[ ]*\r?\n[ \t]*)[A-Z]+(?:[ ][A-Z]+){0,2}[ ]*,?[ ]*[A-Z]{2}[ ]+[0-9]{5}(?:-[0-9]{4})?)?"
 )
 # the words of an instruction in capitals, not a street's name ("STEP 3 PRESS THE DRIVE")
-_NOT_IN_A_STREET_NAME = frozenset("THE A AN TO OF AND OR IN ON AT FOR YOUR THIS THAT WITH FROM PRESS".split())
+_NOT_IN_A_STREET_NAME = frozenset(
+    "THE A AN TO OF AND OR IN ON AT FOR YOUR THIS THAT WITH FROM PRESS BEST NEW FREE GREAT TOP WORST".split()
+)  # and a headline's ("THE 10 BEST ROAD TRIPS", "6 GREAT STREET FOOD MARKETS")
 # a number that counts something else ("STEP 4 INSERT USB DRIVE", "TRACK 1 ABBEY ROAD", "TOP 10
 # WALL STREET STOCKS") or measures ("2 TB EXTERNAL …", "4 WHEEL …")
 _COUNTERS = re.compile(
     r"(?i:step|track|level|chapter|exit|season|episode|top|option|part|section|room|gate|page|no\.?|number|"
     r"table|ward|round|stage|phase|lane|gen|version|v|rav|stop|zone|platform|terminal|floor)[ ]\Z"
 )
-_UNITS = frozenset("TB GB MB KB X PCS PC LB LBS KG OZ ML MM CM IN FT WHEEL LANE".split())
+_UNITS = frozenset(
+    "TB GB MB KB X PCS PC LB LBS KG OZ ML MM CM IN FT K KM MI MILE MILES MPH YEAR YEARS MILLION BILLION WHEEL LANE".split()
+)
 # US military mail: "PSC 1152, Box 7611, APO AE 73174", "USNS Gates, FPO AP 79980"
 _US_MILITARY = (
     r"\b(?:(?:PSC|CMR|Unit)[ ][0-9]{3,5},?[ ]Box[ ][0-9]{3,5}|(?:USNS|USNV|USS|USCGC)[ ]"

@@ -1,24 +1,29 @@
 """Names in capitals throughout (``PERSON``): "MARIA GONZALEZ", "JAMES T. WILSON", "GONZALEZ,
-MARIA", as passports, ID cards, boarding passes and HR or payroll exports write them.
+MARIA", "SMITH/JOHN MR", as passports, ID cards, boarding passes and HR or payroll exports write
+them.
 
 :mod:`.people` takes a surname in capitals only after a given name in mixed case ("Jean DUPONT"),
 because capitals are mostly acronyms and headings ("Save ACL", "MARK AS READ"). With both in
 capitals the words must say it alone, so both are held to more: a given name common somewhere
 (frequency 2 or more in the gazetteer) that is none of the given names that are words too
-("MARK", "GRANT", "WILL", "ROSE", "JUNE"), and a surname that is no ordinary word. A census
-surname of the first 20,000 counts after any such given name, an English word only among the
-commonest thousand ("SMITH", "BROWN"; "CORE", "CLOSE" are code's words: "PIL CORE", "CLOSE,
-PING"). After a strong given name (four letters or more, no English word: "GERALD", "PAULA")
-the whole census counts, an English word up to rank 10,000 ("DANIEL SALMON"), and so does a
-word of no list here shaped as a surname ("PAULA KLEMT", "ROBERT PRUVOST": the census is
-American, and passports write German and French surnames in capitals too). The weak given names
-of code ("ALTER", "JIT", "DONE") never vouch for such a word: taking any surname-shaped word
-after any given name took "ALTER DATABASE", "JIT WORKAROUND", "DONE INLINING" from real code.
-Two English words together are no
-name ("JET BLACK", "EDIT FIELDS", "GRACE CHURCH"), nor two words of the spelling alphabet
-("CHARLIE ROMEO"), nor the list form inside an enumeration ("BLACK, SILVER, GOLD"). The name is
-looked for inside a run of capitals ("MRS MARIA GONZALEZ", "EMPLOYEE JOHN SMITH WAS
-TERMINATED"). Code's constants are joined by "_", not blanks, and stay out of the pattern.
+("MARK", "GRANT", "WILL", "ROSE", "JUNE"), and a census surname of the first 20,000 that is no
+ordinary word, an English word only among the commonest thousand ("SMITH", "BROWN"; "CORE",
+"CLOSE" are code's words: "PIL CORE", "CLOSE, PING"). Two English words together are no name
+("JET BLACK", "EDIT FIELDS", "GRACE CHURCH"), nor two words of the spelling alphabet ("CHARLIE
+ROMEO"), nor the list form inside an enumeration ("BLACK, SILVER, GOLD"). The name is looked for
+inside a run of capitals ("MRS MARIA GONZALEZ", "EMPLOYEE JOHN SMITH WAS TERMINATED"), the
+longest one ("HANS PETER BECKER"). Code's constants are joined by "_", not blanks, and stay out
+of the pattern.
+
+Where a form puts a name (:class:`CapitalsFieldPersonRecognizer`: a label's colon or a line's or
+cell's start before it, the line's or cell's end after it) a strong given name (four letters or
+more and no English word, or one of the commonest names: "GERALD", "MARIA") vouches for more:
+any census surname, or a word of no list here shaped as a surname ("NAME OF HOLDER: PAULA KLEMT",
+"ROBERT PRUVOST": the census is American, and passports write German and French surnames in
+capitals too); the surname may come first ("GONZALEZ MARIA"). In running capitals the same
+reading took phrases of other languages, products and models ("PASTA ALLA CARBONARA", "ESTA
+GARANTÍA", "BERT ONNX", "MARGHERITA BUFALA"), and any given name took code ("ALTER DATABASE",
+"JIT WORKAROUND"): there the census alone vouches.
 """
 
 from __future__ import annotations
@@ -199,25 +204,21 @@ class CapitalsPersonRecognizer(_NameRecognizer):
 
 
 class CapitalsFieldPersonRecognizer(CapitalsPersonRecognizer):
-    """A name in capitals that is a form's whole value: after a label's colon, at a line's or a
-    cell's start, up to the line's or the cell's end ("NAME OF HOLDER: PAULA KLEMT", "Passenger:
-    GONZALEZ MARIA", "Payee: BOHNBACH, HEIDELORE, net 30", "KLEMT/PAULA"). There the rarer
-    readings hold: any census surname or a surname-shaped word after a strong given name, the
-    surname first, the airline's form without its title. In running capitals the same words are
-    a phrase as often ("PASTA ALLA CARBONARA", "ESTA GARANTÍA NO CUBRE", "BERT ONNX EXPORT")."""
+    """A name in capitals that is the whole value of a form's field for a person ("NAME OF
+    HOLDER: PAULA KLEMT", "Passenger: GONZALEZ MARIA", "Payee: BOHNBACH, HEIDELORE, net 30",
+    "Passenger: KLEMT/PAULA"): the label names a person's role (:data:`_PERSON_LABELS`), the value
+    runs to the line's or the cell's end. There the rarer readings hold: any census surname or a
+    surname-shaped word after a strong given name, the surname first, the airline's form without
+    its title. Elsewhere the same words are a phrase, a product or a place as often: in running
+    capitals ("PASTA ALLA CARBONARA", "BERT ONNX EXPORT") and in other fields ("HORARIO: DOMINGO
+    CERRADO", "VEHICLE: MERCEDES ACTROS", "ENTIDAD: CRUZ ROJA", "ENCODING: UNICODE/ANSI")."""
 
     LENIENT = True
     _NAME = (
         r"(?:" + _WORD + r"(?:[ ](?:" + _INITIAL + "|" + _WORD + r")){1,3}"
         r"|" + _WORD + r",[ ]" + _WORD + r"|" + _WORD + r"/" + _WORD + r"(?:[ ]" + _WORD + r")?)"
     )
-    PATTERNS = [
-        Pattern(
-            "capitals_field_value",
-            r"(?:^|[:;,|\t])[ ]*(?P<value>" + _NAME + r")[ ]*(?:$|[,;|\t\r])",
-            0.6,
-        )
-    ]
+    PATTERNS = [Pattern("capitals_field_value", r":[ ]*(?P<value>" + _NAME + r")[ ]*(?:$|[,;|\t\r])", 0.6)]
 
     def __init__(self) -> None:
         super().__init__()
@@ -235,6 +236,32 @@ class CapitalsFieldPersonRecognizer(CapitalsPersonRecognizer):
             # ("BERT/ROBERTA", "ORIN/XAVIER")
             return None if text.split("/", 1)[0].lower() in self._given else span
         return None if self._strict.refine_span(text) is not None else span
+
+    def reject_at(self, text: str, start: int, end: int) -> bool:
+        """Besides the strict reading's checks: a label that names no person's role."""
+        return not _person_label(text, start) or super().reject_at(text, start, end)
+
+
+# the last word of a form's label for a person ("Name of holder", "Passenger", "Payee", "Approved
+# by", "Nom du titulaire", "Kontoinhaber" …), folded as the scanner sees text
+_PERSON_LABELS = frozenset(
+    """name names surname surnames forename forenames firstname lastname holder cardholder passenger
+    passengers traveller traveler guest payee payer beneficiary employee applicant patient customer
+    client contact recipient attn attention addressee signatory witness driver owner tenant buyer
+    seller student member author by person insured policyholder claimant debtor creditor consignee
+    shipper nom prenom prenoms titulaire beneficiaire passager voyageur salarie employe destinataire
+    expediteur locataire proprietaire conducteur vorname vornamen nachname familienname inhaber
+    kontoinhaber karteninhaber empfanger empfaenger auftraggeber mitarbeiter mitarbeiterin fahrer
+    kunde kundin ansprechpartner ansprechpartnerin reisender reisende patientin mieter""".split()
+)
+_LABEL_BEFORE = re.compile(r"([A-Za-z]+)[ ]*(?:\([^)]{0,20}\))?[ ]*:[ ]*\Z")
+
+
+def _person_label(text: str, start: int) -> bool:
+    """Whether the label right before ``start`` (its colon, on the same line) ends in a word that
+    names a person's role."""
+    m = _LABEL_BEFORE.search(text, max(0, start - 48), start)
+    return m is not None and m.group(1).lower() in _PERSON_LABELS
 
 
 def _name_shaped(word: str) -> bool:

@@ -68,17 +68,26 @@ _PATTERN_IN_CAPITALS = (
 
 # the western order, as Vietnamese abroad and in English text write it ("Mai Nguyen", "Thu Trang
 # Pham"): one to three syllables before a family name of the first list
+# Only the family names that name few places, streets and brands: "Dinh", "Dang", "Duong",
+# "Vuong", "Trinh" end "Tan Dinh", "Bach Dang", "Hung Vuong" (a market, a wharf, a street named
+# family first after a king)
+_WESTERN_FAMILY = "Nguyen Tran Pham Hoang Huynh Vu Vo Bui Truong".split()
 _PATTERN_WESTERN = (
     r"\b(?P<value>(?:"
     + _SYLLABLE_WORD
     + r"[ ]){1,3}(?:"
-    + "|".join(sorted(_FAMILY, key=lambda w: (-len(w), w)))
+    + "|".join(sorted(_WESTERN_FAMILY, key=lambda w: (-len(w), w)))
     + r"))"
     + _END
 )
 # titles before a name that the family order's check leaves out ("Cô", folded "Co", is also the
 # "Cổ" of "Công Ty Cổ Phần"): Cô, Thầy
 _WESTERN_TITLES = frozenset("co thay".split())
+# a place's noun right after: "Hoang Tran street", "Trung Nguyen coffee" name a place or a brand
+_PLACE_AFTER = re.compile(
+    r"[ ](?i:street|st|road|rd|avenue|market|wharf|bridge|lake|park|pagoda|temple|hospital|school|university|"
+    r"district|ward|province|city|town|village|coffee|restaurant|hotel)\b"
+)
 # English's function words that are syllables of Vietnamese too: "The Nguyen family", "To Tran",
 # "In Pham's view" hold no given name
 _FUNCTION_WORDS = frozenset(
@@ -177,6 +186,8 @@ class VietnameseWesternOrderRecognizer(VietnameseNameRecognizer):
         and so is a province's whole name ("Thái Nguyên")."""
         after = _WORD_AFTER.match(text, end)
         if after is not None and vietnamese_syllable(after.group(1)) and after.group(1)[:1].isupper():
+            return True
+        if _PLACE_AFTER.match(text, end):
             return True
         if _in_vietnamese(text, start, end):
             return True  # Vietnamese writes names family first: these are its words ("Môi Trường")
