@@ -24,7 +24,7 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 
-__all__ = ["AddressRecognizer"]
+__all__ = ["COUNTER_WORDS", "AddressRecognizer", "counter_before"]
 
 _CAPW = r"[A-Z][a-zß]+(?:-?[A-Z][a-zß]+)*"
 # a town: "Morin-les-Bains", "Sainte Margaret-sur-Mer", "Frankfurt am Main", "Stratford-upon-Avon"
@@ -136,12 +136,21 @@ _EN_CAPS = (
 _NOT_IN_A_STREET_NAME = frozenset(
     "THE A AN TO OF AND OR IN ON AT FOR YOUR THIS THAT WITH FROM PRESS BEST NEW FREE GREAT TOP WORST".split()
 )  # and a headline's ("THE 10 BEST ROAD TRIPS", "6 GREAT STREET FOOD MARKETS")
-# a number that counts something else ("STEP 4 INSERT USB DRIVE", "TRACK 1 ABBEY ROAD", "TOP 10
-# WALL STREET STOCKS") or measures ("2 TB EXTERNAL …", "4 WHEEL …")
-_COUNTERS = re.compile(
-    r"(?i:step|track|level|chapter|exit|season|episode|top|option|part|section|room|gate|page|no\.?|number|"
-    r"table|ward|round|stage|phase|lane|gen|version|v|rav|stop|zone|platform|terminal|floor)[ ]\Z"
-)
+# the words before a number that counts something else than houses ("STEP 4 INSERT USB DRIVE",
+# "TRACK 1 ABBEY ROAD", "TOP 10 WALL STREET STOCKS", "Chapter 3 Maria Gonzalez road trip")
+COUNTER_WORDS = (
+    "step track level chapter exit season episode top option part section room gate page no\\.? number table ward "
+    "round stage phase version stop zone platform terminal floor"
+).split()
+
+
+def counter_before(words: list[str]) -> re.Pattern[str]:
+    """A search for one of ``words`` and a blank right before the end of the searched slice."""
+    return re.compile(r"(?i:" + "|".join(words) + r")[ ]\Z")
+
+
+# in capitals also a lane's, a car's and a generation's ("LANE 2", "RAV 4", "GEN 4")
+_COUNTERS = counter_before([*COUNTER_WORDS, "lane", "gen", "v", "rav"])
 _UNITS = frozenset(
     "TB GB MB KB X PCS PC LB LBS KG OZ ML MM CM IN FT K KM MI MILE MILES MPH YEAR YEARS MILLION BILLION WHEEL LANE".split()
 )

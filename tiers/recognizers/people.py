@@ -31,6 +31,7 @@ from functools import lru_cache
 from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
+from .addresses import COUNTER_WORDS, counter_before
 from ._code import in_code_position, spelt_in_code
 from ._english_words import is_english_word, is_proper_noun
 from ._eponyms import eponym_after, names_an_object
@@ -178,11 +179,7 @@ _STREET_TYPES = frozenset("street avenue boulevard drive parkway highway road st
 # ("1400 Martin Luther King Jr Blvd"), up to the street's type
 _WORDS_AFTER = re.compile(r"[ ]+([A-Za-z]+)")
 _SAINT_AFTER = re.compile(r"\.?[ ]+[A-Z][a-z]")
-# words before a number that counts something else than houses
-_COUNTER_BEFORE = re.compile(
-    r"(?i:step|track|level|chapter|exit|season|episode|top|option|part|section|room|gate|page|no\.?|number|"
-    r"table|ward|round|stage|phase|version|stop|zone|platform|terminal|floor)[ ]\Z"
-)
+_COUNTER_BEFORE = counter_before(COUNTER_WORDS)
 # a house number: digits (and a letter), not after what ends an id's label or a list's item
 _NUMBER_BEFORE = re.compile(r"\b[0-9]{1,5}[A-Za-z]?[ ]+\Z")
 _NOT_BEFORE_A_HOUSE_NUMBER = frozenset(",.:#/-")

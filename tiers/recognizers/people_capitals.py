@@ -220,9 +220,9 @@ class CapitalsFieldPersonRecognizer(CapitalsPersonRecognizer):
     )
     PATTERNS = [Pattern("capitals_field_value", r":[ ]*(?P<value>" + _NAME + r")[ ]*(?:$|[,;|\t\r])", 0.6)]
 
-    def __init__(self) -> None:
+    def __init__(self, strict: CapitalsPersonRecognizer) -> None:
         super().__init__()
-        self._strict = CapitalsPersonRecognizer()
+        self._strict = strict  # the registry's own: one cache of its verdicts
 
     def _refine(self, text: str) -> tuple[int, int] | None:
         """The whole value, when only a form's place makes it a name (what the strict reading
@@ -288,4 +288,5 @@ def _english_compound(word: str) -> bool:
 
 
 def capitals_recognizers() -> list[CapitalsPersonRecognizer]:
-    return [CapitalsPersonRecognizer(), CapitalsFieldPersonRecognizer()]
+    strict = CapitalsPersonRecognizer()
+    return [strict, CapitalsFieldPersonRecognizer(strict)]

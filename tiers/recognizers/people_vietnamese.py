@@ -130,12 +130,19 @@ class VietnameseNameRecognizer(_NameRecognizer):
         language ("Sản Phẩm Mới", "Công Ty Cổ Phần Sữa", "Bộ Tài Nguyên Và Môi Trường": headings,
         a firm's legal name, a ministry) is a word of it, not a name. A name comes after lower
         case, punctuation, a title ("Ông", "Bà", "Ms.") or a greeting."""
+        return self._phrase_before(text, start) or super().reject_at(text, start, end)
+
+    def _phrase_before(self, text: str, start: int) -> bool:
+        """A capitalised syllable right before ``start`` that could lead a name: the title-case
+        phrase goes on before it."""
         before = _WORD_BEFORE.search(text, max(0, start - 24), start)
-        if before is not None:
-            word = before.group(1)
-            if word[:1].isupper() and vietnamese_syllable(word) and word.lower() not in _TITLES:
-                return True
-        return super().reject_at(text, start, end)
+        if before is None:
+            return False
+        word = before.group(1)
+        return word[:1].isupper() and vietnamese_syllable(word) and self._may_lead(word)
+
+    def _may_lead(self, word: str) -> bool:
+        return word.lower() not in _TITLES  # "Ông Nguyễn Văn An": a title, then the name
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         """The family name and the syllables after it, up to the first word that is none; None
@@ -170,11 +177,11 @@ class VietnameseWesternOrderRecognizer(VietnameseNameRecognizer):
         first = len(words) - 1
         while first > 0 and vietnamese_syllable(words[first - 1].group()):
             first -= 1
-        while first < len(words) - 1 and not self._leads(words[first].group()):
+        while first < len(words) - 1 and not self._may_lead(words[first].group()):
             first += 1
         return (words[first].start(), len(text)) if first < len(words) - 1 else None
 
-    def _leads(self, word: str) -> bool:
+    def _may_lead(self, word: str) -> bool:
         w = word.lower()
         if w in _TITLES or w in _WESTERN_TITLES or w in _FUNCTION_WORDS:
             return False
@@ -191,13 +198,10 @@ class VietnameseWesternOrderRecognizer(VietnameseNameRecognizer):
             return True
         if _in_vietnamese(text, start, end):
             return True  # Vietnamese writes names family first: these are its words ("Môi Trường")
-        # the word before may be one the name was cut from ("A", "Dear"): only a capitalised
-        # syllable that could have led the name says the phrase goes on before it
-        before = _WORD_BEFORE.search(text, max(0, start - 24), start)
-        if before is not None:
-            word = before.group(1)
-            if word[:1].isupper() and vietnamese_syllable(word) and self._leads(word):
-                return True
+        # the word before may be one the name was cut from ("A", "Dear"): only one that could
+        # have led the name says the phrase goes on before it
+        if self._phrase_before(text, start):
+            return True
         # a province named as a person would be ("Thái Nguyên"): the place's whole name
         return text[start:end] in place_names() or _NameRecognizer.reject_at(self, text, start, end)
 
