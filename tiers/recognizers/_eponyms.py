@@ -20,11 +20,12 @@ _OBJECTS = (
     r"|expansions?|quadrature|recurrences?|sieve|approximations?|decompositions?|heuristics?|estimators?"
     r"|centrality|relaxation|shuffle|pseudoprimes?|resultants?"
 )
-# further ones after joined surnames only: a firm is no "layout" or "test", a person may well be
-# a "model" or have a "style"
+# further ones after joined surnames only: a firm is no "layout", "test" or "window" and has no
+# "angles", a person may well be a "model" or have a "style"
 _FIRM_OBJECTS = (
     r"graphs?|method|bound|distance|problem|layout|compositing|operators?|model|index|ordering|scheme|flow"
     r"|search|metric|rule|principle|effect|law|curve|statistic|test|tree|sampling|style|cycle|numbers?"
+    r"|angles|window|modes|prefix|scan|variant"
 )
 
 

@@ -151,8 +151,10 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
 
 
 # a capitalised word and a conjunction right before joined names: they continue a list with a
-# conjunction of its own ("Top and Bottom, Left and Right"); a firm's name has one conjunction
-_LIST_BEFORE = re.compile(r"\b([A-Z][a-z]+)[ ](?:and|&|und|et)[ ]\Z")
+# conjunction of its own ("Top and Bottom, Left and Right"); a firm's name has one conjunction.
+# Or a comma and a line break: a wrapped list goes on ("special functions like Airy,\n Bessel,
+# Whittaker and Lambert"); on one line the pattern takes the list whole, and judges it so
+_LIST_BEFORE = re.compile(r"\b([A-Z][a-z]+)(?:[ ](?:and|&|und|et)[ ]|,[ \t]*\r?\n[ \t]*(?:(?:#+|//|\*)[ \t]*)?)\Z")
 # not "|": Markdown rows would make every "x: int | None" of code a candidate (≈ 25 ms per MB)
 _SEP = ",;\t"
 # the longest line judged as a table row (characters); a cell of a longer line is no table's

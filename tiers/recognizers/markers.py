@@ -115,12 +115,17 @@ class MarkerRecognizer(TiersPatternRecognizer):
         super().__init__(patterns=[Pattern(name, regex, 0.9)], entity=entity, name=name)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """A licence's defined term inside a lower-case sentence ("provided that you do not
+        """An acronym glued by a hyphen to the word before it names something else (below).
+        A licence's defined term inside a lower-case sentence ("provided that you do not
         Distribute …": the Artistic License capitalises its verbs as terms it defines) is a
         condition of the licence, not a label on the text. Only there: a lower-case word and one
         space right before it, one space between its words. A label stands alone, in brackets,
         after a comment's mark or a comma, or is written in one case ("DO NOT DISTRIBUTE",
         "Do Not Distribute", "[do not Distribute]")."""
+        if _GLUED_BEFORE.search(text, max(0, start - 2), start) and _ACRONYM.fullmatch(text, start, end):
+            # an acronym as the last part of a hyphenated name: a data set, a file or a product
+            # ("Kleister-NDA", "Acme-NDA.pdf"), or its negation ("non-ITAR"); no label on the text
+            return True
         return (
             _DEFINED_DISTRIBUTE.fullmatch(text, start, end) is not None
             and _LOWER_WORD_BEFORE.search(text, max(0, start - 32), start) is not None
@@ -128,6 +133,8 @@ class MarkerRecognizer(TiersPatternRecognizer):
 
 
 _DEFINED_DISTRIBUTE = re.compile(r"do not Distribute")
+_GLUED_BEFORE = re.compile(r"[A-Za-z0-9]-\Z")
+_ACRONYM = re.compile(r"[A-Z][A-Za-z0-9]{1,4}")
 _LOWER_WORD_BEFORE = re.compile(r"(?:^|[^A-Za-z])[a-z]+ \Z")
 
 

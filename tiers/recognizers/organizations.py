@@ -25,6 +25,7 @@ from presidio_analyzer import Pattern
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position
 from .firms import FIRM_TRADES, in_prose_code
+from ._english_words import is_entry
 from ._vocabulary import is_common
 
 __all__ = ["OrganizationRecognizer"]
@@ -124,9 +125,11 @@ class OrganizationRecognizer(TiersPatternRecognizer):
                 and not is_common(m.group())
                 and not _LEGAL_WORD.fullmatch(m.group())
             ]
-            short_form = len(legal.group().strip(" ,")) <= 2
-            if not core or (short_form and max(len(w) for w in core) < 3):
+            form = legal.group().strip(" ,")
+            if not core or (len(form) <= 2 and max(len(w) for w in core) < 3):
                 return None
+            if form in _ACRONYM_FORMS and not any(map(_firm_word, core)):
+                return None  # "Skipping NV Universal GEMM", "Float8 AB types", "Ri^T SAS Ri"
             return start, len(text)
         end = start
         for i, m in enumerate(words):
@@ -164,6 +167,32 @@ class OrganizationRecognizer(TiersPatternRecognizer):
         if _PROSE_ROLE_BEFORE.search(text, max(0, start - 32), start):
             return in_prose_code(text, start, end)  # "Arbeitgeber: SinnerSchrader", a brand
         return in_code_position(text, start, end)
+
+
+# legal forms that code and science write as acronyms too: NVIDIA's "NV", matrices "AB", "SAS",
+# "SE" (a standard error); before one of them a word of a name must look like no code's
+_ACRONYM_FORMS = frozenset("AB AG ASA BV GIE KG LP NV SA SAS SCA SCI SE SNC UG".split())
+_PARTICIPLE = re.compile(r"([a-z]{3,}?)([a-z])?(?:ing|ed)")
+_WORD_AND_DIGITS = re.compile(r"[A-Za-z]+[0-9]+")
+
+
+def _participle(word: str) -> bool:
+    """An English verb's "-ing" or "-ed" form: its stem is in the dictionary ("Loading" of
+    "load", "Pruned" of "prune", "Skipping" of "skip", "Specialized"); nouns of the same ending
+    have none ("Sterling", "Viking", "Spring", "Breed")."""
+    m = _PARTICIPLE.fullmatch(word.lower())
+    if m is None:
+        return False
+    stem, last = m.group(1), m.group(2) or ""
+    stems = (stem + last, stem + last + "e", stem if last and stem.endswith(last) else "")
+    return any(s and is_entry(s) for s in stems)
+
+
+def _firm_word(word: str) -> bool:
+    """Whether ``word`` may be a firm's own before an acronym form: not one letter ("T SAS"), not
+    a word with a number glued on ("Float8 AB"), not an English verb's participle ("Skipping NV",
+    "Specialized AB"); "Volvo AB", "Philips NV", "Orange SA" are."""
+    return len(word) >= 2 and _WORD_AND_DIGITS.fullmatch(word) is None and not _participle(word)
 
 
 # words that open a firm's name before the name proper (accents folded: "Établissements")

@@ -549,6 +549,23 @@ def _acronym_after_by(text: str, start: int, end: int) -> bool:
     return _BY_BEFORE.search(text, max(0, start - 16), start) is not None
 
 
+# a compound's second part in lower case after the word ("CUPTI-based", "GPU-accelerated")
+_COMPOUND_AFTER = re.compile(r"-[a-z]")
+
+
+def _product_after_by(text: str, start: int, end: int) -> bool:
+    """One word in capitals after "by" as the first part of a compound ("reported by
+    CUPTI-based profilers"): a program's name qualifying a noun; a person in a form stands alone
+    or before a given name or a role ("Approved by OKAFOR QA", which stays)."""
+    word = text[start:end]
+    return (
+        word.isupper()
+        and word.isalpha()
+        and _COMPOUND_AFTER.match(text, end) is not None
+        and _BY_BEFORE.search(text, max(0, start - 16), start) is not None
+    )
+
+
 class TitledPersonRecognizer(_NameRecognizer):
     """A name after a title, a role word or a sign-off: any capitalised words count."""
 
@@ -587,7 +604,7 @@ class TitledPersonRecognizer(_NameRecognizer):
         word = text[start:end].strip().rstrip(".")
         if word.isupper() and word.isalpha() and is_english_word(word.lower()) and not is_surname(word):
             return True  # "Author: UNKNOWN", "Owner: NONE": a word in capitals, no surname
-        if _acronym_after_by(text, start, end):
+        if _acronym_after_by(text, start, end) or _product_after_by(text, start, end):
             return True
         if " " not in text[start:end] and eponym_after(text, end, genitive=True):
             # "checked by Euler's formula": the formula checked; a surname alone, as science
