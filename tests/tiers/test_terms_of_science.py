@@ -22,16 +22,45 @@ def _values(clf: Classifier, text: str, entity: str) -> set[str]:
 
 
 # pairs of census surnames, each found joined as a firm in running text
-_PAIRS = ["Parsons-Moran", "Baker-Jones", "Muller-Schmidt", "Hillis-Steele", "Blackman-Harris", "Knuth-Cohen",
-          "Porter-Duff", "Fischer-Wagner"]  # fmt: skip
-_OBJECTS = ["angles", "window", "modes", "prefix sum", "scan", "variant", "Angles, see below"]
+_PAIRS = ["Parsons-Moran", "Baker-Jones", "Muller-Schmidt", "Hillis-Steele", "Blackman-Harris", "Porter-Duff",
+          "Fischer-Wagner"]  # fmt: skip
+_OBJECTS = ["window", "modes", "prefix sum", "Modes, see below"]
 
 
 @_SETTINGS
 @given(pair=st.sampled_from(_PAIRS), obj=st.sampled_from(_OBJECTS), lead=st.sampled_from(["the ", "# ", "for ", ""]))
-def test_joined_surnames_before_what_they_name_are_no_firm(clf: Classifier, pair: str, obj: str, lead: str) -> None:
+def test_a_hyphenated_pair_before_what_it_names_is_no_firm(clf: Classifier, pair: str, obj: str, lead: str) -> None:
     text = f"{lead}{pair} {obj} of the inputs."
     assert not _values(clf, text, "ORGANIZATION"), text
+
+
+@_SETTINGS
+@given(pair=st.sampled_from(_PAIRS), obj=st.sampled_from(_OBJECTS), later=st.sampled_from(["scan", "solution", "step"]))
+def test_the_same_pair_elsewhere_is_the_same_eponym(clf: Classifier, pair: str, obj: str, later: str) -> None:
+    """Once written before what it names, the pair is that eponym without it too."""
+    text = f"Inclusive {pair} {obj} across a warp.\n\nImplementation: a warp-level {pair} {later}, then more."
+    assert not _values(clf, text, "ORGANIZATION"), text
+
+
+@_SETTINGS
+@given(
+    pair=st.sampled_from(["Marks & Spencer", "Slaughter & May", "Johnson & Johnson", "Baker & McKenzie"]),
+    obj=st.sampled_from(_OBJECTS + ["display"]),
+)
+def test_a_firm_with_an_ampersand_stays_before_the_same_words(clf: Classifier, pair: str, obj: str) -> None:
+    text = f"Photos of the {pair} {obj} are attached."
+    assert _values(clf, text, "ORGANIZATION") == {pair}, text
+
+
+@_SETTINGS
+@given(
+    pair=st.sampled_from(["Garcia-Lopez", "Parsons-Moran", "Fischer-Wagner"]),
+    obj=st.sampled_from(["scan results attached", "angles of knee flexion", "variant was found"]),
+)
+def test_a_double_surname_stays_before_a_patient_s_words(clf: Classifier, pair: str, obj: str) -> None:
+    """A patient's double surname goes before a scan, angles or a variant: those are no eponym's."""
+    text = f"Patient {pair} {obj}"
+    assert _values(clf, text, "ORGANIZATION") == {pair}, text
 
 
 @_SETTINGS
@@ -41,39 +70,52 @@ def test_joined_surnames_stay_a_firm_elsewhere(clf: Classifier, pair: str, rest:
     assert _values(clf, text, "ORGANIZATION") == {pair}, text
 
 
+_LISTS = ["Bessel, Whittaker and Lambert", "Smith, Jones and Brown", "Parsons, Moran and Baker"]
+
+
 @_SETTINGS
 @given(
-    first=st.sampled_from(["Airy", "Top", "Acme"]),
+    before=st.sampled_from(["special functions like Airy", "such as Top, Bottom", "including Airy"]),
     wrap=st.sampled_from([",\n    ", ",\n# ", ", \n"]),
-    names=st.sampled_from(["Bessel, Whittaker and Lambert", "Smith, Jones and Brown", "Parsons, Moran and Baker"]),
+    names=st.sampled_from(_LISTS),
 )
-def test_the_tail_of_a_wrapped_list_is_no_firm(clf: Classifier, first: str, wrap: str, names: str) -> None:
-    """A list wrapped after a capitalised word and a comma goes on: the names after the break
-    are its last items, no firm's name."""
-    text = f"special functions like {first}{wrap}{names}."
+def test_the_tail_of_a_wrapped_list_is_no_firm(clf: Classifier, before: str, wrap: str, names: str) -> None:
+    """A list wrapped after its first item ("like Airy,") goes on: the names after the break are
+    its last items, no firm's name."""
+    text = f"{before}{wrap}{names}."
     assert not _values(clf, text, "ORGANIZATION"), text
 
 
 @_SETTINGS
 @given(
-    before=st.sampled_from(["Counsel:\n", "Our counsel is\n", "Law firm: "]),
-    names=st.sampled_from(["Smith, Jones and Brown", "Parsons, Moran & Baker"]),
+    before=st.sampled_from(
+        [
+            "Counsel:\n",
+            "Sincerely,\n",
+            "Best,\n",
+            "Hi Team,\n",
+            "Regards,\n  ",
+            "Law firm: ",
+            "Counsel for the Buyer,\n",
+        ]
+    ),
+    names=st.sampled_from(_LISTS[1:]),
 )
-def test_a_firm_of_joined_surnames_on_its_own_line_stays(clf: Classifier, before: str, names: str) -> None:
-    text = f"{before}{names}."
+def test_a_firm_after_a_sign_off_or_on_its_own_line_stays(clf: Classifier, before: str, names: str) -> None:
+    text = f"{before}{names}"
     assert _values(clf, text, "ORGANIZATION") == {names}, text
 
 
 _ACRONYM_FORMS = ["AB", "NV", "SA", "SAS", "SE", "AG", "BV"]
-# one letter, a word with a number glued on, an English verb's participle
-_CODE_WORDS = ["T", "Float8", "Int4", "Skipping", "Specialized", "Pruned", "Loading"]
-_FIRMS = ["Volvo", "Philips", "Orange", "Unilever", "Kering", "Nordea Bank", "Atlas Copco", "Heineken"]
+_FIRMS = ["Volvo", "Philips", "Orange", "Unilever", "Nordea Bank", "Atlas Copco", "Tele2", "Scout24",
+          "Integrated Systems", "Manning", "Linked Data", "Kinnevik"]  # fmt: skip
 
 
 @_SETTINGS
-@given(word=st.sampled_from(_CODE_WORDS), form=st.sampled_from(_ACRONYM_FORMS), rest=st.sampled_from(_OBJECTS))
-def test_a_word_of_code_before_an_acronym_form_is_no_firm(clf: Classifier, word: str, form: str, rest: str) -> None:
-    text = f"# {word} {form} {rest} require sf_vec_size=32"
+@given(letter=st.sampled_from("TXAQ"), form=st.sampled_from(_ACRONYM_FORMS))
+def test_one_letter_before_an_acronym_form_is_no_firm(clf: Classifier, letter: str, form: str) -> None:
+    """A matrix's letter before a product written as a legal form: "solve Ri^T SAS Ri Z"."""
+    text = f"solve symeig problem Ri^{letter} {form} Ri Z = Theta Z"
     assert not _values(clf, text, "ORGANIZATION"), text
 
 
@@ -87,7 +129,7 @@ def test_a_firm_before_an_acronym_form_stays(clf: Classifier, name: str, form: s
 @_SETTINGS
 @given(
     word=st.sampled_from(["CUPTI", "CUDA", "NCCL", "GPU"]),
-    compound=st.sampled_from(["-based profilers", "-backed buffers", "-style handles"]),
+    compound=st.sampled_from(["-based profilers", "-backed buffers", "-specific handles"]),
     verb=st.sampled_from(["reported by", "released by", "used by"]),
 )
 def test_a_program_in_a_compound_after_by_is_no_person(clf: Classifier, word: str, compound: str, verb: str) -> None:
@@ -98,40 +140,51 @@ def test_a_program_in_a_compound_after_by_is_no_person(clf: Classifier, word: st
 @_SETTINGS
 @given(
     name=st.sampled_from(["TEMBO", "OKAFOR", "KOWALSKI", "MULLER"]),
-    after=st.sampled_from(["", " QA", " QA lead", ", QA", " on 2026-03-01"]),
+    after=st.sampled_from(["", " QA", " QA lead", ", QA", " on 2026-03-01", "-ext on Monday", "-adm", "-martin"]),
 )
 def test_a_surname_in_capitals_after_by_stays(clf: Classifier, name: str, after: str) -> None:
     text = f"Batch record approved by {name}{after}"
-    assert name in _values(clf, text, "PERSON"), text
+    assert any(v.startswith(name) for v in _values(clf, text, "PERSON")), text
 
 
 _MARKERS = ["NDA", "ITAR", "ECCN", "GxP", "EAR99"]
+_KINDS = ("CONFIDENTIALITY_MARKER", "EXPORT_CONTROL_MARKER", "GMP_MARKER")
+
+
+def _markers(clf: Classifier, text: str) -> set[str]:
+    return set().union(*(_values(clf, text, kind) for kind in _KINDS))
 
 
 @_SETTINGS
 @given(
-    head=st.sampled_from(["Kleister", "Acme", "non", "Mutual", "v2"]),
+    head=st.sampled_from(["Kleister", "Acme", "Mutual", "v2"]),
     marker=st.sampled_from(_MARKERS),
-    carrier=st.sampled_from(["[{}](https://github.com/example/x).", "see {}.pdf", "the {} data set", "{}"]),
+    path=st.sampled_from(["https://github.com/example/{}", "https://huggingface.co/datasets/x/{}/tree/main"]),
 )
-def test_an_acronym_ending_a_hyphenated_name_is_no_marker(
-    clf: Classifier, head: str, marker: str, carrier: str
-) -> None:
-    text = "For information extraction, e.g. " + carrier.format(f"{head}-{marker}")
-    assert not (_values(clf, text, "CONFIDENTIALITY_MARKER") | _values(clf, text, "EXPORT_CONTROL_MARKER")), text
-    assert not _values(clf, text, "GMP_MARKER"), text
+def test_an_acronym_in_a_linked_public_name_is_no_marker(clf: Classifier, head: str, marker: str, path: str) -> None:
+    """A Markdown link whose address spells its text: a public repository's or data set's name."""
+    name = f"{head}-{marker}"
+    text = f"For information extraction, e.g. [{name}]({path.format(name.lower())})."
+    assert not _markers(clf, text), text
+
+
+@_SETTINGS
+@given(marker=st.sampled_from(_MARKERS), rest=st.sampled_from([" parts only", " items ship from stock"]))
+def test_a_negated_acronym_is_no_marker(clf: Classifier, marker: str, rest: str) -> None:
+    for head in ("non", "Non", "NON"):
+        text = f"Order {head}-{marker}{rest}."
+        assert not _markers(clf, text), text
 
 
 @_SETTINGS
 @given(
     marker=st.sampled_from(_MARKERS),
-    place=st.sampled_from(["[{}] pricing", "{} - do not share", "Under {}: rev B", "{}-controlled drawing", "({})"]),
-)
+    place=st.sampled_from(
+        ["[{}] pricing", "{} - do not share", "Under {}: rev B", "{}-controlled drawing", "({})",
+         "Sensitivity: Confidential-{}", "Tag: PROJ-{}", "Gemäß Lieferanten-{} vertraulich", "[Acme-{}] Q3 pricing",
+         "Project Falcon – Mutual-{} – Q3 pricing", "Drawing 4711-{} attached", "[Acme-{}](https://intranet/acme)"]
+    ),
+)  # fmt: skip
 def test_an_acronym_stays_a_marker_elsewhere(clf: Classifier, marker: str, place: str) -> None:
     text = place.format(marker)
-    found = (
-        _values(clf, text, "CONFIDENTIALITY_MARKER")
-        | _values(clf, text, "EXPORT_CONTROL_MARKER")
-        | _values(clf, text, "GMP_MARKER")
-    )
-    assert any(marker in v for v in found), text
+    assert any(marker in v for v in _markers(clf, text)), text

@@ -20,13 +20,15 @@ _OBJECTS = (
     r"|expansions?|quadrature|recurrences?|sieve|approximations?|decompositions?|heuristics?|estimators?"
     r"|centrality|relaxation|shuffle|pseudoprimes?|resultants?"
 )
-# further ones after joined surnames only: a firm is no "layout", "test" or "window" and has no
-# "angles", a person may well be a "model" or have a "style"
+# further ones after joined surnames only: a firm is no "layout" or "test", a person may well be
+# a "model" or have a "style"
 _FIRM_OBJECTS = (
     r"graphs?|method|bound|distance|problem|layout|compositing|operators?|model|index|ordering|scheme|flow"
     r"|search|metric|rule|principle|effect|law|curve|statistic|test|tree|sampling|style|cycle|numbers?"
-    r"|angles|window|modes|prefix|scan|variant"
 )
+# and after a hyphenated pair only, which firms write with "&" ("Marks & Spencer window"); not
+# what a patient's double surname goes before ("Garcia-Lopez scan", "angles", "variant")
+_HYPHENATED_OBJECTS = r"window|modes|prefix"
 
 
 def _after(objects: str) -> re.Pattern[str]:
@@ -57,15 +59,19 @@ def names_an_object(word: str) -> bool:
 
 
 _AFTER_BROAD = _after(_OBJECTS + "|" + _FIRM_OBJECTS)
+_AFTER_HYPHENATED = _after(_OBJECTS + "|" + _FIRM_OBJECTS + "|" + _HYPHENATED_OBJECTS)
+_HYPHENATED_ONLY = _after(_HYPHENATED_OBJECTS)
 
 
-def eponym_after(text: str, end: int, *, broad: bool = False, genitive: bool = False) -> bool:
+def eponym_after(text: str, end: int, *, broad: bool = False, genitive: bool = False, hyphenated: bool = False) -> bool:
     """Whether the name ending at ``end`` is followed by what it names ("… iteration");
-    ``broad`` adds the words only a firm's name cannot stand before; ``genitive`` lets a name
-    in the genitive be one (for a surname alone: "Euler's formula")."""
+    ``broad`` adds the words only a firm's name cannot stand before, ``hyphenated`` those only a
+    hyphenated pair cannot ("the Blackman-Harris window"); ``genitive`` lets a name in the
+    genitive be one (for a surname alone: "Euler's formula")."""
     if not broad and not genitive and text[max(0, end - 2) : end] in ("'s", "’s"):
         return False  # "Maria Gonzalez's algorithm": a colleague's
-    return (_AFTER_BROAD if broad else _AFTER).match(text, end) is not None
+    after = _AFTER_HYPHENATED if hyphenated else _AFTER_BROAD if broad else _AFTER
+    return after.match(text, end) is not None
 
 
 # a hyphenated eponym ("Held-Karp", "Denman-Beavers"): capitalised words joined by "-", not a part
@@ -103,8 +109,11 @@ def eponym_elsewhere(text: str, name: str) -> bool:
     key = (id(text), len(text), hash(text))
     seen_key, names = _last
     if seen_key != key:
-        # the objects of science only: a firm is no "algorithm" or "relaxation", while "the
-        # Parsons-Moran model" may be the firm's product, and the firm then still the firm
-        names = frozenset(hash(text[s:e]) for s, e in joined_names(text) if eponym_after(text, e))
+        # the objects of science only: a firm is no "algorithm" or "relaxation", nor a hyphenated
+        # pair's "window", while "the Parsons-Moran model" may be the firm's product, and the
+        # firm then still the firm
+        names = frozenset(
+            hash(text[s:e]) for s, e in joined_names(text) if eponym_after(text, e) or _HYPHENATED_ONLY.match(text, e)
+        )
         _last = (key, names)
     return hash(name) in names

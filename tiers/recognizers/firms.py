@@ -138,12 +138,13 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
         the place of a name (:mod:`._code`); a place's name ("Monte-Carlo", "Tan-Tan":
         :mod:`._places`)."""
         before = _LIST_BEFORE.search(text, max(0, start - 40), start) if "," in text[start:end] else None
-        if before is not None and is_english_word(before.group(1)) and not is_plain_surname(before.group(1)):
+        word = before.group(1) or before.group(2) if before is not None else ""
+        if word and is_english_word(word) and not is_plain_surname(word):
             # "on Top and Bottom, Left and Right": a longer list of words, no firm's name; a
             # firm before the conjunction ("Skadden and Baker, Botts and Lovell") is a list of firms
             return True
         return (
-            eponym_after(text, end, broad=True)
+            eponym_after(text, end, broad=True, hyphenated=" " not in text[start:end])
             or in_code_position(text, start, end)
             or ("-" in text[start:end] and eponym_elsewhere(text, text[start:end]))
             or inside_place_name(text, start, end)
@@ -152,9 +153,14 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
 
 # a capitalised word and a conjunction right before joined names: they continue a list with a
 # conjunction of its own ("Top and Bottom, Left and Right"); a firm's name has one conjunction.
-# Or a comma and a line break: a wrapped list goes on ("special functions like Airy,\n Bessel,
-# Whittaker and Lambert"); on one line the pattern takes the list whole, and judges it so
-_LIST_BEFORE = re.compile(r"\b([A-Z][a-z]+)(?:[ ](?:and|&|und|et)[ ]|,[ \t]*\r?\n[ \t]*(?:(?:#+|//|\*)[ \t]*)?)\Z")
+# Or a list's first items and a line break: a wrapped list goes on ("special functions like
+# Airy,\n Bessel, Whittaker and Lambert"); on one line the pattern takes the list whole, and
+# judges it so. A sign-off, a greeting or a heading ends its line with a comma too ("Sincerely,",
+# "Hi Team,", "Counsel for the Buyer,") and a firm may follow it
+_LIST_BEFORE = re.compile(
+    r"\b([A-Z][a-z]+)[ ](?:and|&|und|et)[ ]\Z"
+    r"|(?:\b(?:like|including|as|namely|e\.g\.|i\.e\.)[ ]+|,[ ]*)([A-Z][a-z]+),[ \t]*\r?\n[ \t]*(?:(?:#+|//|\*)[ \t]*)?\Z"
+)
 # not "|": Markdown rows would make every "x: int | None" of code a candidate (≈ 25 ms per MB)
 _SEP = ",;\t"
 # the longest line judged as a table row (characters); a cell of a longer line is no table's

@@ -115,16 +115,18 @@ class MarkerRecognizer(TiersPatternRecognizer):
         super().__init__(patterns=[Pattern(name, regex, 0.9)], entity=entity, name=name)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """An acronym glued by a hyphen to the word before it names something else (below).
-        A licence's defined term inside a lower-case sentence ("provided that you do not
+        """An acronym negated ("non-ITAR") or in the name of a linked public page (below) is
+        no label. A licence's defined term inside a lower-case sentence ("provided that you do not
         Distribute …": the Artistic License capitalises its verbs as terms it defines) is a
         condition of the licence, not a label on the text. Only there: a lower-case word and one
         space right before it, one space between its words. A label stands alone, in brackets,
         after a comment's mark or a comma, or is written in one case ("DO NOT DISTRIBUTE",
         "Do Not Distribute", "[do not Distribute]")."""
-        if _GLUED_BEFORE.search(text, max(0, start - 2), start) and _ACRONYM.fullmatch(text, start, end):
-            # an acronym as the last part of a hyphenated name: a data set, a file or a product
-            # ("Kleister-NDA", "Acme-NDA.pdf"), or its negation ("non-ITAR"); no label on the text
+        if _ACRONYM.fullmatch(text, start, end) and (
+            _NEGATED.search(text, max(0, start - 5), start) or _linked_name(text, start, end)
+        ):
+            # "non-ITAR parts" says the opposite; "[Kleister-NDA](https://github.com/applicaai/
+            # kleister-nda)" names a public data set that its address spells: no label
             return True
         return (
             _DEFINED_DISTRIBUTE.fullmatch(text, start, end) is not None
@@ -133,8 +135,21 @@ class MarkerRecognizer(TiersPatternRecognizer):
 
 
 _DEFINED_DISTRIBUTE = re.compile(r"do not Distribute")
-_GLUED_BEFORE = re.compile(r"[A-Za-z0-9]-\Z")
 _ACRONYM = re.compile(r"[A-Z][A-Za-z0-9]{1,4}")
+_NEGATED = re.compile(r"\b(?i:non)-\Z")
+# a Markdown link's text of hyphenated words, the acronym among them, and its address
+_LINK = re.compile(r"\[([A-Za-z0-9]+(?:-[A-Za-z0-9]+)+)\]\((https?://[^)\s]{1,400})\)")
+
+
+def _linked_name(text: str, start: int, end: int) -> bool:
+    """Whether the acronym is part of a Markdown link's text that its address spells in any
+    case ("[Kleister-NDA](https://github.com/applicaai/kleister-nda)"): the name of a public
+    page, repository or data set, which nothing confidential is."""
+    open_at = text.rfind("[", max(0, start - 64), start)
+    m = _LINK.match(text, open_at) if open_at >= 0 else None
+    return m is not None and m.end(1) >= end and m.group(1).lower() in m.group(2).lower()
+
+
 _LOWER_WORD_BEFORE = re.compile(r"(?:^|[^A-Za-z])[a-z]+ \Z")
 
 

@@ -25,7 +25,6 @@ from presidio_analyzer import Pattern
 from ._base import TiersPatternRecognizer
 from ._code import in_code_position
 from .firms import FIRM_TRADES, in_prose_code
-from ._english_words import is_entry
 from ._vocabulary import is_common
 
 __all__ = ["OrganizationRecognizer"]
@@ -128,8 +127,8 @@ class OrganizationRecognizer(TiersPatternRecognizer):
             form = legal.group().strip(" ,")
             if not core or (len(form) <= 2 and max(len(w) for w in core) < 3):
                 return None
-            if form in _ACRONYM_FORMS and not any(map(_firm_word, core)):
-                return None  # "Skipping NV Universal GEMM", "Float8 AB types", "Ri^T SAS Ri"
+            if form in _ACRONYM_FORMS and max(len(w) for w in core) < 2:
+                return None
             return start, len(text)
         end = start
         for i, m in enumerate(words):
@@ -169,30 +168,9 @@ class OrganizationRecognizer(TiersPatternRecognizer):
         return in_code_position(text, start, end)
 
 
-# legal forms that code and science write as acronyms too: NVIDIA's "NV", matrices "AB", "SAS",
-# "SE" (a standard error); before one of them a word of a name must look like no code's
+# legal forms that code and science write as acronyms too: NVIDIA's "NV", matrices' "AB", "SAS",
+# "SE" (a standard error); before one of them one letter is a matrix's, no firm's ("Ri^T SAS Ri")
 _ACRONYM_FORMS = frozenset("AB AG ASA BV GIE KG LP NV SA SAS SCA SCI SE SNC UG".split())
-_PARTICIPLE = re.compile(r"([a-z]{3,}?)([a-z])?(?:ing|ed)")
-_WORD_AND_DIGITS = re.compile(r"[A-Za-z]+[0-9]+")
-
-
-def _participle(word: str) -> bool:
-    """An English verb's "-ing" or "-ed" form: its stem is in the dictionary ("Loading" of
-    "load", "Pruned" of "prune", "Skipping" of "skip", "Specialized"); nouns of the same ending
-    have none ("Sterling", "Viking", "Spring", "Breed")."""
-    m = _PARTICIPLE.fullmatch(word.lower())
-    if m is None:
-        return False
-    stem, last = m.group(1), m.group(2) or ""
-    stems = (stem + last, stem + last + "e", stem if last and stem.endswith(last) else "")
-    return any(s and is_entry(s) for s in stems)
-
-
-def _firm_word(word: str) -> bool:
-    """Whether ``word`` may be a firm's own before an acronym form: not one letter ("T SAS"), not
-    a word with a number glued on ("Float8 AB"), not an English verb's participle ("Skipping NV",
-    "Specialized AB"); "Volvo AB", "Philips NV", "Orange SA" are."""
-    return len(word) >= 2 and _WORD_AND_DIGITS.fullmatch(word) is None and not _participle(word)
 
 
 # words that open a firm's name before the name proper (accents folded: "Établissements")

@@ -550,18 +550,23 @@ def _acronym_after_by(text: str, start: int, end: int) -> bool:
 
 
 # a compound's second part in lower case after the word ("CUPTI-based", "GPU-accelerated")
-_COMPOUND_AFTER = re.compile(r"-[a-z]")
+_COMPOUND_AFTER = re.compile(r"-([a-z]{4,})\b")
 
 
 def _product_after_by(text: str, start: int, end: int) -> bool:
-    """One word in capitals after "by" as the first part of a compound ("reported by
-    CUPTI-based profilers"): a program's name qualifying a noun; a person in a form stands alone
-    or before a given name or a role ("Approved by OKAFOR QA", which stays)."""
+    """One word in capitals after "by" as the first part of a compound with an English word
+    ("reported by CUPTI-based profilers"): a program's name qualifying a noun. A person in a
+    form stands alone, before a given name or a role ("Approved by OKAFOR QA"), or with an
+    account's suffix ("TEMBO-ext", "DUPONT-martin"), and stays."""
     word = text[start:end]
+    if not (word.isupper() and word.isalpha()):
+        return False
+    m = _COMPOUND_AFTER.match(text, end)
     return (
-        word.isupper()
-        and word.isalpha()
-        and _COMPOUND_AFTER.match(text, end) is not None
+        m is not None
+        and is_english_word(m.group(1))
+        and m.group(1) not in given_names(1)
+        and not is_surname(m.group(1))
         and _BY_BEFORE.search(text, max(0, start - 16), start) is not None
     )
 
