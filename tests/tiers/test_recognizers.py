@@ -127,7 +127,7 @@ POSITIVES = [
     ("EMAIL_ADDRESS", "mailto:{}", "password@acme-corp.com"),
     # what the near-misses of templates, files, labels and user parts leave alone
     ("EMAIL_ADDRESS", "user:{} logged in", "jane@acme-corp.com"),
-    ("EMAIL_ADDRESS", "mailto:{}", "maria@example.com"),
+    ("EMAIL_ADDRESS", "mailto:{}", "maria.gonzalez@example.com"),
     ("EMAIL_ADDRESS", "ask {}", "j@acme-corp.com"),
     ("EMAIL_ADDRESS", "ask {}", "jo@x.com"),
     ("EMAIL_ADDRESS", "write to {}", "jane@xn--mller-kva.de"),

@@ -10,7 +10,13 @@ from tiers import Classifier, Content, Restorer, Segment
 
 from .conftest import content
 
-PEOPLE = ["maria.gonzalez@example.com", "ops@example.org", "wei@example.net", "(415) 555-2671", "10.20.30.40"]
+PEOPLE = [
+    "maria.gonzalez@example.com",
+    "olga.petrova@example.org",
+    "wei.zhang@example.net",
+    "(415) 555-2671",
+    "10.20.30.40",
+]
 WORDS = ["see", "mail", "and", "<EMAIL_1>", "<EMAIL_2>", "<PHONE_1>", "the log", "x<y"]
 turn_texts = st.lists(st.one_of(st.sampled_from(PEOPLE), st.sampled_from(WORDS)), min_size=1, max_size=6).map(" ".join)
 
@@ -43,7 +49,7 @@ def test_ten_turns_keep_their_placeholders_with_a_new_identifier_from_the_model(
     seen: list[list[str]] = []
     for turn in range(10):
         history.append(
-            f"turn {turn}: write to maria.gonzalez@example.com" + (" and ops@example.org" if turn > 1 else "")
+            f"turn {turn}: write to maria.gonzalez@example.com" + (" and olga.petrova@example.org" if turn > 1 else "")
         )
         if turn == 7:
             history[-1] += " (template <EMAIL_1>)"
@@ -52,12 +58,12 @@ def test_ten_turns_keep_their_placeholders_with_a_new_identifier_from_the_model(
             assert stripped[: len(seen[-1])] == seen[-1]
         seen.append(stripped)
         # The model's answer, restored for the client and resent next turn.
-        answer = "noted <EMAIL_1>" + (" and also wei@example.net" if turn == 4 else "")
+        answer = "noted <EMAIL_1>" + (" and also wei.zhang@example.net" if turn == 4 else "")
         history.append(Restorer(mapping).restore(answer))
     final, mapping = _strip(clf, content(*history))
     assert final[0] == "turn 0: write to <EMAIL_1>"
     assert "<EMAIL_2>" in final[4] and final[9].endswith("and also <EMAIL_3>")
-    assert mapping["<EMAIL_3>"] == "wei@example.net"
+    assert mapping["<EMAIL_3>"] == "wei.zhang@example.net"
     typed = next(t for t in final if "template" in t)
     assert "template <LITERAL_1>" in typed and mapping["<LITERAL_1>"] == "<EMAIL_1>"
 

@@ -1,9 +1,10 @@
 """Terms that science and code name after people or spell as firms, read in real packages'
 comments and docstrings (``bench/outside.py --part repos``): a hyphenated surname pair before
 what it names, the tail of a list wrapped over lines, an acronym legal form after a word of
-code, a program's name in a compound after "by", and a confidentiality acronym as the last part
-of a hyphenated name. Each property sets the class beside the names, firms and markers of the
-same shape that stay."""
+code, a program's name in a compound after "by", a confidentiality acronym as the last part of a
+hyphenated name, a mailbox at a documentation domain without a person's name, and a language
+and its version greeted. Each property sets the class beside the names, firms, markers and
+mailboxes of the same shape that stay."""
 
 from __future__ import annotations
 
@@ -188,3 +189,93 @@ def test_a_negated_acronym_is_no_marker(clf: Classifier, marker: str, rest: str)
 def test_an_acronym_stays_a_marker_elsewhere(clf: Classifier, marker: str, place: str) -> None:
     text = place.format(marker)
     assert any(marker in v for v in _markers(clf, text)), text
+
+
+# at the documentation domains of RFC 2606 no mail arrives: only a person's name identifies
+_DOC_DOMAINS = ["example.com", "example.org", "example.net", "sub.example.com"]
+
+
+@_SETTINGS
+@given(
+    local=st.sampled_from(["jane", "joe", "illustrious", "hello123", "foo.na", "testing", "maria", "user123", "42"]),
+    domain=st.sampled_from(_DOC_DOMAINS),
+)
+def test_a_mailbox_without_a_full_name_at_a_documentation_domain_is_none(
+    clf: Classifier, local: str, domain: str
+) -> None:
+    text = f"Send it to {local}@{domain} for review."
+    assert not _values(clf, text, "EMAIL_ADDRESS"), text
+
+
+@_SETTINGS
+@given(
+    local=st.sampled_from(
+        [
+            "maria.gonzalez",
+            "m.gonzalez",
+            "jane.smith+billing",
+            "anna_kowalski",
+            "jgonzalez",
+            "mariagonzalez",
+            "kwilliams",
+        ]
+    ),
+    domain=st.sampled_from(_DOC_DOMAINS),
+)
+def test_a_full_name_at_a_documentation_domain_stays_a_mailbox(clf: Classifier, local: str, domain: str) -> None:
+    text = f"Send it to {local}@{domain} for review."
+    assert _values(clf, text, "EMAIL_ADDRESS") == {f"{local}@{domain}"}, text
+
+
+@_SETTINGS
+@given(local=st.sampled_from(["jane", "joe", "maria", "userid"]), domain=st.sampled_from(["gmail.com", "acme.de"]))
+def test_any_mailbox_at_a_real_domain_stays(clf: Classifier, local: str, domain: str) -> None:
+    text = f"Send it to {local}@{domain} for review."
+    assert _values(clf, text, "EMAIL_ADDRESS") == {f"{local}@{domain}"}, text
+
+
+@_SETTINGS
+@given(
+    greeting=st.sampled_from(["Hello, ", "Hi ", "Welcome, ", "Hallo "]),
+    product=st.sampled_from(["Fortran", "Delphi", "Kotlin", "Elixir", "Matlab"]),
+    version=st.sampled_from(["77", "3", "3.12", "8"]),
+)
+def test_a_language_and_its_version_greeted_is_no_person(
+    clf: Classifier, greeting: str, product: str, version: str
+) -> None:
+    text = f"      PRINT *, '{greeting}{product} {version}!'"
+    assert not _values(clf, text, "PERSON"), text
+
+
+@_SETTINGS
+@given(
+    greeting=st.sampled_from(["Hello, ", "Hi ", "Dear ", "Hallo ", "Bonjour "]),
+    name=st.sampled_from(["Maria Gonzalez", "Dr. Okonkwo", "Anna", "Priya", "Schneider", "Kowalski", "Pascal"]),
+    rest=st.sampled_from(
+        [", 3 questions", " - 2 items", ",\n1. the invoice", " 2 quick questions", " 3 pm works", " 2."]
+    ),
+)
+def test_a_greeted_person_stays_before_a_number(clf: Classifier, greeting: str, name: str, rest: str) -> None:
+    text = f"{greeting}{name}{rest}"
+    assert any(name.split()[-1] in v for v in _values(clf, text, "PERSON")), text
+
+
+@_SETTINGS
+@given(
+    given_name=st.sampled_from(["Janus", "Maria", "Anna"]),
+    acronym=st.sampled_from(["VQ-VAE", "HTTP", "GEMM-RS", "NVML"]),
+)
+def test_a_given_name_before_an_acronym_is_no_person(clf: Classifier, given_name: str, acronym: str) -> None:
+    """A word in capitals with a part without a vowel is an acronym, no surname in capitals."""
+    text = f"the {given_name} {acronym} encoder is loaded first"
+    assert not _values(clf, text, "PERSON"), text
+
+
+@_SETTINGS
+@given(
+    given_name=st.sampled_from(["Maria", "Anna", "Hans-Peter"]),
+    surname=st.sampled_from(["GONZALEZ", "NGUYEN", "MULLER-LUDENSCHEIDT", "SYKES"]),
+)
+def test_a_surname_in_capitals_stays(clf: Classifier, given_name: str, surname: str) -> None:
+    text = f"Approved by: {given_name} {surname}"
+    assert f"{given_name} {surname}" in _values(clf, text, "PERSON"), text

@@ -98,10 +98,10 @@ def test_tier3_variant_is_found_whole(clf: Classifier, entity: str, template: st
 
 TIER2 = [
     # percent-encoded addresses in log lines and URLs: the original encoded span is stripped
-    ("EMAIL_ADDRESS", "GET /api/users?email={} HTTP/1.1", "jane%40example.com"),
+    ("EMAIL_ADDRESS", "GET /api/users?email={} HTTP/1.1", "jsmith%40example.com"),
     ("EMAIL_ADDRESS", "redirect=/login?next=%2F&user={}&x=1", "jane%2Edoe%40example%2Ecom"),
-    ("EMAIL_ADDRESS", "upstream saw user={} in the query", "jane%2540example.com"),
-    ("EMAIL_ADDRESS", "q: {}", "%6A%61%6E%65%40example.com"),
+    ("EMAIL_ADDRESS", "upstream saw user={} in the query", "jsmith%2540example.com"),
+    ("EMAIL_ADDRESS", "q: {}", "%6A%73%6D%69%74%68%40example.com"),
     # internationalised addresses: IDN domains, Unicode local parts, punycode
     ("EMAIL_ADDRESS", "write to {} today", "ivan@пример.рф"),
     ("EMAIL_ADDRESS", "write to {} today", "иван@example.com"),
@@ -150,10 +150,10 @@ def test_tier2_variant_is_found_whole(clf: Classifier, entity: str, template: st
 
 def test_percent_encoded_address_maps_back_to_the_encoded_span(clf: Classifier) -> None:
     """The finding's offsets are those of the encoded text, not of the decoded one."""
-    text = "2024-05-01 GET /u?e=jane%40example.com&next=%2Fhome 200"
+    text = "2024-05-01 GET /u?e=jsmith%40example.com&next=%2Fhome 200"
     d = clf.classify(content(text))
     emails = [text[f.start : f.end] for f in d.findings if f.entity_type == "EMAIL_ADDRESS"]
-    assert emails == ["jane%40example.com"]
+    assert emails == ["jsmith%40example.com"]
 
 
 NEAR_MISSES = [

@@ -13,6 +13,9 @@ from presidio_analyzer import Pattern
 
 from ._base import TiersPatternRecognizer
 from ._digits import in_decimal, in_integer_sequence
+from ._english_words import is_english_word
+from ._given_names import given_names
+from ._surnames import is_surname
 
 __all__ = ["EmailAddressRecognizer", "PhoneNumberRecognizer"]
 
@@ -41,11 +44,12 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
     (``maria.gжnzalez@…``) is inside the finding instead of left in the clear before it.
 
     Addresses that reach nobody are not reported: under the reserved top-level domains of RFC
-    2606 / 6761 (``.test``, ``.example``, ``.invalid``, ``.localhost``), and placeholder
-    mailboxes (``user@``, ``you@``, ``noreply@`` …) at the documentation domains ``example.com``,
-    ``.org`` and ``.net``. A mailbox with a person's name there (``maria.gonzalez@example.com``)
-    still counts: the name is what identifies. Any address under a configured internal domain
-    counts, reserved or not (``corp.example.com``, ``build.test``).
+    2606 / 6761 (``.test``, ``.example``, ``.invalid``, ``.localhost``), and at the
+    documentation domains ``example.com``, ``.org`` and ``.net`` a mailbox that provably holds no
+    name (``user@``, ``noreply@``, ``jane@``, ``hello123@``: :meth:`_no_name`). One that may
+    (``maria.gonzalez@``, ``jsmith2@``, ``ahmet.yilmaz@`` of a masked export) still counts: the
+    name is what identifies. Any address under a configured internal domain counts, reserved or
+    not (``corp.example.com``, ``build.test``).
     """
 
     ENTITY = "EMAIL_ADDRESS"
@@ -90,9 +94,33 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True  # initials at a documentation domain ("dp@x-force.example.com"): no name, no mailbox
         if local.lower() in _PLACEHOLDER_MAILBOXES and len(labels) == 2 and labels[0] in _PLACEHOLDER_MAILBOXES:
             return True  # a placeholder at a placeholder ("test@test.com", "name@email.com")
+        if documentation and self._no_name(local):
+            return True  # "jane@example.net", "hello123@example.com": a reserved domain, no name
         return (
             documentation and (local.lower() in _PLACEHOLDER_MAILBOXES or local.lower() in _SERVICE_USERS)
         ) or _algorithm_name(local)
+
+    @staticmethod
+    def _no_name(local: str) -> bool:
+        """Whether a mailbox's local part provably holds no person's name. At a reserved domain
+        no mail arrives, so only a name there identifies anyone; a masked export keeps real local
+        parts ("ahmet.yilmaz@example.com"), which stay. None: a local part without letters, one
+        word that is a placeholder, a given name alone or an English word no census surname
+        spells ("jane", "user123", "illustrious"), or parts of which every longer one is a
+        placeholder ("foo.na"). Two name-like parts, digits after a name ("jsmith2") and any
+        letter beyond ASCII keep it."""
+        if not local.isascii():
+            return False
+        parts = [p.rstrip("0123456789") for p in _LOCAL_PARTS.split(local.lower().replace("'", ""))]
+        parts = [p for p in parts if p]
+        if not parts:
+            return True
+        if len(parts) > 1:
+            return all(p in _PLACEHOLDER_MAILBOXES or p in _SERVICE_USERS for p in parts if len(p) > 2)
+        word = parts[0]
+        if word in _PLACEHOLDER_MAILBOXES or word in _SERVICE_USERS or word in given_names(1):
+            return True
+        return is_english_word(word) and not is_surname(word)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """The password of a URL's user part (``https://username:password@host.com``) is no
@@ -256,6 +284,7 @@ _SERVICE_USERS = frozenset(
 )
 
 _DECIMAL = re.compile(r"\d+\.\d+")
+_LOCAL_PARTS = re.compile(r"[._+-]")
 
 
 class _RegionTable:

@@ -197,6 +197,7 @@ _PLACE_FIRST = frozenset(
 _UMLAUT_SPELLING = re.compile(r"([uoa])e")
 _DERIVED = ("ing", "ed", "ly", "tion", "ment", "ness", "able", "ible", "ity", "ive", "ize", "ise", "ful", "less")
 _WEAK_SURNAME_RANK = 10_000
+_VOWELS = frozenset("AEIOUY")
 # after a given name of the gazetteer's second source, a surname this common in the census
 # (Mensah, Patel, Okafor: ranks 9,000 and up are "Mall", "Market", "Stars" as often)
 _ADDED_VOUCHED_RANK = 10_000
@@ -434,6 +435,8 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             return True
         if len(surname) < 4:
             return False  # "Dylan LID", "Save ACL": an acronym after a word
+        if any(not _VOWELS.intersection(part) for part in surname.split("-")):
+            return False  # "Janus VQ-VAE", "Maria HTTP": a part without a vowel is an acronym
         w = given.lower()
         common = w in self._common_given or w.split("-")[0] in self._common_given
         return common and not surname.endswith(("ING", "ED"))
@@ -526,6 +529,9 @@ def _neighbour_keys(text: str, row: int) -> list[str]:
     return keys
 
 
+# a greeting right before one word, and a version number after it
+_GREETING_BEFORE = re.compile(r"(?i:\b(?:hello|hi|hallo|bonjour))[ ]*,?[ ]*\Z")
+_VERSION_AFTER = re.compile(r"[ ]+[0-9]+(?:\.[0-9]+)*[ ]*(?:[!?.,;:)'\"]|$)", re.MULTILINE)
 # "by" (or "von", "durch", "par") right before a name: a role's, with no title between
 _BY_BEFORE = re.compile(r"(?i:\b(?:by|von|durch|par))[ ]*:?[ ]*\Z")
 
@@ -603,6 +609,17 @@ class TitledPersonRecognizer(_NameRecognizer):
         """Besides code and placeholders: what raises an exception, an error or a warning is
         code ("redirect exceptions raised by Werkzeug"); people raise issues."""
         if _RAISED_BY_CODE.search(text, max(0, start - 80), start):
+            return True
+        word = text[start:end]
+        if (
+            _VERSION_AFTER.match(text, end)
+            and " " not in word
+            and _GREETING_BEFORE.search(text, max(0, start - 16), start)
+            and word.lower() not in given_names(1)
+            and not is_surname(word)
+        ):
+            # "Hello, Fortran 77!", "Hi Delphi 7.": a language and its version greeted, the
+            # version ending the clause; "Hi Priya 2 quick questions" greets a person
             return True
         if _TITLE_ALONE.fullmatch(text, start, end):
             return True  # a title names nobody without a name: "Hello Mr. {name}", "Dear Dr. <NAME>"

@@ -177,6 +177,9 @@ def _b64_text(value: str) -> str | None:
     return text if text and all(" " <= c <= "~" or c in "\r\n\t" for c in text) else None
 
 
+_LOWER_AND_DIGITS = re.compile(r"[a-z0-9]+")
+
+
 class KubernetesSecretDataRecognizer(TiersPatternRecognizer):
     """Indented ``key: <base64>`` lines whose value decodes to text: a Secret's ``data:`` (any
     key name, ``.dockerconfigjson`` and ``tls.key`` included)."""
@@ -194,11 +197,12 @@ class KubernetesSecretDataRecognizer(TiersPatternRecognizer):
         # an alphabet written out ("TUVWTUVW") may decode to text by chance ("MUVMUV")
         if sequential(pattern_text):
             return True
-        # lower-case letters only: a word or a word piece ("entially" in a tokenizer's JSON
-        # decodes to "z{bjYr"). Base64 of a value is that almost never (3 in 1,000 lower-case
+        # lower-case letters (and digits) only: a word or a word piece ("entially" in a
+        # tokenizer's JSON decodes to "z{bjYr"), a project's or a digest's name ("a000a000"
+        # decodes to "kM4kM4"). Base64 of a value is that almost never (3 in 1,000 lower-case
         # passwords of six letters, none of twelve); of upper-case text it often is all capitals
         # ("TUFTVEVS" is "MASTER"), so capitals stay data
-        if pattern_text.isalpha() and pattern_text.islower():
+        if _LOWER_AND_DIGITS.fullmatch(pattern_text):
             return True
         decoded = _b64_text(pattern_text)
         return decoded is None or len(decoded.strip()) < 4 or is_placeholder(decoded)
