@@ -290,3 +290,50 @@ def test_a_given_name_before_an_acronym_is_no_person(clf: Classifier, given_name
 def test_a_surname_in_capitals_stays(clf: Classifier, given_name: str, surname: str) -> None:
     text = f"Approved by: {given_name} {surname}"
     assert f"{given_name} {surname}" in _values(clf, text, "PERSON"), text
+
+
+_WORD_GIVEN = ["Jean", "Claire", "Christian", "Victor", "Guy", "Mark"]
+
+
+@_SETTINGS
+@given(
+    given_name=st.sampled_from(_WORD_GIVEN),
+    surname=st.sampled_from(["MOREAU", "LEFEBVRE", "DUBOIS", "LAMBERT", "MARTIN", "DUPONT-MORETTI", "GARNIER"]),
+    carrier=st.sampled_from(["Responsable : {}", "Contact {} today", "{} a signé le rapport", "Rédigé par {}"]),
+)
+def test_a_given_name_that_is_a_word_before_a_census_surname_in_capitals(
+    clf: Classifier, given_name: str, surname: str, carrier: str
+) -> None:
+    """French documents write "Prénom NOM": a given name that is a word too ("Jean", "Mark")
+    vouches for a census surname in capitals."""
+    name = f"{given_name} {surname}"
+    text = carrier.format(name)
+    assert name in _values(clf, text, "PERSON"), text
+
+
+@_SETTINGS
+@given(
+    given_name=st.sampled_from(_WORD_GIVEN + ["Max", "Ray", "Frank"]),
+    word=st.sampled_from(["TODO", "SIZE", "CONFIG", "DOWN", "CASE", "READ", "FREE", "UPDATE", "DONE", "LIST"]),
+)
+def test_a_given_name_that_is_a_word_before_a_word_in_capitals_is_no_person(
+    clf: Classifier, given_name: str, word: str
+) -> None:
+    text = f"- {given_name} {word} items before the release"
+    assert not _values(clf, text, "PERSON"), text
+
+
+@_SETTINGS
+@given(
+    given_name=st.sampled_from(["Zacharie", "Otfried", "Anastasie", "Korbinian", "Siegward"]),
+    surname=st.sampled_from(["FINKE", "SEIFERT", "GIRARD", "LEROY", "DUMONT", "KNAPPE"]),
+    carrier=st.sampled_from(["Responsable qualité : {}\nDate : 12/03/2026", "Le rapport a été transmis par {} hier."]),
+)
+def test_a_rarer_given_name_before_a_census_surname_in_capitals(
+    clf: Classifier, given_name: str, surname: str, carrier: str
+) -> None:
+    """A given name of the gazetteer beyond the commonest vouches for a census surname in
+    capitals that is no ordinary word ("Prénom NOM")."""
+    name = f"{given_name} {surname}"
+    text = carrier.format(name)
+    assert name in _values(clf, text, "PERSON"), text

@@ -134,6 +134,19 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False) -> int:
     return keep
 
 
+def _upper_surname(word: str) -> bool:
+    """A surname in capitals that the census spells, in each part of a hyphenated one
+    ("DUPONT-MORETTI"), and no ordinary word here unless among its commonest ("MARTIN",
+    "LAMBERT"; not "DOWN", "CASE", "SIZE")."""
+    return all(
+        len(p) >= 3
+        and is_surname(p)
+        and not is_common(p)
+        and (not is_english_word(p) or is_surname(p, _UPPER_WORD_SURNAME_RANK))
+        for p in word.split("-")
+    )
+
+
 def title_noun(word: str) -> bool:
     """A capitalised English word that no census surname spells and no given name: the noun of a
     title or a term ("Handbook", "Resource", "Actors"). Rare surnames are words of the dictionary
@@ -198,6 +211,9 @@ _UMLAUT_SPELLING = re.compile(r"([uoa])e")
 _DERIVED = ("ing", "ed", "ly", "tion", "ment", "ness", "able", "ible", "ity", "ive", "ize", "ise", "ful", "less")
 _WEAK_SURNAME_RANK = 10_000
 _VOWELS = frozenset("AEIOUY")
+# an ordinary word in capitals after a given name that is a word too is a surname only this common
+# in the census ("Guy MARTIN" 16, "Victor LAMBERT" 292; "Mark CASE" 813, "Max FREE" 2,951 are none)
+_UPPER_WORD_SURNAME_RANK = 500
 # after a given name of the gazetteer's second source, a surname this common in the census
 # (Mensah, Patel, Okafor: ranks 9,000 and up are "Mall", "Market", "Stars" as often)
 _ADDED_VOUCHED_RANK = 10_000
@@ -428,9 +444,15 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             return False
         if given.lower() in AMBIGUOUS_GIVEN_NAMES:
             # "Mark", "Christian", "Jean" are words too: only before a surname that is neither
-            # upper case, another such word nor shaped like an English derived word ("Mark Completed")
+            # another such word nor shaped like an English derived word ("Mark Completed"), and in
+            # upper case only a census surname that is no ordinary word, as French documents write
+            # "Jean DUPONT", "Claire MOREAU" ("Mark TODO", "Max SIZE" are none)
             s = surname.lower()
-            return not surname.isupper() and s not in AMBIGUOUS_GIVEN_NAMES and not s.endswith(_DERIVED)
+            if s in AMBIGUOUS_GIVEN_NAMES or s.endswith(_DERIVED):
+                return False
+            if surname.isupper():
+                return given[1:].islower() and _upper_surname(surname)
+            return True
         if not surname.isupper():
             return True
         if len(surname) < 4:
@@ -439,7 +461,9 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             return False  # "Janus VQ-VAE", "Maria HTTP": a part without a vowel is an acronym
         w = given.lower()
         common = w in self._common_given or w.split("-")[0] in self._common_given
-        return common and not surname.endswith(("ING", "ED"))
+        # a rarer given name vouches for a census surname that is no ordinary word: French and
+        # German documents write "Zacharie CHAUVEAU", "Otfried FINKE"
+        return (common or (given[1:].islower() and _upper_surname(surname))) and not surname.endswith(("ING", "ED"))
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Besides code and placeholders: "Settings, Ping and WindowUpdate" enumerates, it is
