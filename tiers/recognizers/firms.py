@@ -138,7 +138,7 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
         the place of a name (:mod:`._code`); a place's name ("Monte-Carlo", "Tan-Tan":
         :mod:`._places`)."""
         before = _LIST_BEFORE.search(text, max(0, start - 40), start) if "," in text[start:end] else None
-        word = before.group(1) or before.group(2) if before is not None else ""
+        word = (before.group(1) or before.group(2)) if before is not None else ""
         if word and is_english_word(word) and not is_plain_surname(word):
             # "on Top and Bottom, Left and Right": a longer list of words, no firm's name; a
             # firm before the conjunction ("Skadden and Baker, Botts and Lovell") is a list of firms

@@ -579,6 +579,20 @@ def _acronym_after_by(text: str, start: int, end: int) -> bool:
     return _BY_BEFORE.search(text, max(0, start - 16), start) is not None
 
 
+def _version_greeted(text: str, start: int, end: int) -> bool:
+    """One word after a greeting and before a version that ends the clause, neither a given name
+    nor a census surname: a language greeted ("Hello, Fortran 77!", "Hi Delphi 7."); "Hi Priya 2
+    quick questions" greets a person."""
+    word = text[start:end]
+    return (
+        _VERSION_AFTER.match(text, end) is not None
+        and " " not in word
+        and _GREETING_BEFORE.search(text, max(0, start - 16), start) is not None
+        and word.lower() not in given_names(1)
+        and not is_surname(word)
+    )
+
+
 # a compound's second part in lower case after the word ("CUPTI-based", "GPU-accelerated")
 _COMPOUND_AFTER = re.compile(r"-([a-z]{4,})\b")
 
@@ -634,16 +648,7 @@ class TitledPersonRecognizer(_NameRecognizer):
         code ("redirect exceptions raised by Werkzeug"); people raise issues."""
         if _RAISED_BY_CODE.search(text, max(0, start - 80), start):
             return True
-        word = text[start:end]
-        if (
-            _VERSION_AFTER.match(text, end)
-            and " " not in word
-            and _GREETING_BEFORE.search(text, max(0, start - 16), start)
-            and word.lower() not in given_names(1)
-            and not is_surname(word)
-        ):
-            # "Hello, Fortran 77!", "Hi Delphi 7.": a language and its version greeted, the
-            # version ending the clause; "Hi Priya 2 quick questions" greets a person
+        if _version_greeted(text, start, end):
             return True
         if _TITLE_ALONE.fullmatch(text, start, end):
             return True  # a title names nobody without a name: "Hello Mr. {name}", "Dear Dr. <NAME>"
