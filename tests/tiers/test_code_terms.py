@@ -82,6 +82,39 @@ def test_a_term_spelt_as_an_identifier_nearby_is_no_person(
 
 @_SETTINGS
 @given(
+    given_name=st.sampled_from(_GIVEN_WORDS),
+    term=st.sampled_from(_TERMS),
+    person=st.sampled_from(_PEOPLE + _WORD_PEOPLE),
+    form=st.sampled_from(
+        ["def is_{s}_available():", "class {c}ImageProcessor(Base):", "class Fast{c}:", "def {s}(x):"]
+    ),
+    lines=st.integers(60, 400),
+    definition_first=st.booleans(),
+)
+def test_a_term_the_text_defines_far_away_is_no_person(
+    clf: Classifier, given_name: str, term: str, person: tuple[str, str], form: str, lines: int,
+    definition_first: bool,
+) -> None:  # fmt: skip
+    """A definition anywhere in the text (``class ZoeDepthImageProcessor`` two hundred lines
+    above "# Zoe Depth model adds padding") names the term wherever it stands; a person named
+    beside the comment stays a person, and the same comment in a text that defines nothing of
+    that name stays read as it was."""
+    name = f"{person[0]} {person[1]}"
+    code = form.format(s=_snake(given_name, term), c=given_name + term)
+    filler = "".join(f"    value_{i} = compute(value_{i - 1}, {i})\n" for i in range(1, lines))
+    comment = f"    # {given_name} {term} adds padding here; reviewed by {name}.\n"
+    text = f"{code}\n{filler}{comment}" if definition_first else f"{comment}{filler}{code}\n"
+    assert len(text) > 2048  # beyond the window of the spellings read near the candidate
+    people = _values(clf, text, "PERSON")
+    assert f"{given_name} {term}" not in people
+    assert name in people
+    # a definition of another name says nothing of this one
+    other = text.replace(code, form.format(s=_snake("Ruler", term), c="Ruler" + term))
+    assert name in _values(clf, other, "PERSON")
+
+
+@_SETTINGS
+@given(
     person=st.sampled_from(_PEOPLE + _WORD_PEOPLE),
     handle=st.sampled_from(
         [
@@ -125,6 +158,13 @@ def test_spelt_in_code_reads_whole_words_of_an_identifier() -> None:
     text = "class HueyChords: ...\nspan = 'Huey Chord'"
     at = text.index("Huey Chord")
     assert not spelt_in_code(text, at, at + len("Huey Chord"))
+    # a definition far away counts only with its words whole: "HueyChords" again
+    text = "class HueyChords: ...\n" + "x = 1\n" * 400 + "span = 'Huey Chord'"
+    at = text.index("Huey Chord")
+    assert not spelt_in_code(text, at, at + len("Huey Chord"))
+    text = text.replace("HueyChords", "FastHueyChordCache")
+    at = text.index("Huey Chord")
+    assert spelt_in_code(text, at, at + len("Huey Chord"))
     # a surname that is no word of the dictionary is never read as a term
     text = "def maria_gonzalez_report(x): ...\nby Maria Gonzalez"
     at = text.index("Maria Gonzalez")

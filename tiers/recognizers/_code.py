@@ -158,14 +158,61 @@ def spelt_in_code(text: str, start: int, end: int) -> bool:
     ``isinstance(item, HueyChord)``). A person's surname is rarely a word of the dictionary
     ("Maria Gonzalez"); where it is ("Anna Hill"), a handle, a file name or a mention spelt so
     (``anna_hill_resume.pdf``, ``#AnnaHill``, ``@anna_hill``) is in no code position and keeps
-    the name a name."""
+    the name a name. Near the candidate any code position counts; anywhere in the text, a
+    definition (:func:`_defined_words`)."""
     words = text[start:end].split()
     if len(words) < 2 or not all(w.isalpha() and w.isascii() for w in words) or not is_english_word(words[-1]):
         return False
     lo, hi = max(0, start - _SPELT_WINDOW), min(len(text), end + _SPELT_WINDOW)
     camel = "".join(w[:1].upper() + w[1:].lower() for w in words)
     snake = "_".join(w.lower() for w in words)
-    return _found_as(text, camel, lo, hi, camel=True) or _found_as(text, snake, lo, hi, camel=False)
+    return (
+        _found_as(text, camel, lo, hi, camel=True)
+        or _found_as(text, snake, lo, hi, camel=False)
+        or " ".join(w.lower() for w in words) in _defined_words(text)
+    )
+
+
+# the words of the names a text defines ("def is_ray_tune_available", "class
+# ZoeDepthImageProcessor"), for the last text read: every candidate of a text asks about the same
+# text, and one pass over it for "def " and "class " costs ≈ 1 ms per MB, where searching the
+# whole text for each candidate's spellings would be quadratic
+_last_defined: tuple[tuple[int, int, int], frozenset[str]] = ((0, -1, 0), frozenset())
+_DEFINING = ("def ", "class ")
+_IDENTIFIER_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# an identifier's words: a run of capitals before a capitalised word ("HTTP" of "HTTPServer"), a
+# capitalised or lower-case word, digits
+_IDENTIFIER_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_MOST_WORDS = 8  # of one identifier's words, runs of at most this many are kept
+
+
+def _defined_words(text: str) -> frozenset[str]:
+    """Every run of two or more words (lower case, joined by one blank) of an identifier that
+    ``text`` defines with ``def`` or ``class``: "zoe depth", "depth image", "zoe depth image" … of
+    ``class ZoeDepthImageProcessor``. A definition anywhere in the text says what its words name
+    everywhere in it ("# Zoe Depth model adds padding" two hundred lines below the class), where
+    the spellings :func:`_found_as` reads stand only near the candidate."""
+    global _last_defined
+    key = (id(text), len(text), hash(text))
+    seen, runs = _last_defined
+    if seen == key:
+        return runs
+    defined: set[str] = set()
+    for keyword in _DEFINING:
+        at = text.find(keyword)
+        while at >= 0:
+            if at == 0 or text[at - 1] not in _IDENTIFIER_CHARS:
+                m = _IDENTIFIER_AT.match(text, at + len(keyword))
+                if m is not None:
+                    defined.add(m.group())
+            at = text.find(keyword, at + 1)
+    found: set[str] = set()
+    for name in defined:
+        words = [w.lower() for w in _IDENTIFIER_WORD.findall(name)][:_MOST_WORDS]
+        found.update(" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 2, len(words) + 1))
+    runs = frozenset(found)
+    _last_defined = (key, runs)
+    return runs
 
 
 def _found_as(text: str, spelt: str, lo: int, hi: int, *, camel: bool) -> bool:
