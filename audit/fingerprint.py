@@ -10,17 +10,29 @@ prompts are normalised on every request, and the Python-level ``" ".join(text.sp
 per-character category test of the earlier version cost 14–20 ms/MB of plain text (and ten times
 that on accented text). ``tests/audit/test_fingerprint_normal_form.py`` keeps that version as the
 oracle this one must equal.
+
+:class:`Fingerprints` takes a request's texts one after another and hashes each text and the
+whole in the same pass, over pieces of 64 KiB: a 3 MB prompt's normal form is never built whole
+(and copied again for the join), and each piece's arrays stay in the CPU's cache.
 """
 
 from __future__ import annotations
 
 import hmac
 import unicodedata
+from collections.abc import Iterator
 
 import numpy as np
 import re2
 
-__all__ = ["fingerprint", "fingerprint_bytes", "normalize_for_fingerprint", "normalized_utf8"]
+__all__ = [
+    "Fingerprints",
+    "fingerprint",
+    "fingerprint_bytes",
+    "normalize_for_fingerprint",
+    "normalized_chunks",
+    "normalized_utf8",
+]
 
 
 def _ranges(codepoints: list[int]) -> str:
@@ -76,6 +88,18 @@ def _special_characters(text: str) -> str:
     return text
 
 
+def _collapse_run(data: bytes, after_space: bool) -> bytes:
+    """``data`` (ASCII controls gone, whitespace spaces) with each space after a space dropped,
+    its first byte too when ``after_space`` and it is a space; nothing trimmed at its end."""
+    arr = np.frombuffer(data, np.uint8)
+    space = arr == 32
+    keep = np.empty(len(arr), np.bool_)
+    keep[0] = not (after_space and space[0])
+    np.logical_and(space[1:], space[:-1], out=keep[1:])  # a space right after a space …
+    np.logical_not(keep[1:], out=keep[1:])  # … goes
+    return data if keep.all() else arr[keep].tobytes()
+
+
 def _collapse_ascii(data: bytes) -> bytes:
     """ASCII controls dropped, tab/newline/CR/space runs one space, trimmed — on UTF-8 bytes, which
     never hold an ASCII byte inside a multi-byte character."""
@@ -98,6 +122,98 @@ def normalized_utf8(text: str) -> bytes:
     if not text.isascii():  # ASCII is its own NFKC and holds no non-ASCII specials
         text = _special_characters(unicodedata.normalize("NFKC", text))
     return _collapse_ascii(text.encode("utf-8"))
+
+
+# How much text one step of :func:`normalized_chunks` reads: its arrays stay in a core's cache.
+_CHUNK = 1 << 16
+# From this length a text is hashed in pieces; below, whole in one call (measured: 100 KB in two
+# pieces cost 5 % more, 1 MB in sixteen 40 % less)
+_PIECES_FROM = 1 << 18
+
+
+def normalized_chunks(text: str, size: int = _CHUNK) -> Iterator[bytes]:
+    """The normal form of ``text`` in pieces, non-empty, whose concatenation is
+    ``normalized_utf8(text)``. ASCII text is read ``size`` characters at a time; other text is
+    normalised whole first (NFKC composes across any cut) and handed out in pieces."""
+    if len(text) <= size or not text.isascii():
+        data = normalized_utf8(text)
+        for i in range(0, len(data), size):
+            yield data[i : i + size]
+        return
+    after_space = True  # the text's start counts as a space: a leading run goes (trimmed)
+    held = False  # a space withheld from the last piece: written only before more text
+    for i in range(0, len(text), size):
+        data = text[i : i + size].encode("ascii").translate(_ASCII_TO_SPACE, _ASCII_CONTROLS)
+        if not data:
+            continue
+        out = _collapse_run(data, after_space)
+        after_space = data[-1] == 32
+        if not out:
+            continue
+        # a held space means this piece starts after a space, so ``out`` starts with none
+        hold = out[-1] == 32
+        if hold:
+            out = out[:-1]
+        if held and out:
+            yield b" "
+        if out:
+            yield out
+        held = hold or (held and not out)
+
+
+class Fingerprints:
+    """The fingerprints of a request's texts, fed one by one: each non-empty text's own, and the
+    whole's, ``fingerprint_bytes(key, b" ".join(each non-empty normal form))``. A long text is
+    hashed in pieces into its own fingerprint and the whole's at once; short ones are hashed in
+    one call each (a hash object costs more than a 1 KB text's hashing)."""
+
+    def __init__(self, key: bytes, *, pieces_from: int = _PIECES_FROM, piece: int = _CHUNK) -> None:
+        if not key:
+            raise ValueError("fingerprint key must not be empty")
+        self._key = key
+        self._pieces_from = pieces_from
+        self._piece = piece
+        self._each: list[str] = []
+        self._short: list[bytes] = []  # normal forms not yet in ``_whole`` (all, while it is None)
+        self._whole: hmac.HMAC | None = None
+
+    def add(self, text: str) -> None:
+        if len(text) < self._pieces_from:
+            form = normalized_utf8(text)
+            if form:
+                self._each.append(hmac.digest(self._key, form, "sha256").hex())
+                if self._whole is None:
+                    self._short.append(form)
+                else:
+                    self._whole.update(b" " + form)
+            return
+        one: hmac.HMAC | None = None
+        for piece in normalized_chunks(text, self._piece):
+            if one is None:
+                one = hmac.new(self._key, digestmod="sha256")
+                if self._whole is None:  # the texts before, in order, then this one's pieces
+                    self._whole = hmac.new(self._key, b" ".join(self._short), digestmod="sha256")
+                if self._each:
+                    self._whole.update(b" ")
+            one.update(piece)
+            self._whole.update(piece)
+        if one is not None:
+            self._each.append(one.hexdigest())
+
+    @property
+    def each(self) -> tuple[str, ...]:
+        """The non-empty texts' fingerprints, each once, in their first order."""
+        return tuple(dict.fromkeys(self._each))
+
+    @property
+    def whole(self) -> str | None:
+        """The fingerprint of all texts joined (the only text's own when there is one); None
+        when every text was empty."""
+        if len(self._each) <= 1:
+            return self._each[0] if self._each else None
+        if self._whole is None:
+            return hmac.digest(self._key, b" ".join(self._short), "sha256").hex()
+        return self._whole.hexdigest()
 
 
 def normalize_for_fingerprint(text: str) -> str:

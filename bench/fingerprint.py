@@ -5,6 +5,11 @@
 Same process, same texts (the last message of ``bench/overhead.py``'s generated chats, in English,
 with identifiers, with German words, and as code), the two alternating; the best of N runs each.
 The previous implementation is the oracle of ``tests/audit/test_fingerprint_normal_form.py``.
+
+A second table times a whole request's fingerprints (every message's, and the whole's) the way
+``gateway/classify.py`` took them before ``Fingerprints``: each message's normal form built
+whole, hashed, then all of them joined and hashed again; against ``Fingerprints``, which hashes
+long texts in pieces into both at once. Median of N runs each, alternating twice.
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from overhead import MB, chat_body  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
-from audit.fingerprint import fingerprint_bytes, normalized_utf8  # noqa: E402 -- after the sys.path line: run as a script from the checkout
+from audit.fingerprint import Fingerprints, fingerprint_bytes, normalized_utf8  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 from tests.audit.test_fingerprint_normal_form import oracle  # noqa: E402 -- after the sys.path line: run as a script from the checkout
 
 KEY = os.urandom(32)
@@ -71,5 +76,54 @@ def main() -> None:
             print(f"| {name} | {label} | {a:.3f} | {b:.3f} | {a / b:.1f}x |", flush=True)
 
 
+def _joined_then_hashed(texts: list[str]) -> tuple[str | None, tuple[str, ...]]:
+    """The request's fingerprints as ``gateway/classify.py`` took them before ``Fingerprints``."""
+    forms = [n for n in (normalized_utf8(t) for t in texts) if n]
+    each = tuple(dict.fromkeys(fingerprint_bytes(KEY, n) for n in forms))
+    if not forms:
+        return None, each
+    return (each[0] if len(forms) == 1 else fingerprint_bytes(KEY, b" ".join(forms))), each
+
+
+def _in_one_pass(texts: list[str]) -> tuple[str | None, tuple[str, ...]]:
+    prints = Fingerprints(KEY)
+    for text in texts:
+        prints.add(text)
+    return prints.whole, prints.each
+
+
+def median(fn: Callable[[], object], runs: int) -> float:
+    out = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+    return sorted(out)[len(out) // 2] * 1000
+
+
+def requests() -> None:
+    print("\n| request (every message) | size | joined, then hashed ms | one pass ms | ratio |")
+    print("|---|---:|---:|---:|---:|")
+    for size in (1024, 100 * 1024, MB, 3 * MB):
+        for ids in (False, True):
+            prefix, suffix = chat_body(size, seed=size, identifiers=ids)
+            chat = [str(m["content"]) for m in json.loads(prefix + "1" + suffix)["messages"]]
+            for name, texts in (("chat" + (" + ids" if ids else ""), chat),
+                                ("code" + (" + ids" if ids else ""), [t.replace(". ", ".\n        ") for t in chat])):  # fmt: skip
+                assert _joined_then_hashed(texts) == _in_one_pass(texts)
+                runs = 300 if size <= 1024 else (30 if size < MB else 9)
+                a, b = (
+                    median(lambda t=texts: _joined_then_hashed(t), runs),
+                    median(lambda t=texts: _in_one_pass(t), runs),
+                )
+                a, b = (
+                    min(a, median(lambda t=texts: _joined_then_hashed(t), runs)),
+                    min(b, median(lambda t=texts: _in_one_pass(t), runs)),
+                )
+                label = f"{size // MB} MB" if size >= MB else f"{size // 1024} KB"
+                print(f"| {name} | {label} | {a:.3f} | {b:.3f} | {a / b:.2f}x |", flush=True)
+
+
 if __name__ == "__main__":
     main()
+    requests()

@@ -37,7 +37,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, replace
 from typing import Any
 
-from audit.fingerprint import fingerprint_bytes, normalized_utf8
+from audit.fingerprint import Fingerprints
 from gateway.cpus import usable_cpus
 from gateway.errors import GatewayError, Unavailable
 from gateway.parsing import ParsedBody, parse_body
@@ -116,13 +116,13 @@ class ClassifyStep:
     # -- the work, wherever it runs ------------------------------------------------------------
 
     def _fingerprints(self, content: Content) -> tuple[str | None, tuple[str, ...]]:
-        texts = [n for n in (normalized_utf8(s.text) for s in content.segments if s.kind in _FINGERPRINTED) if n]
         # normalize("\n".join(texts)) == " ".join(non-empty normalized texts): whitespace runs
         # collapse across the join and NFKC never composes across a newline. One pass, not two.
-        segs = tuple(dict.fromkeys(fingerprint_bytes(self._key, n) for n in texts))
-        if not texts:
-            return None, segs
-        return (segs[0] if len(texts) == 1 else fingerprint_bytes(self._key, b" ".join(texts))), segs
+        prints = Fingerprints(self._key)
+        for s in content.segments:
+            if s.kind in _FINGERPRINTED:
+                prints.add(s.text)
+        return prints.whole, prints.each
 
     def read(self, endpoint: str, raw: bytes) -> tuple[ParsedBody, Content]:
         """Parse and extract. Raises ``GatewayError`` for a body that cannot be parsed and

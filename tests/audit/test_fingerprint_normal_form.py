@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 from audit.fingerprint import (
     _DROP,
     _SPACE,
+    Fingerprints,
     fingerprint,
     fingerprint_bytes,
     normalize_for_fingerprint,
+    normalized_chunks,
     normalized_utf8,
 )
 
@@ -93,3 +95,37 @@ def test_the_tables_cover_every_category_and_space() -> None:
 def test_fingerprint_of_bytes_and_text_agree(text: str) -> None:
     key = b"k" * 32
     assert fingerprint_bytes(key, normalized_utf8(text)) == fingerprint(key, oracle(text))
+
+
+# ASCII with every kind of whitespace and control, in runs that pieces cut anywhere
+_ASCII_SPACY = st.text(alphabet=st.sampled_from(list("ab \t\n\r\x00\x0b\x0c\x1f\x7f.")), max_size=300)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=st.one_of(_ASCII_SPACY, texts), size=st.integers(1, 40))
+def test_the_pieces_join_to_the_normal_form(text: str, size: int) -> None:
+    """Read in pieces of any size, the normal form is the same bytes, and no piece is empty:
+    a run of spaces across a cut is one space, a leading or trailing run none."""
+    pieces = list(normalized_chunks(text, size))
+    assert b"".join(pieces) == normalized_utf8(text) == oracle(text).encode("utf-8")
+    assert all(pieces)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    texts=st.lists(st.one_of(_ASCII_SPACY, texts, _ASCII_SPACY.map(lambda t: t * 300)), max_size=6),
+    pieces_from=st.sampled_from([1 << 18, 50, 1]),
+    piece=st.integers(1, 64),
+)
+def test_fingerprints_of_texts_fed_one_by_one(texts: list[str], pieces_from: int, piece: int) -> None:
+    """Each non-empty text's fingerprint once, in order, and the whole's over the non-empty
+    normal forms joined by one space; a whole that is one text is that text's. The same
+    whichever texts are hashed in pieces, and in pieces of any size."""
+    key = b"k" * 32
+    prints = Fingerprints(key, pieces_from=pieces_from, piece=piece)
+    for text in texts:
+        prints.add(text)
+    forms = [oracle(t).encode("utf-8") for t in texts]
+    forms = [f for f in forms if f]
+    assert prints.each == tuple(dict.fromkeys(fingerprint_bytes(key, f) for f in forms))
+    assert prints.whole == (fingerprint_bytes(key, b" ".join(forms)) if forms else None)
