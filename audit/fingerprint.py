@@ -18,9 +18,11 @@ whole in the same pass, over pieces of 64 KiB: a 3 MB prompt's normal form is ne
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import unicodedata
 from collections.abc import Iterator
+from functools import lru_cache
 
 import numpy as np
 import re2
@@ -168,9 +170,7 @@ class Fingerprints:
     one call each (a hash object costs more than a 1 KB text's hashing)."""
 
     def __init__(self, key: bytes, *, pieces_from: int = _PIECES_FROM, piece: int = _CHUNK) -> None:
-        if not key:
-            raise ValueError("fingerprint key must not be empty")
-        self._key = key
+        self._keyed = _keyed(key)
         self._pieces_from = pieces_from
         self._piece = piece
         self._each: list[str] = []
@@ -181,7 +181,7 @@ class Fingerprints:
         if len(text) < self._pieces_from:
             form = normalized_utf8(text)
             if form:
-                self._each.append(hmac.digest(self._key, form, "sha256").hex())
+                self._each.append(_hex(self._keyed, form))
                 if self._whole is None:
                     self._short.append(form)
                 else:
@@ -190,9 +190,10 @@ class Fingerprints:
         one: hmac.HMAC | None = None
         for piece in normalized_chunks(text, self._piece):
             if one is None:
-                one = hmac.new(self._key, digestmod="sha256")
+                one = self._keyed.copy()
                 if self._whole is None:  # the texts before, in order, then this one's pieces
-                    self._whole = hmac.new(self._key, b" ".join(self._short), digestmod="sha256")
+                    self._whole = self._keyed.copy()
+                    self._whole.update(b" ".join(self._short))
                 if self._each:
                     self._whole.update(b" ")
             one.update(piece)
@@ -212,8 +213,24 @@ class Fingerprints:
         if len(self._each) <= 1:
             return self._each[0] if self._each else None
         if self._whole is None:
-            return hmac.digest(self._key, b" ".join(self._short), "sha256").hex()
+            return _hex(self._keyed, b" ".join(self._short))
         return self._whole.hexdigest()
+
+
+@lru_cache(maxsize=8)
+def _keyed(key: bytes) -> hmac.HMAC:
+    """An HMAC-SHA256 under ``key`` that has read nothing, to be copied: a copy costs ≈ 1.2 µs
+    against ≈ 1.9 for ``hmac.digest``, which looks the digest up by name and pads the key on
+    every call, and a request takes one per message and one for the whole."""
+    if not key:
+        raise ValueError("fingerprint key must not be empty")
+    return hmac.new(key, digestmod=hashlib.sha256)
+
+
+def _hex(keyed: hmac.HMAC, data: bytes) -> str:
+    one = keyed.copy()
+    one.update(data)
+    return one.hexdigest()
 
 
 def normalize_for_fingerprint(text: str) -> str:
@@ -223,9 +240,7 @@ def normalize_for_fingerprint(text: str) -> str:
 
 def fingerprint_bytes(key: bytes, normalized: bytes) -> str:
     """HMAC-SHA256 of normal-form UTF-8 bytes under the server's fingerprint key, hex."""
-    if not key:
-        raise ValueError("fingerprint key must not be empty")
-    return hmac.digest(key, normalized, "sha256").hex()  # one C call
+    return _hex(_keyed(key), normalized)
 
 
 def fingerprint(key: bytes, normalized_text: str) -> str:

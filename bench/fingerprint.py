@@ -77,12 +77,13 @@ def main() -> None:
 
 
 def _joined_then_hashed(texts: list[str]) -> tuple[str | None, tuple[str, ...]]:
-    """The request's fingerprints as ``gateway/classify.py`` took them before ``Fingerprints``."""
+    """The request's fingerprints as ``gateway/classify.py`` took them before ``Fingerprints``
+    (and ``hmac.digest`` per text, before one keyed HMAC was copied)."""
     forms = [n for n in (normalized_utf8(t) for t in texts) if n]
-    each = tuple(dict.fromkeys(fingerprint_bytes(KEY, n) for n in forms))
+    each = tuple(dict.fromkeys(hmac.digest(KEY, n, "sha256").hex() for n in forms))
     if not forms:
         return None, each
-    return (each[0] if len(forms) == 1 else fingerprint_bytes(KEY, b" ".join(forms))), each
+    return (each[0] if len(forms) == 1 else hmac.digest(KEY, b" ".join(forms), "sha256").hex()), each
 
 
 def _in_one_pass(texts: list[str]) -> tuple[str | None, tuple[str, ...]]:

@@ -129,3 +129,28 @@ def test_fingerprints_of_texts_fed_one_by_one(texts: list[str], pieces_from: int
     forms = [f for f in forms if f]
     assert prints.each == tuple(dict.fromkeys(fingerprint_bytes(key, f) for f in forms))
     assert prints.whole == (fingerprint_bytes(key, b" ".join(forms)) if forms else None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(key=st.binary(min_size=1, max_size=200), data=st.binary(max_size=3000), texts=st.lists(texts, max_size=4))
+def test_the_fingerprint_is_hmac_sha256_under_any_key(key: bytes, data: bytes, texts: list[str]) -> None:
+    """Copies of one keyed HMAC per key give what the standard library's one-shot call gives, for
+    keys shorter and longer than SHA-256's block, and one key's fingerprints never another's."""
+    import hmac
+
+    assert fingerprint_bytes(key, data) == hmac.digest(key, data, "sha256").hex()
+    assert fingerprint_bytes(key + b"x", data) != fingerprint_bytes(key, data)
+    prints = Fingerprints(key)
+    for text in texts:
+        prints.add(text)
+    forms = [f for f in (oracle(t).encode("utf-8") for t in texts) if f]
+    assert prints.each == tuple(dict.fromkeys(hmac.digest(key, f, "sha256").hex() for f in forms))
+
+
+def test_an_empty_key_is_refused() -> None:
+    import pytest
+
+    with pytest.raises(ValueError, match="must not be empty"):
+        fingerprint_bytes(b"", b"text")
+    with pytest.raises(ValueError, match="must not be empty"):
+        Fingerprints(b"")
