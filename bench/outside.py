@@ -337,7 +337,8 @@ def _judged(block: str) -> frozenset[str]:
 # last line but one was read on 2026-12-02: found since the fourth round (capitalised particles, and
 # "Briggs" cut from "Keith M. Briggs Mar 31, 2006"), real people all. The last line, on 2026-12-05:
 # names a title's noun now ends ("Addison Wesley" of "… Professional", "Alan Turing" of "Alan
-# Turing Centenary"): the publishers and the person judged before.
+# Turing Centenary"): the publishers and the person judged before. "Luciano da Fontoura Costa" (and
+# the twelfth group's "José de San Martín"), 2026-12-07: a surname after a particle read whole.
 IDENTIFYING_HELD_OUT = _judged(
     """
     Abraham Berman|Abu-Aisheh, Romain|Academic Press Inc.|Addison Wesley Professional|Addison-Wesley
@@ -372,7 +373,7 @@ IDENTIFYING_HELD_OUT = _judged(
     Krackhardt, David|Krzysztof Manuszewski|Kurt Mehlhorn|Kwang-Il Goh|Lancichinetti, Santo|Langville, Amy
     Lars Backstrom|Lei Wang|Leland L. Beck|Lengauer, Thomas|Leo Katz|Leonardo Lanzi|Li, David|Lilla Vicsek
     Lin, Shen|Lind, Marta|Linotype-Hell AG|Linton C. Freeman|Liu, Bing-Hong|Lovro Šubelj|Luc Devroye
-    Luca Donetti|Lucas Cimon|Luciano da Fontoura|Luigi P. Cordella|Lun Li|Luque, Fernando|Maciej Liśkiewicz
+    Luca Donetti|Lucas Cimon|Luciano da Fontoura|Luciano da Fontoura Costa|Luigi P. Cordella|Lun Li|Luque, Fernando|Maciej Liśkiewicz
     Maciej M. Syslo|Maciej M. Sysło|Madarasi, Péter|Mahendra Piraveenan|Manuel R. Torres|Marco Gaertler
     Marcus Kaiser|Mariano Reingart|Mario Vento|Mark E. J. Newman|Mark Newman|Mark Newman's|Marta C. González
     Marvin Zelen|Massimo Marchiori|Mathieu Fenniak|Matjaz Zaversnik|Matthew Suderman|Matthieu Latapy
@@ -567,7 +568,7 @@ IDENTIFYING_TWELFTH = _judged(
     Hertz, Gustav|Hertz, Heinrich|Holger Krekel|Ieva Augutytė-Kvedaravičienė|Ismail-Abdul Rahman
     Ivan Vasilievich|Ivo-Pavao Jazbec|Jacob Jensen|Jarrod Millman|Jason R. Coombs|Jens Dahl Møllerhøj
     Jie Luo|Jim Hugunin|Jim Kaiser|Joe Biden|Joe Pasquale|Johan Tibell|John Hunter|John W. Tukey
-    John Wiley|John Wiley and Sons|Joseph Mariani|José Mujica|José de San|Julius von Hann
+    John Wiley|John Wiley and Sons|Joseph Mariani|José Mujica|José de San|José de San Martín|Julius von Hann
     Kathleen Battle|Keith Goodman|Kenton Varda|Kevin Rabsatt|Kevin S. Dias|Kevin Sheppard|Khalid Choukri
     Kim Walisch|Kofi Annan|Konrad Hinsen|Lawrence Livermore|Marcus Antonius|Margaret Thatcher
     Mariano Rajoy|Mark Neumann|Marko Grobelnik|Matt Toia|Matthew Honnibal|Miguel de Cervantes

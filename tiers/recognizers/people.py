@@ -59,10 +59,23 @@ _PARTICLE = r"(?:(?:von|van|de|du|des|der|den|da|di|dos|del|della|le|la|zu|ten|t
 _INITIAL = r"[A-Z]\."
 # the end of a name: RE2's \b is ASCII, so it would fall inside "Spieß" and "Weiß"
 _END = r"(?:$|[^A-Za-zß0-9_])"
-_SURNAME = f"(?:{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
+# the same particles in capitals, before a surname in capitals: "Maria DE SOUSA", "Jean DE LA
+# FONTAINE", "Lars VAN DER BERG" (a surname of capitals alone ends the name: "Maria DE")
+_UPPER_PARTICLE = r"(?:(?:VON|VAN|DE|DU|DES|DER|DEN|DA|DI|DOS|DEL|DELLA|LE|LA|ZU|TEN|TER)[ ]+)"
+_SURNAME = f"(?:{_UPPER_PARTICLE}{{1,2}}{_UPPER}|{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
 # up to five words: a capitalised noun or two may come first ("Die Mitarbeiterin Leonie Hoffmann"),
 # and the check finds where the name starts
 _NAME = f"(?:{_CAP}(?:[ ]{{1,2}}(?:{_INITIAL}|{_CAP})){{0,3}}[ ]{{1,2}}{_SURNAME})"  # not across column gaps
+# A particle is a preposition as often ("Die Reklamation von Leonie Hoffmann", "Demande de Claire
+# Martin"): there ``_NAME`` ends at the given name after it. This reading takes the one or two
+# words after that along, where the capitalised run ends with them; a longer run is read by
+# ``_NAME`` alone, word by word ("Association des Centres Distributeurs Edouard Leclerc").
+_AFTER_PARTICLE = (
+    f"(?:{_CAP}(?:[ ]{{1,2}}(?:{_INITIAL}|{_CAP})){{0,3}}[ ]{{1,2}}{_PARTICLE}{{1,2}}(?:{_CAP}|{_UPPER})"
+    f"(?:[ ]{{1,2}}{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER})){{1,2}})"
+)
+# the end of a capitalised run: no further capitalised word
+_RUN_END = r"(?:$|[^A-Za-zß0-9_ ]|[ ]{1,2}(?:$|[^A-Z ]))"
 
 _TITLES = (
     r"Mr|Mrs|Ms|Mx|Miss|Mister|Dr|Prof|Sir|Dame|Herr|Herrn|Frau|Hr|Fr|Mme|Mlle|Monsieur|Madame|"
@@ -112,9 +125,15 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False) -> int:
     for i, m in enumerate(words):
         w = m.group()
         after = words[i + 1].group() if i + 1 < len(words) else ""
-        if keep and w in _PARTICLES and after[:1].isupper():
-            continue
-        if keep and w.lower() in _PARTICLES and after[:1].isupper() and not is_common(after):
+        if keep and w in _PARTICLES and (after[:1].isupper() or after in _PARTICLES):
+            continue  # "Anna von Berg", "Ursula von der Leyen"
+        if (
+            keep
+            and w.lower() in _PARTICLES
+            and after[:1].isupper()
+            # "VON DER LEYEN": a particle before another; "der" is a common word alone
+            and (not is_common(after) or after.lower() in _PARTICLES)
+        ):
             continue
         if keep and w.lower() in _PLACE_NOUNS and title_noun(w):
             # the words before name a place ("Lao People's Democratic Republic", "Mariana
@@ -314,6 +333,7 @@ class GivenNamePersonRecognizer(_NameRecognizer):
     ENTITY = "PERSON"
     PATTERNS = [
         Pattern("given_surname", r"\b(?P<value>" + _NAME + r")" + _END, 0.6),
+        Pattern("given_surname_after_particle", r"\b(?P<value>" + _AFTER_PARTICLE + r")" + _RUN_END, 0.6),
         Pattern("surname_comma_given", r"\b(?P<value>" + _CAP + r",[ ]?" + _CAP + r")" + _END, 0.6),
     ]
 

@@ -1,0 +1,140 @@
+"""Names after a particle that is a preposition too, and particles written in capitals.
+
+"von", "de", "der", "des", "du", "da" start a surname ("Anna von Berg") and are prepositions as
+often: "Die Reklamation von Leonie Hoffmann liegt vor", "Demande de Claire Martin". Read as a
+surname's particle, the capitalised noun before it ("Reklamation von Leonie") took the given name
+as the surname and the name itself was never read: German and French sentences of this shape were
+forwarded with the name in them (2026-12-07). Forms write the particles in capitals with the
+surname ("Maria DE SOUSA", "Hans VON DER LEYEN"), which ended the name at the particle.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+from functools import lru_cache
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tiers import Classifier, TiersConfig
+from tiers.recognizers._surnames import is_plain_surname
+
+from .conftest import content
+
+_SETTINGS = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+# given names of the gazetteer that are no word of German, French or English (an ambiguous one,
+# "Claire", vouches in capitals only for a surname that is no word: test_capital_names.py)
+_GIVEN = ["Leonie", "Jonas", "Mathilde", "Pierre", "Ursula", "Maria", "Lukas", "Juliette", "Matthias", "Amélie",
+          "Hannah", "Thibault", "Katharina", "Sébastien", "Jürgen", "Océane"]  # fmt: skip
+_NOUNS_DE = ["Reklamation", "Anfrage", "Bericht", "Angebot", "Rechnung", "Freigabe", "Abweichungsmeldung", "Prüfung"]
+_NOUNS_FR = ["Demande", "Lettre", "Réclamation", "Facture", "Validation", "Déclaration"]
+_TAILS = [
+    " liegt vor.",
+    " ist eingegangen.",
+    ".",
+    "",
+    "\n",
+    ", bitte prüfen.",
+    " (siehe Anhang)",
+    " reçue hier.",
+    " : à traiter",
+]
+
+
+@lru_cache(maxsize=1)
+def _surnames() -> list[str]:
+    """Common census surnames that are no ordinary word (the names package's file, read here)."""
+    lines = importlib.resources.files("names").joinpath("dist.all.last").read_text("ascii").splitlines()
+    out = [line.split()[0].capitalize() for line in lines[:3000] if line.split()]
+    return [s for s in out if is_plain_surname(s) and len(s) > 3]
+
+
+@lru_cache(maxsize=1)
+def _upper_surnames() -> list[str]:
+    """The same in capitals, less those ending as English participles do ("DOWNING", "REED"):
+    after a given name in capitals they are read as words ("Revert MOVING"), a known miss."""
+    return [s.upper() for s in _surnames() if not s.upper().endswith(("ING", "ED"))]
+
+
+@pytest.fixture(scope="module")
+def bare() -> Classifier:
+    return Classifier(TiersConfig())
+
+
+def _covered(clf: Classifier, text: str, value: str) -> bool:
+    start = text.index(value)
+    covered = bytearray(len(text))
+    for f in clf.classify(content(text)).findings:
+        if f.entity_type == "PERSON":
+            covered[f.start : f.end] = b"\x01" * (f.end - f.start)
+    return all(covered[start : start + len(value)])
+
+
+@_SETTINGS
+@given(
+    data=st.data(),
+    given_name=st.sampled_from(_GIVEN),
+    german=st.booleans(),
+    article=st.sampled_from(["", "Die ", "Der ", "Das ", "La ", "Le ", "Wir haben die "]),
+    tail=st.sampled_from(_TAILS),
+    upper=st.booleans(),
+)
+def test_a_name_after_a_noun_and_a_preposition_is_found(
+    bare: Classifier, data: st.DataObject, given_name: str, german: bool, article: str, tail: str, upper: bool
+) -> None:
+    surname = data.draw(st.sampled_from(_upper_surnames() if upper else _surnames()))
+    noun = data.draw(st.sampled_from(_NOUNS_DE if german else _NOUNS_FR))
+    preposition = data.draw(st.sampled_from(["von", "der", "vom"] if german else ["de", "du", "des"]))
+    name = f"{given_name} {surname}"
+    text = f"{article}{noun} {preposition} {name}{tail}"
+    assert _covered(bare, text, name), text
+
+
+@_SETTINGS
+@given(data=st.data(), given_name=st.sampled_from(_GIVEN), tail=st.sampled_from(_TAILS))
+def test_a_name_ending_a_long_run_after_a_preposition_is_found(
+    bare: Classifier, data: st.DataObject, given_name: str, tail: str
+) -> None:
+    """Three capitalised words and more after the particle: the name at the run's end, as read
+    without the particle ("Association des Centres Distributeurs Edouard Leclerc")."""
+    surname = data.draw(st.sampled_from(_surnames()))
+    words = data.draw(st.lists(st.sampled_from(["Centres", "Distributeurs", "Services", "Achats", "Qualité"]),
+                               min_size=1, max_size=3))  # fmt: skip
+    name = f"{given_name} {surname}"
+    text = f"Association des {' '.join(words)} {name}{tail}"
+    assert _covered(bare, text, name), text
+
+
+@_SETTINGS
+@given(
+    data=st.data(),
+    given_name=st.sampled_from(_GIVEN),
+    particle=st.sampled_from(["DE", "DA", "DOS", "DU", "DE LA", "VAN DER", "VON DER", "VAN", "VON", "DEL", "DI", "LE"]),
+    carrier=st.sampled_from(["Titulaire : {n}", "Passenger: {n}", "Name: {n}\n", "Le dossier de {n} a été validé.",
+                             "{n} hat angerufen.", "Signed: {n}", "Contact: {n}, service achats"]),
+)  # fmt: skip
+def test_particles_in_capitals_belong_to_the_surname(
+    bare: Classifier, data: st.DataObject, given_name: str, particle: str, carrier: str
+) -> None:
+    surname = data.draw(st.sampled_from(_upper_surnames()))
+    name = f"{given_name} {particle} {surname}"
+    text = carrier.format(n=name)
+    assert _covered(bare, text, name), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Die Lieferung von Bauteilen erfolgt am Montag.",
+        "Der Bericht von Montag liegt vor.",
+        "La Demande de Prix est jointe.",
+        "Die Prüfung der Unterlagen ist abgeschlossen.",
+        "Association des Centres Distributeurs",
+        "Der Antrag von Siemens liegt vor.",
+        "MADE IN GERMANY. DE LA RUE",
+    ],
+)
+def test_prose_with_prepositions_and_no_name_stays(bare: Classifier, text: str) -> None:
+    assert not [f for f in bare.classify(content(text)).findings if f.entity_type == "PERSON"], text
