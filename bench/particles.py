@@ -1,0 +1,73 @@
+"""Names after a preposition that is a surname's particle too, in German and French sentences.
+
+    .venv/bin/python bench/particles.py            # this tree
+    (cd /tmp/wt-X && .venv/bin/python bench/particles.py)   # another commit's, from its worktree
+
+Faker's de_DE and fr_FR given names and surnames (title case, and the surname in capitals as
+forms write it) in sentences where a capitalised noun and "von" / "de" stand before the name
+("Die Reklamation von {name} liegt vor.", "Lettre de {name}"), and a few where they do not ("Die
+Freigabe durch {name} fehlt."). Counts the names a PERSON finding covers whole. Seeded: the same
+sentences in every run. Faker ships in the test dependencies (MIT licence).
+"""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from faker import Faker  # noqa: E402 -- after the sys.path line: run as a script from the checkout
+
+from tiers import Classifier, Content, Segment, TiersConfig  # noqa: E402 -- after the sys.path line
+
+SENTENCES = {
+    "de_DE": [
+        "Die Reklamation von {n} liegt vor.", "Wir haben die Anfrage von {n} erhalten.", "Der Bericht von {n} ist fertig.",
+        "Im Auftrag von {n}", "Die Freigabe durch {n} fehlt.", "Das Angebot von {n} ist da.",
+        "Laut Aussage von {n} war alles in Ordnung.",
+    ],
+    "fr_FR": [
+        "La Demande de {n} est arrivée.", "Réclamation de {n} reçue hier.", "Lettre de {n}", "Selon {n}, le lot est conforme.",
+        "Dossier de {n} validé.", "Facture de {n} à traiter.",
+    ],
+}  # fmt: skip
+PER_CELL = 400
+
+
+def covered(clf: Classifier, text: str, value: str) -> bool:
+    start = text.index(value)
+    mask = bytearray(len(text))
+    for f in clf.classify(Content((Segment(("m",), text),))).findings:
+        if f.entity_type == "PERSON":
+            mask[f.start : f.end] = b"\x01" * (f.end - f.start)
+    return all(mask[start : start + len(value)])
+
+
+def main() -> None:
+    clf = Classifier(TiersConfig())
+    rng = random.Random(11)
+    print(f"tree: {ROOT}")
+    print("| locale | surname | names covered | missed, first three |")
+    print("|---|---|---:|---|")
+    for locale, sentences in SENTENCES.items():
+        fake = Faker(locale)
+        fake.seed_instance(7)
+        for capitals in (False, True):
+            hits, missed = 0, []
+            for _ in range(PER_CELL):
+                surname = fake.last_name()
+                name = f"{fake.first_name()} {surname.upper() if capitals else surname}"
+                text = rng.choice(sentences).format(n=name)
+                if covered(clf, text, name):
+                    hits += 1
+                else:
+                    missed.append(text)
+            label = "in capitals" if capitals else "title case"
+            print(f"| {locale} | {label} | {hits}/{PER_CELL} ({hits / PER_CELL:.1%}) | {'; '.join(missed[:3])} |")
+
+
+if __name__ == "__main__":
+    main()
