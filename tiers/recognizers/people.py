@@ -483,7 +483,11 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         common = w in self._common_given or w.split("-")[0] in self._common_given
         # a rarer given name vouches for a census surname that is no ordinary word: French and
         # German documents write "Zacharie CHAUVEAU", "Otfried FINKE"
-        return (common or (given[1:].islower() and _upper_surname(surname))) and not surname.endswith(("ING", "ED"))
+        return (common or (given[1:].islower() and _upper_surname(surname))) and (
+            # "Revert MOVING", "Build FAILED": a participle in capitals; "Ditmar REISING", "Anna
+            # FLEMING" are census surnames that no dictionary here has
+            not surname.endswith(("ING", "ED")) or (is_surname(surname) and not is_english_word(surname))
+        )
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """Besides code and placeholders: "Settings, Ping and WindowUpdate" enumerates, it is
