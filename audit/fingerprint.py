@@ -23,6 +23,7 @@ import hmac
 import unicodedata
 from collections.abc import Iterator
 from functools import lru_cache
+from itertools import chain
 
 import numpy as np
 import re2
@@ -187,19 +188,21 @@ class Fingerprints:
                 else:
                     self._whole.update(b" " + form)
             return
-        one: hmac.HMAC | None = None
-        for piece in normalized_chunks(text, self._piece):
-            if one is None:
-                one = self._keyed.copy()
-                if self._whole is None:  # the texts before, in order, then this one's pieces
-                    self._whole = self._keyed.copy()
-                    self._whole.update(b" ".join(self._short))
-                if self._each:
-                    self._whole.update(b" ")
+        pieces = normalized_chunks(text, self._piece)
+        first = next(pieces, None)
+        if first is None:
+            return  # nothing but whitespace and controls: no text, no fingerprint
+        one = self._keyed.copy()
+        whole = self._whole
+        if whole is None:  # the texts before, in order, then this one's pieces
+            whole = self._whole = self._keyed.copy()
+            whole.update(b" ".join(self._short))
+        if self._each:
+            whole.update(b" ")
+        for piece in chain((first,), pieces):
             one.update(piece)
-            self._whole.update(piece)
-        if one is not None:
-            self._each.append(one.hexdigest())
+            whole.update(piece)
+        self._each.append(one.hexdigest())
 
     @property
     def each(self) -> tuple[str, ...]:
