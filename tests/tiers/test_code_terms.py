@@ -115,6 +115,27 @@ def test_a_term_the_text_defines_far_away_is_no_person(
 
 @_SETTINGS
 @given(
+    given_name=st.sampled_from(["Grace", "John", "Mark", "Anna", "Jonas", "Maria"]),
+    surname=st.sampled_from(["Hill", "Smith", "Price", "Stone", "Baker", "Walker", "Young", "Fisher"]),
+    form=st.sampled_from(["def test_refund_for_{s}(client):", "class {c}Test:", "public class {c}InvoiceTest {{",
+                          "def {s}_fixture():"]),
+    lines=st.integers(60, 200),
+    carrier=st.sampled_from(["Customer {n} says her refund never arrived.", "Dear {n},", "Ms. {n}", "reported by {n}"]),
+)  # fmt: skip
+def test_a_customer_named_in_a_test_far_away_stays_a_person(
+    clf: Classifier, given_name: str, surname: str, form: str, lines: int, carrier: str
+) -> None:
+    """A test named after the customer who reported the bug, far from where the customer is
+    named: a definition from afar counts only for words whose last is no census surname."""
+    name = f"{given_name} {surname}"
+    code = form.format(s=_snake(given_name, surname), c=given_name + surname)
+    filler = "".join(f"    value_{i} = compute(value_{i - 1}, {i})\n" for i in range(1, lines))
+    text = f"{code}\n{filler}\n{carrier.format(n=name)}\n"
+    assert name in _values(clf, text, "PERSON"), text
+
+
+@_SETTINGS
+@given(
     person=st.sampled_from(_PEOPLE + _WORD_PEOPLE),
     handle=st.sampled_from(
         [

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from tiers import Classifier, TiersConfig
 from tiers.recognizers._english_words import is_english_word
+from tiers.recognizers._given_names import given_names
 from tiers.recognizers._surnames import is_plain_surname
 
 from .conftest import content
@@ -164,3 +165,60 @@ def test_a_census_surname_ending_as_a_participle_is_a_surname(
 )  # fmt: skip
 def test_a_participle_in_capitals_after_a_given_name_is_no_surname(bare: Classifier, text: str) -> None:
     assert not [f for f in bare.classify(content(text)).findings if f.entity_type == "PERSON"], text
+
+
+_DEPARTMENTS = [
+    "Stadtwerken",
+    "Sparkasse",
+    "Buchhaltung",
+    "Redaktion",
+    "Universität Wien",
+    "Gemeente Utrecht",
+    "Qualitätssicherung",
+]
+
+
+@_SETTINGS
+@given(
+    data=st.data(),
+    given_name=st.sampled_from(_GIVEN),
+    chain=st.sampled_from(["von der", "von den", "van de", "van der", "de la"]),
+    title=st.sampled_from(["", "Frau ", "Herr ", "Dr. "]),
+)
+def test_a_name_before_where_the_person_works_ends_there(
+    bare: Classifier, data: st.DataObject, given_name: str, chain: str, title: str
+) -> None:
+    """Two particles after a surname lead to a department or a firm ("Thomas Hell von den
+    Stadtwerken"): the name is found and ends before them. Read as a surname's particles, the name
+    was refused whole when its surname is a word ("Hell", "Still"). A surname that the gazetteer
+    has as a given name too ("Martin", "Vries") may take the department along, as a second given
+    name takes the surname after its particles ("José Antonio de la Peña"): covered all the same."""
+    department = data.draw(st.sampled_from(_DEPARTMENTS))
+    surname = data.draw(st.sampled_from(_surnames()))
+    name = f"{given_name} {surname}"
+    text = f"{title}{name} {chain} {department} hat angerufen."
+    assert _covered(bare, text, name), text
+    if surname.lower() in given_names(1):
+        return
+    people = [text[f.start : f.end] for f in bare.classify(content(text)).findings if f.entity_type == "PERSON"]
+    assert not any(department.split()[0] in p for p in people), (text, people)
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        # a surname that is a word, before where the person works (an adversarial review's)
+        ("Thomas Hell von den Stadtwerken hat angerufen.", "Thomas Hell"),
+        ("Lena Still von der Redaktion hat angerufen.", "Lena Still"),
+        ("Burghard Warmer von den Stadtwerken hat angerufen.", "Burghard Warmer"),
+        ("Ursula von der Leyen hat angerufen.", "Ursula von der Leyen"),
+        ("Der Antrag von Ursula von der Leyen", "Ursula von der Leyen"),
+        ("José Antonio de la Peña, Universidad de Chile", "José Antonio de la Peña"),
+        ("Copyright Anthon van der Neut, Ruamel bvba", "Anthon van der Neut"),
+        ("Maria Luisa de la Cruz signed.", "Maria Luisa de la Cruz"),
+        ("Jeroen Van Grondelle (1999)", "Jeroen Van Grondelle"),
+        ("// Submitted by Xia Bin <admin@example.net>", "Xia Bin"),
+    ],
+)
+def test_particles_after_given_names_lead_to_the_surname(bare: Classifier, text: str, name: str) -> None:
+    assert _covered(bare, text, name), text

@@ -110,7 +110,7 @@ _WORDS = re.compile(r"[A-Za-zß]+(?:['’-][A-Za-zß]+)*\.?")
 _PARTICLES = frozenset("von van de du des der den da di dos del della le la zu ten ter af al el bin ibn".split())
 
 
-def _until_common(text: str, nouns: bool = False, objects: bool = False) -> int:
+def _until_common(text: str, nouns: bool = False, objects: bool = False, given_first: bool = False) -> int:
     """Where the name in ``text`` ends: before its first ordinary word ("Maria Gonzalez Review"
     -> "Maria Gonzalez"); 0 when it starts with one. A lower-case particle before a capitalised
     word is part of the name ("Anna von Berg"), and so is a capitalised one before a word of a
@@ -119,22 +119,27 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False) -> int:
     Baker" stays whole). ``objects``: an eponym's object right after the first word ends it
     (:func:`._eponyms.names_an_object`: "Lucas Theorem" -> "Lucas"). A place's noun after the
     first word makes it a place: 0 ("Solomon Islands"), unless a surname comes before the noun
-    ("Anna Kowalski Region Lead": the name ends there)."""
+    ("Anna Kowalski Region Lead": the name ends there). ``given_first``: the first word is a given
+    name, and two particles after it may lead to the surname ("Ursula von der Leyen"; after a
+    surname they lead to a department: "Frau Müller von der Buchhaltung")."""
     keep = 0
     words = list(_WORDS.finditer(text))
     for i, m in enumerate(words):
         w = m.group()
         after = words[i + 1].group() if i + 1 < len(words) else ""
-        if keep and w in _PARTICLES and (after[:1].isupper() or after in _PARTICLES):
+        chain = given_first and _chain_names(words, i)
+        if keep and w in _PARTICLES and (after[:1].isupper() or chain):
             continue  # "Anna von Berg", "Ursula von der Leyen"
         if (
             keep
             and w.lower() in _PARTICLES
             and after[:1].isupper()
             # "VON DER LEYEN": a particle before another; "der" is a common word alone
-            and (not is_common(after) or after.lower() in _PARTICLES)
+            and (not is_common(after) or chain)
         ):
             continue
+        if keep and w in _PARTICLES:
+            break  # a particle that leads to no surname ends the name: "Sanne de Vries van de Gemeente"
         if keep and w.lower() in _PLACE_NOUNS and title_noun(w):
             # the words before name a place ("Lao People's Democratic Republic", "Mariana
             # Islands") unless a surname stands among them: "Anna Kowalski Region Lead" ends
@@ -151,6 +156,23 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False) -> int:
             break
         keep = m.end()
     return keep
+
+
+def _chain_names(words: list[re.Match[str]], i: int) -> bool:
+    """Whether two particles at word ``i``, right after given names only, lead to a capitalised
+    word that is no common one: "Ursula von der Leyen", "José Antonio de la Peña", "Hans VON DER
+    LEYEN". After a surname they lead to where the person works ("Thomas Hell von den
+    Stadtwerken", "Leonie Hoffmann von der Sparkasse"): the name ends before them."""
+    if i < 1 or len(words) < i + 3 or words[i].group().lower() not in _PARTICLES:
+        return False
+    if words[i + 1].group().lower() not in _PARTICLES:
+        return False
+    last = words[i + 2].group()
+    if not last[:1].isupper() or is_common(last) or title_noun(last):
+        return False
+    known = given_names(1)
+    # the text is folded already; a particle before is part of a surname ("Sanne de Vries van de …")
+    return all((g := w.group().lower()) in known and g not in _PARTICLES for w in words[:i])
 
 
 def _upper_surname(word: str) -> bool:
@@ -404,17 +426,23 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 # "Faa di Bruno's formula" has none
                 # a title's noun ends a name only after a given name that is a word too ("Sage
                 # Handbook", "Free Lattices", "Ray Actors"): "Marie Curie", "Georg Ohm" stay names
-                keep = m.start() + _until_common(text[m.start() :], nouns=is_english_word(word), objects=True)
-                name = _WORDS.findall(text[m.start() : keep])
-                # after a given name, or a given and a middle name ("Mary Rose"): a surname that is
-                # an ordinary word too ("Anthony Hill", "Mary Rose Hill"; the name ended before it)
-                while len(name) == 1 or (len(name) == 2 and name[1].lower() in self._any_given):
-                    after = _WORDS.match(text, keep + 1)
-                    if after is None or after.group().lower() not in SURNAME_WORDS:
-                        break
-                    keep, name = after.end(), [*name, after.group()]
-                if len(name) >= 2 and self._surname_holds(word, name[-1], name[1:-1]):
-                    return m.start(), keep
+                rest, nouns = text[m.start() :], is_english_word(word)
+                ends = [_until_common(rest, nouns=nouns, objects=True, given_first=True)]
+                # particles after given names may lead to a department as well ("Leonie Vries
+                # von den Redaktion", "Vries" a given name too): the name before them is tried then
+                ends += [e for e in (_until_common(rest, nouns=nouns, objects=True),) if e != ends[0]]
+                for end in ends:
+                    keep = m.start() + end
+                    name = _WORDS.findall(text[m.start() : keep])
+                    # after a given name, or a given and a middle name ("Mary Rose"): a surname that
+                    # is an ordinary word too ("Anthony Hill", "Mary Rose Hill"; the name ended before)
+                    while len(name) == 1 or (len(name) == 2 and name[1].lower() in self._any_given):
+                        after = _WORDS.match(text, keep + 1)
+                        if after is None or after.group().lower() not in SURNAME_WORDS:
+                            break
+                        keep, name = after.end(), [*name, after.group()]
+                    if len(name) >= 2 and self._surname_holds(word, name[-1], name[1:-1]):
+                        return m.start(), keep
             previous = word
         return None
 
