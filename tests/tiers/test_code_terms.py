@@ -52,11 +52,21 @@ def _snake(*words: str) -> str:
 # -- a term that the code around it spells as an identifier ---------------------------------------
 
 
+# a term (a given name that is a word and a noun of code) and a person named beside it
+_TERM_AND_PERSON = {
+    "given_name": st.sampled_from(_GIVEN_WORDS),
+    "term": st.sampled_from(_TERMS),
+    "person": st.sampled_from(_PEOPLE + _WORD_PEOPLE),
+}
+
+
+def _filler(lines: int) -> str:
+    return "".join(f"    value_{i} = compute(value_{i - 1}, {i})\n" for i in range(1, lines))
+
+
 @_SETTINGS
 @given(
-    given_name=st.sampled_from(_GIVEN_WORDS),
-    term=st.sampled_from(_TERMS),
-    person=st.sampled_from(_PEOPLE + _WORD_PEOPLE),
+    **_TERM_AND_PERSON,
     form=st.sampled_from(
         [
             "def {s}(n, r):",
@@ -82,9 +92,7 @@ def test_a_term_spelt_as_an_identifier_nearby_is_no_person(
 
 @_SETTINGS
 @given(
-    given_name=st.sampled_from(_GIVEN_WORDS),
-    term=st.sampled_from(_TERMS),
-    person=st.sampled_from(_PEOPLE + _WORD_PEOPLE),
+    **_TERM_AND_PERSON,
     form=st.sampled_from(
         ["def is_{s}_available():", "class {c}ImageProcessor(Base):", "class Fast{c}:", "def {s}(x):"]
     ),
@@ -101,7 +109,7 @@ def test_a_term_the_text_defines_far_away_is_no_person(
     that name stays read as it was."""
     name = f"{person[0]} {person[1]}"
     code = form.format(s=_snake(given_name, term), c=given_name + term)
-    filler = "".join(f"    value_{i} = compute(value_{i - 1}, {i})\n" for i in range(1, lines))
+    filler = _filler(lines)
     comment = f"    # {given_name} {term} adds padding here; reviewed by {name}.\n"
     text = f"{code}\n{filler}{comment}" if definition_first else f"{comment}{filler}{code}\n"
     assert len(text) > 2048  # beyond the window of the spellings read near the candidate
@@ -129,7 +137,7 @@ def test_a_customer_named_in_a_test_far_away_stays_a_person(
     named: a definition from afar counts only for words whose last is no census surname."""
     name = f"{given_name} {surname}"
     code = form.format(s=_snake(given_name, surname), c=given_name + surname)
-    filler = "".join(f"    value_{i} = compute(value_{i - 1}, {i})\n" for i in range(1, lines))
+    filler = _filler(lines)
     text = f"{code}\n{filler}\n{carrier.format(n=name)}\n"
     assert name in _values(clf, text, "PERSON"), text
 
