@@ -121,7 +121,9 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False, given_f
     first word makes it a place: 0 ("Solomon Islands"), unless a surname comes before the noun
     ("Anna Kowalski Region Lead": the name ends there). ``given_first``: the first word is a given
     name, and two particles after it may lead to the surname ("Ursula von der Leyen"; after a
-    surname they lead to a department: "Frau Müller von der Buchhaltung")."""
+    surname they lead to a department: "Frau Müller von der Buchhaltung"). Particles that are no
+    common word stay in the name as any such word does ("Juan Pérez de la Cruz", "Sanne Jansen van
+    der Meer")."""
     keep = 0
     words = list(_WORDS.finditer(text))
     for i, m in enumerate(words):
@@ -138,8 +140,6 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False, given_f
             and (not is_common(after) or chain)
         ):
             continue
-        if keep and w in _PARTICLES:
-            break  # a particle that leads to no surname ends the name: "Sanne de Vries van de Gemeente"
         if keep and w.lower() in _PLACE_NOUNS and title_noun(w):
             # the words before name a place ("Lao People's Democratic Republic", "Mariana
             # Islands") unless a surname stands among them: "Anna Kowalski Region Lead" ends
@@ -160,19 +160,21 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False, given_f
 
 def _chain_names(words: list[re.Match[str]], i: int) -> bool:
     """Whether two particles at word ``i``, right after given names only, lead to a capitalised
-    word that is no common one: "Ursula von der Leyen", "José Antonio de la Peña", "Hans VON DER
-    LEYEN". After a surname they lead to where the person works ("Thomas Hell von den
-    Stadtwerken", "Leonie Hoffmann von der Sparkasse"): the name ends before them."""
+    word that is no common one: "Ursula von der Leyen", "Hans VON DER LEYEN", "Jan-Willem van der
+    Berg". German "von" and "der" are common words, so without this the name ends before them;
+    after a surname they lead to where the person works ("Thomas Hell von den Stadtwerken")."""
     if i < 1 or len(words) < i + 3 or words[i].group().lower() not in _PARTICLES:
         return False
     if words[i + 1].group().lower() not in _PARTICLES:
         return False
     last = words[i + 2].group()
-    if not last[:1].isupper() or is_common(last) or title_noun(last):
+    if not last[:1].isupper() or is_common(last):
         return False
     known = given_names(1)
-    # the text is folded already; a particle before is part of a surname ("Sanne de Vries van de …")
-    return all((g := w.group().lower()) in known and g not in _PARTICLES for w in words[:i])
+    # the text is folded already; each half of "Jan-Willem" is a given name
+    return all(
+        (g := w.group().lower()) not in _PARTICLES and all(part in known for part in g.split("-")) for w in words[:i]
+    )
 
 
 def _upper_surname(word: str) -> bool:
