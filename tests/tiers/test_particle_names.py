@@ -230,6 +230,9 @@ def test_a_name_before_where_the_person_works_ends_there(
         ("Mit freundlichen Grüßen\nFien van den Lambers\nVertrieb", "Fien van den Lambers"),
         ("Colin van der Salm and Luuk-Rosalie van der Maath (2021). A study.", "Luuk-Rosalie van der Maath"),
         ('{"customer": "Frederique de la Fleche", "id": 42}', "Frederique de la Fleche"),
+        # German "Sie" in mid-sentence is no given name that a name starts with
+        ("Bitte rufen Sie Anne-Marie de la Tour zurück.", "Anne-Marie de la Tour"),
+        ("Können Sie Jonas Brandt Bescheid geben?", "Jonas Brandt"),
     ],
 )
 def test_particles_after_given_names_lead_to_the_surname(bare: Classifier, text: str, name: str) -> None:

@@ -28,8 +28,10 @@ montag dienstag mittwoch donnerstag freitag samstag sonntag lundi mardi mercredi
 samedi dimanche easter christmas weihnachten ostern noel paques
 """
 
-# given names in the gazetteer that are more often ordinary words, places or brands
+# given names in the gazetteer that are more often ordinary words, places or brands (and German
+# "Sie", the formal "you", capitalised in mid-sentence: "Bitte rufen Sie Anne-Marie de la Tour an")
 _NOT_GIVEN = """
+sie
 will mark bill may june april august hope joy rose faith art guy frank sunny chase page
 paris florence georgia victoria austin jordan lincoln ford carol holly ivy iris lily daisy
 summer autumn winter dawn eve crystal amber ruby pearl jade olive sky river ocean storm rain
