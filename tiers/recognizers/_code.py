@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 
 from ._english_words import is_english_word
+from ._per_text import per_text
 from ._surnames import is_surname
 
 __all__ = ["code_around", "code_identifier", "in_code_position", "spelt_in_code"]
@@ -172,15 +173,10 @@ def spelt_in_code(text: str, start: int, end: int) -> bool:
         or _found_as(text, snake, lo, hi, camel=False)
         # from afar only where the last word is no surname: a test named after the customer
         # who reported the bug ("def test_refund_grace_hill") leaves "Customer Grace Hill" a name
-        or (not is_surname(words[-1]) and " ".join(w.lower() for w in words) in _defined_words(text))
+        or (not is_surname(words[-1]) and hash(" ".join(w.lower() for w in words)) in _defined_words(text))
     )
 
 
-# the words of the names a text defines ("def is_ray_tune_available", "class
-# ZoeDepthImageProcessor"), for the last text read: every candidate of a text asks about the same
-# text, and one pass over it for "def " and "class " costs ≈ 1 ms per MB, where searching the
-# whole text for each candidate's spellings would be quadratic
-_last_defined: tuple[tuple[int, int, int], frozenset[str]] = ((0, -1, 0), frozenset())
 _DEFINING = ("def ", "class ")
 _IDENTIFIER_AT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # an identifier's words: a run of capitals before a capitalised word ("HTTP" of "HTTPServer"), a
@@ -189,17 +185,15 @@ _IDENTIFIER_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _MOST_WORDS = 8  # of one identifier's words, runs of at most this many are kept
 
 
-def _defined_words(text: str) -> frozenset[str]:
-    """Every run of two or more words (lower case, joined by one blank) of an identifier that
-    ``text`` defines with ``def`` or ``class``: "zoe depth", "depth image", "zoe depth image" … of
-    ``class ZoeDepthImageProcessor``. A definition anywhere in the text says what its words name
-    everywhere in it ("# Zoe Depth model adds padding" two hundred lines below the class), where
-    the spellings :func:`_found_as` reads stand only near the candidate."""
-    global _last_defined
-    key = (id(text), len(text), hash(text))
-    seen, runs = _last_defined
-    if seen == key:
-        return runs
+@per_text
+def _defined_words(text: str) -> frozenset[int]:
+    """The hashes of every run of two or more words (lower case, joined by one blank) of an
+    identifier that ``text`` defines with ``def`` or ``class``: "zoe depth", "depth image", "zoe
+    depth image" … of ``class ZoeDepthImageProcessor``. A definition anywhere in the text says
+    what its words name everywhere in it ("# Zoe Depth model adds padding" two hundred lines below
+    the class), where the spellings :func:`_found_as` reads stand only near the candidate. One
+    pass for "def " and "class " costs ≈ 1 – 7 ms per MB; searching the whole text for each
+    candidate's spellings would be quadratic."""
     defined: set[str] = set()
     for keyword in _DEFINING:
         at = text.find(keyword)
@@ -209,13 +203,11 @@ def _defined_words(text: str) -> frozenset[str]:
                 if m is not None:
                     defined.add(m.group())
             at = text.find(keyword, at + 1)
-    found: set[str] = set()
+    found: set[int] = set()
     for name in defined:
         words = [w.lower() for w in _IDENTIFIER_WORD.findall(name)][:_MOST_WORDS]
-        found.update(" ".join(words[i:j]) for i in range(len(words)) for j in range(i + 2, len(words) + 1))
-    runs = frozenset(found)
-    _last_defined = (key, runs)
-    return runs
+        found.update(hash(" ".join(words[i:j])) for i in range(len(words)) for j in range(i + 2, len(words) + 1))
+    return frozenset(found)
 
 
 def _found_as(text: str, spelt: str, lo: int, hi: int, *, camel: bool) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from ._per_text import per_text
 
 __all__ = ["eponym_after", "eponym_elsewhere", "names_an_object"]
 
@@ -95,9 +96,16 @@ def joined_names(text: str) -> Iterator[tuple[int, int]]:
         yield start, end
 
 
-# the last text read and the hashes of its hyphenated eponyms: every candidate of one text asks,
-# and a text is read once (hashes, not the names: nothing of a request stays in memory after it)
-_last: tuple[tuple[int, int, int], frozenset[int]] = ((0, -1, 0), frozenset())
+@per_text
+def _eponyms_written(text: str) -> frozenset[int]:
+    """The hashes of the hyphenated names ``text`` writes as eponyms (the names themselves would
+    stay in memory after the request)."""
+    # the objects of science only: a firm is no "algorithm" or "relaxation", nor a hyphenated
+    # pair's "window", while "the Parsons-Moran model" may be the firm's product, and the firm
+    # then still the firm
+    return frozenset(
+        hash(text[s:e]) for s, e in joined_names(text) if eponym_after(text, e) or _HYPHENATED_ONLY.match(text, e)
+    )
 
 
 def eponym_elsewhere(text: str, name: str) -> bool:
@@ -105,15 +113,5 @@ def eponym_elsewhere(text: str, name: str) -> bool:
     that a mention of it without its object ("a scaled version of the Held-Karp\n solution") is
     the same eponym. Hyphenated names only: a person's name before an object stays a name
     elsewhere ("Maria Gonzalez's method")."""
-    global _last
-    key = (id(text), len(text), hash(text))
-    seen_key, names = _last
-    if seen_key != key:
-        # the objects of science only: a firm is no "algorithm" or "relaxation", nor a hyphenated
-        # pair's "window", while "the Parsons-Moran model" may be the firm's product, and the
-        # firm then still the firm
-        names = frozenset(
-            hash(text[s:e]) for s, e in joined_names(text) if eponym_after(text, e) or _HYPHENATED_ONLY.match(text, e)
-        )
-        _last = (key, names)
+    names = _eponyms_written(text)
     return hash(name) in names

@@ -65,14 +65,14 @@ _UPPER_PARTICLE = r"(?:(?:VON|VAN|DE|DU|DES|DER|DEN|DA|DI|DOS|DEL|DELLA|LE|LA|ZU
 _SURNAME = f"(?:{_UPPER_PARTICLE}{{1,2}}{_UPPER}|{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
 # up to five words: a capitalised noun or two may come first ("Die Mitarbeiterin Leonie Hoffmann"),
 # and the check finds where the name starts
-_NAME = f"(?:{_CAP}(?:[ ]{{1,2}}(?:{_INITIAL}|{_CAP})){{0,3}}[ ]{{1,2}}{_SURNAME})"  # not across column gaps
+_LEAD = f"{_CAP}(?:[ ]{{1,2}}(?:{_INITIAL}|{_CAP})){{0,3}}[ ]{{1,2}}"  # not across column gaps
+_NAME = f"(?:{_LEAD}{_SURNAME})"
 # A particle is a preposition as often ("Die Reklamation von Leonie Hoffmann", "Demande de Claire
 # Martin"): there ``_NAME`` ends at the given name after it. This reading takes the one or two
 # words after that along, where the capitalised run ends with them; a longer run is read by
 # ``_NAME`` alone, word by word ("Association des Centres Distributeurs Edouard Leclerc").
 _AFTER_PARTICLE = (
-    f"(?:{_CAP}(?:[ ]{{1,2}}(?:{_INITIAL}|{_CAP})){{0,3}}[ ]{{1,2}}{_PARTICLE}{{1,2}}(?:{_CAP}|{_UPPER})"
-    f"(?:[ ]{{1,2}}{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER})){{1,2}})"
+    f"(?:{_LEAD}{_PARTICLE}{{1,2}}(?:{_CAP}|{_UPPER})(?:[ ]{{1,2}}{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER})){{1,2}})"
 )
 # the end of a capitalised run: no further capitalised word
 _RUN_END = r"(?:$|[^A-Za-zß0-9_ ]|[ ]{1,2}(?:$|[^A-Z ]))"
@@ -429,11 +429,14 @@ class GivenNamePersonRecognizer(_NameRecognizer):
                 # a title's noun ends a name only after a given name that is a word too ("Sage
                 # Handbook", "Free Lattices", "Ray Actors"): "Marie Curie", "Georg Ohm" stay names
                 rest, nouns = text[m.start() :], is_english_word(word)
-                ends = [_until_common(rest, nouns=nouns, objects=True, given_first=True)]
-                # particles after given names may lead to a department as well ("Leonie Vries
-                # von den Redaktion", "Vries" a given name too): the name before them is tried then
-                ends += [e for e in (_until_common(rest, nouns=nouns, objects=True),) if e != ends[0]]
-                for end in ends:
+                longest = _until_common(rest, nouns=nouns, objects=True, given_first=True)
+                for end in (longest, None):
+                    if end is None:
+                        # particles after given names may lead to a department as well ("Leonie
+                        # Vries von den Redaktion", "Vries" a given name too): the name before them
+                        end = _until_common(rest, nouns=nouns, objects=True)
+                        if end == longest:
+                            break
                     keep = m.start() + end
                     name = _WORDS.findall(text[m.start() : keep])
                     # after a given name, or a given and a middle name ("Mary Rose"): a surname that
