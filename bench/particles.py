@@ -1,4 +1,5 @@
-"""Names after a preposition that is a surname's particle too, in German and French sentences.
+"""Names after a preposition that is a surname's particle too, in German and French sentences;
+surnames with particles in five more locales.
 
     .venv/bin/python bench/particles.py            # this tree
     (cd /tmp/wt-X && .venv/bin/python bench/particles.py)   # another commit's, from its worktree
@@ -8,6 +9,11 @@ forms write it) in sentences where a capitalised noun and "von" / "de" stand bef
 ("Die Reklamation von {name} liegt vor.", "Lettre de {name}"), and a few where they do not ("Die
 Freigabe durch {name} fehlt."). Counts the names a PERSON finding covers whole. Seeded: the same
 sentences in every run. Faker ships in the test dependencies (MIT licence).
+
+The second table: Faker's es_ES, es_MX, pt_BR, pt_PT and nl_NL names that hold a particle ("Bianca
+de la Torre", "Paulo do Branco", "Jill van de Leemput"), and Spanish given names before "de los" /
+"de las" and a surname (Faker writes none), in neutral English sentences, whole name in title case
+and in capitals after a form's label.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ SENTENCES = {
     ],
 }  # fmt: skip
 PER_CELL = 400
+NEUTRAL = ["Please call {n} tomorrow.", "The complaint from {n} is attached.", "{n} approved the change.", "Owner: {n}"]
+PARTICLES = frozenset("de del la los las do dos da di van der den".split())
 
 
 def covered(clf: Classifier, text: str, value: str) -> bool:
@@ -66,6 +74,34 @@ def main() -> None:
                 else:
                     missed.append(text)
             label = "in capitals" if capitals else "title case"
+            print(f"| {locale} | {label} | {hits}/{PER_CELL} ({hits / PER_CELL:.1%}) | {'; '.join(missed[:3])} |")
+
+    print()
+    print("| names with particles | case | names covered | missed, first three |")
+    print("|---|---|---:|---|")
+    for locale in ("es_ES", "es_MX", "pt_BR", "pt_PT", "nl_NL", "es_ES de los / de las"):
+        fake = Faker(locale.split()[0])
+        fake.seed_instance(5)
+        names: list[str] = []
+        while len(names) < PER_CELL:
+            if " " in locale:
+                names.append(f"{fake.first_name()} {rng.choice(['de los', 'de las'])} {fake.last_name()}")
+                continue
+            # the particle is in the locale's name formats ("{first_name} de {last_name}"), not
+            # its surnames; a title's abbreviation is left out ("Ing. Martha de la Garza")
+            name = fake.name()
+            if PARTICLES & set(name.split()) and "." not in name:
+                names.append(name)
+        for capitals in (False, True):
+            hits, missed = 0, []
+            for name in names:
+                text = f"Name: {name.upper()}" if capitals else rng.choice(NEUTRAL).format(n=name)
+                value = name.upper() if capitals else name
+                if covered(clf, text, value):
+                    hits += 1
+                else:
+                    missed.append(text)
+            label = "capitals, after a label" if capitals else "title case"
             print(f"| {locale} | {label} | {hits}/{PER_CELL} ({hits / PER_CELL:.1%}) | {'; '.join(missed[:3])} |")
 
 

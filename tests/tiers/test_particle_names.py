@@ -14,7 +14,7 @@ import importlib.resources
 from functools import lru_cache
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from tiers import Classifier, TiersConfig
@@ -237,3 +237,76 @@ def test_a_name_before_where_the_person_works_ends_there(
 )
 def test_particles_after_given_names_lead_to_the_surname(bare: Classifier, text: str, name: str) -> None:
     assert _covered(bare, text, name), text
+
+
+# given names of Spain, Portugal, Brazil and Italy the gazetteer has and no dictionary here spells
+_GIVEN_SOUTH = ["Juan", "Carlos", "Pedro", "Marisol", "Joaquim", "Gonçalo", "Francisca", "Giuseppe", "Letizia",
+                "Rodrigo", "Inês", "Matteo"]  # fmt: skip
+
+
+@_SETTINGS
+@given(
+    data=st.data(),
+    given_name=st.sampled_from(_GIVEN_SOUTH),
+    particle=st.sampled_from(["de los", "de las", "do", "dos", "dei", "degli", "delle", "del", "da"]),
+    carrier=st.sampled_from(["Please call {n} tomorrow.", "{n} approved the change.", "Owner: {n}",
+                             "La reclamación de {n} llegó ayer.", "Pedido de {n}"]),
+)  # fmt: skip
+def test_spanish_portuguese_and_italian_particles_belong_to_the_surname(
+    bare: Classifier, data: st.DataObject, given_name: str, particle: str, carrier: str
+) -> None:
+    """ "de los", "de las" (Spanish), "do" (Portuguese), "dei", "degli", "delle" (Italian) were no
+    particles: "Juan Carlos de los Santos" kept "de los Santos" and "María de las Mercedes Pérez"
+    forwarded "María"."""
+    surname = data.draw(st.sampled_from(_surnames()))
+    name = f"{given_name} {particle} {surname}"
+    text = carrier.format(n=name)
+    assert _covered(bare, text, name), text
+
+
+@_SETTINGS
+@given(
+    data=st.data(),
+    given_name=st.sampled_from([g.upper() for g in _GIVEN + _GIVEN_SOUTH]),
+    particle=st.sampled_from(["DE", "DA", "DO", "DOS", "DE LA", "DE LOS", "DE LAS", "VAN", "VAN DER", "VON", "DEL", "DI"]),
+    second=st.booleans(),
+    carrier=st.sampled_from(["Name: {n}", "Titulaire : {n}", "Passenger: {n}\n", "Payee: {n}, net 30",
+                             "| Employee: {n} |"]),
+)  # fmt: skip
+def test_a_name_in_capitals_with_particles_is_read_whole_in_a_field(
+    bare: Classifier, data: st.DataObject, given_name: str, particle: str, second: bool, carrier: str
+) -> None:
+    """A name all in capitals whose surname has particles ("JUAN CARLOS DE LOS SANTOS", "JEAN DE LA
+    FONTAINE") was no candidate: the run of capitals was read in words of three letters or more,
+    and the particles broke it. A second surname is taken along ("LUIS CARLOS DE LA GARZA
+    PUENTE"). The property: whatever name is read without particles is read with them."""
+    surnames = _upper_surnames()
+    surname = data.draw(st.sampled_from(surnames))
+    assume(_covered(bare, carrier.format(n=f"{given_name} {surname}"), f"{given_name} {surname}"))
+    if second:
+        other = data.draw(st.sampled_from(surnames))
+        assume(_covered(bare, carrier.format(n=f"{given_name} {other}"), f"{given_name} {other}"))
+        surname += " " + other
+    name = f"{given_name} {particle} {surname}"
+    text = carrier.format(n=name)
+    assert _covered(bare, text, name), text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PASEO DE LA CASTELLANA 89, MADRID",
+        "BANCO DE SANTANDER",
+        "MADE IN GERMANY. DE LA RUE",
+        "HORARIO: DOMINGO DE LA SEMANA",
+        "We moved to Los Angeles last year.",
+        "Bitte schicken Sie Thomas das Angebot.",
+        "Why do People leave?",
+        "Name: DA LUZ",
+        "SAN JUAN DE LOS LAGOS",
+    ],
+)
+def test_particles_without_a_name_stay(bare: Classifier, text: str) -> None:
+    """A particle first is no given name ("DA", "DEL" are in the gazetteer), German "das" is an
+    article, and a place's words before a particle are no person."""
+    assert not [f for f in bare.classify(content(text)).findings if f.entity_type == "PERSON"], text

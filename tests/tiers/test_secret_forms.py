@@ -10,6 +10,7 @@ import json
 import random
 import urllib.parse
 
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -17,6 +18,7 @@ from tiers import Classifier
 from tiers.recognizers._vocabulary import is_common
 from tiers.recognizers.secrets._values import is_placeholder, looks_random
 
+from .conftest import content
 from .secret_corpus import CARRIERS
 from .test_secret_shapes import connection_strings
 from .test_secrets import covered, secret_spans, stripped_text
@@ -407,3 +409,71 @@ def test_a_signature_with_four_mask_characters_in_a_row_is_still_a_jwts(
     assert covered(secret_spans(clf, text), 5, 5 + len(token)), text
     masked = f"key: {header}.{payload}.xxxxxxxx-xxxx"
     assert not secret_spans(clf, masked), masked
+
+
+def _token(rnd: random.Random, hexadecimal: bool) -> str:
+    alphabet = "0123456789abcdef" if hexadecimal else _URL
+    size = rnd.choice([32, 40]) if hexadecimal else rnd.randint(20, 64)
+    return "".join(rnd.choice(alphabet) for _ in range(size))
+
+
+@_SETTINGS
+@given(
+    _rnd,
+    st.booleans(),
+    st.sampled_from(["https", "http", "git+https"]),
+    st.sampled_from(["github.com/acme/app.git", "gitlab.example.org:8443/group/repo", "o4506985151856640.ingest.us.sentry.io/4508449198899200",
+                     "sentry.acme-corp.com/42", "api.vendor.io/v1/events?x=1"]),
+    st.sampled_from(CARRIERS),
+)  # fmt: skip
+def test_a_token_as_a_web_url_s_user_is_a_secret_with_its_url(
+    clf: Classifier, rnd: random.Random, hexadecimal: bool, scheme: str, rest: str, carrier: tuple[str, str]
+) -> None:
+    """``https://<token>@github.com/…`` (a Git host's access token), a Sentry DSN's key: the URL
+    is a credential. It was typed as an e-mail address, or missed where the DSN's organisation
+    number had more than ten digits."""
+    token = _token(rnd, hexadecimal)
+    assume(looks_random(token, min_len=20) and not is_placeholder(token))
+    url = f"{scheme}://{token}@{rest}"
+    text = carrier[1].format(t=url)
+    s = text.index(url)
+    assert covered(secret_spans(clf, text), s, s + len(url)), text
+    d = clf.classify(content(text))
+    assert not [f for f in d.findings if f.entity_type == "EMAIL_ADDRESS"], text
+
+
+@_SETTINGS
+@given(
+    _rnd,
+    st.sampled_from(["ssh://{u}@ssh.hf.jobs", "ssh://{u}@build-7.acme-corp.com:2222/srv/app", "sftp://{u}@files.acme-corp.com/in"]),
+    st.sampled_from(CARRIERS),
+)  # fmt: skip
+def test_an_id_as_an_ssh_url_s_user_is_neither_a_mailbox_nor_a_secret(
+    clf: Classifier, rnd: random.Random, shape: str, carrier: tuple[str, str]
+) -> None:
+    """SSH's user part is a login: a job's or a machine's id there is no secret, and no mailbox
+    either ("ssh://687fb701029421ae5549d998@ssh.hf.jobs" was an e-mail address)."""
+    user = "".join(rnd.choice("0123456789abcdef") for _ in range(24))
+    assume(looks_random(user, min_len=16))
+    text = carrier[1].format(t=shape.format(u=user))
+    if carrier[0] != "bearer":  # (a bearer token is anything after it)
+        assert not secret_spans(clf, text), text
+    d = clf.classify(content(text))
+    assert not [f for f in d.findings if f.entity_type == "EMAIL_ADDRESS"], text
+
+
+@pytest.mark.parametrize(
+    ("text", "mailbox"),
+    [
+        ("https://jsmith@bitbucket.org/acme/app.git", "jsmith@bitbucket.org"),
+        ("ssh://anna.berg@build.acme-corp.com/srv", "anna.berg@build.acme-corp.com"),
+        ("Write to 687fb701029421ae5549d998@acme-corp.com", "687fb701029421ae5549d998@acme-corp.com"),
+        ("https://my-long-service-account@host.acme-corp.com/x", "my-long-service-account@host.acme-corp.com"),
+    ],
+)
+def test_a_person_s_login_in_a_url_stays_a_mailbox(clf: Classifier, text: str, mailbox: str) -> None:
+    """A login name in a URL (no token: letters and digits not mixed at random) and a machine's
+    id outside a URL are still addresses."""
+    d = clf.classify(content(text))
+    assert mailbox in [text[f.start : f.end] for f in d.findings if f.entity_type == "EMAIL_ADDRESS"], text
+    assert not [f for f in d.findings if f.entity_type == "SECRET"], text

@@ -136,6 +136,8 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True
         if _escape_before_at(text, start, end):
             return True
+        if text.endswith("://", 0, start) and _machine_user(text[start : text.find("@", start, end)]):
+            return True  # a URL's token or id as its user (a secret's recognizer reads the URL), no mailbox
         if start == 0 or text[start - 1] != ":":
             return False  # both shapes below end with the colon right before the address
         if _URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start):
@@ -159,6 +161,24 @@ _PATH_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 # accent's, a UTF-8 byte's ("jos\\u00e9@", "jos\\xc3\\xa9@", "jos\\303\\251@": a mailbox
 # written as bytes), a bracket's or a quote's ("\\u003cj@acme.com" of Go's JSON)
 _CONTROL_CODE = re.compile(r"(?:x([0-9A-Fa-f]{2})|u([0-9A-Fa-f]{4})|([0-7]{1,3}))[A-Za-z0-9]?\Z")
+
+
+_MACHINE_USER = re.compile(r"[A-Za-z0-9_-]{16,}")
+
+
+def _machine_user(local: str) -> bool:
+    """A URL's user part that a machine made, as a token or an id is: sixteen characters or more,
+    two kinds of letters and digits, 3 bits a character and no run of words (a 24-digit hex job
+    id, a 40-digit hex token); never a mailbox ("https://3f4a…@github.com/acme/app.git",
+    "ssh://687f…@ssh.hf.jobs"). The secret's recognizer reads the URL whole."""
+    from .secrets._values import entropy, joined_words, mixed_classes  # (secrets' keys import this module)
+
+    return (
+        _MACHINE_USER.fullmatch(local) is not None
+        and mixed_classes(local) >= 2
+        and entropy(local) >= 3.0
+        and not joined_words(local)
+    )
 
 
 def _escape_before_at(text: str, start: int, end: int) -> bool:

@@ -55,13 +55,18 @@ __all__ = ["GivenNamePersonRecognizer", "TitledPersonRecognizer", "person_recogn
 # text is normalised first: accents folded to ASCII; ß and other scripts' letters stay
 _CAP = r"(?:Mc|Mac|O['’]|D['’])?[A-Z][a-zß]+(?:['’][A-Z]?[a-zß]+)?(?:-[A-Z][a-zß]+)?"  # McLean, O'Neill
 _UPPER = r"[A-Z]{2,}(?:-[A-Z]{2,})?"
-_PARTICLE = r"(?:(?:von|van|de|du|des|der|den|da|di|dos|del|della|le|la|zu|ten|ter|af|al|el|bin|ibn)[ ]+)"
+_PARTICLE = (
+    r"(?:(?:von|van|de|du|des|der|den|da|do|dos|di|dei|degli|del|della|delle|los|las|le|la|zu|ten|ter|af|al|el|"
+    r"bin|ibn)[ ]+)"
+)
 _INITIAL = r"[A-Z]\."
 # the end of a name: RE2's \b is ASCII, so it would fall inside "Spieß" and "Weiß"
 _END = r"(?:$|[^A-Za-zß0-9_])"
 # the same particles in capitals, before a surname in capitals: "Maria DE SOUSA", "Jean DE LA
 # FONTAINE", "Lars VAN DER BERG" (a surname of capitals alone ends the name: "Maria DE")
-_UPPER_PARTICLE = r"(?:(?:VON|VAN|DE|DU|DES|DER|DEN|DA|DI|DOS|DEL|DELLA|LE|LA|ZU|TEN|TER)[ ]+)"
+_UPPER_PARTICLE = (
+    r"(?:(?:VON|VAN|DE|DU|DES|DER|DEN|DA|DO|DOS|DI|DEI|DEGLI|DEL|DELLA|DELLE|LOS|LAS|LE|LA|ZU|TEN|TER)[ ]+)"
+)
 _SURNAME = f"(?:{_UPPER_PARTICLE}{{1,2}}{_UPPER}|{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
 # up to five words: a capitalised noun or two may come first ("Die Mitarbeiterin Leonie Hoffmann"),
 # and the check finds where the name starts
@@ -107,7 +112,9 @@ _SIGN_OFF = (
 _WORDS = re.compile(r"[A-Za-zß]+(?:['’-][A-Za-zß]+)*\.?")
 
 
-_PARTICLES = frozenset("von van de du des der den da di dos del della le la zu ten ter af al el bin ibn".split())
+_PARTICLES = frozenset(
+    "von van de du des der den da do dos di dei degli del della delle los las le la zu ten ter af al el bin ibn".split()
+)
 
 
 def _until_common(text: str, nouns: bool = False, objects: bool = False, given_first: bool = False) -> int:

@@ -65,6 +65,12 @@ _SPELLING_ALPHABET = frozenset(
     "quebec romeo sierra tango uniform victor whiskey xray yankee zulu fox".split()
 )
 _TITLES = r"(?:MR|MRS|MS|MISS|MSTR|DR)"
+# a surname's particles in capitals ("JEAN DE LA FONTAINE", "JUAN CARLOS DE LOS SANTOS", "LARS VAN
+# DER BERG"); the pattern's words have three letters or more, so the short ones are named
+_SHORT_PARTICLE = r"(?:DE|DA|DI|DO|DU|LA|LE|ZU)"
+_PARTICLES = frozenset(
+    "von van de du des der den da do dos di dei degli del della delle los las le la zu ten ter".split()
+)
 # another item of an enumeration right after the list form, or right before it
 _MORE_AFTER = re.compile(r",[ ]?[A-Z]{2,}")
 _MORE_BEFORE = re.compile(r"[A-Z]{2,},[ ]?\Z")
@@ -82,7 +88,7 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         # GONZALEZ", "EMPLOYEE JOHN SMITH WAS TERMINATED")
         Pattern(
             "capitals_given_surname",
-            r"\b(?P<value>" + _WORD + r"(?:[ ](?:" + _INITIAL + "|" + _WORD + r")){1,7})" + _END,
+            rf"\b(?P<value>{_WORD}(?:[ ](?:{_INITIAL}|{_SHORT_PARTICLE}|{_WORD})){{1,7}}){_END}",
             0.6,
         ),
         Pattern("capitals_surname_given", r"\b(?P<value>" + _WORD + r",[ ]" + _WORD + r")" + _END, 0.6),
@@ -110,26 +116,28 @@ class CapitalsPersonRecognizer(_NameRecognizer):
             return True
         return w.split("-")[0] in self._given and w not in WEAK_GIVEN_NAMES and w not in _NOT_IN_CAPITALS
 
-    def _surname(self, word: str, given: str) -> bool:
+    def _surname(self, word: str, given: str, particle: bool = False) -> bool:
         """A census surname of the first 20,000 that is no ordinary word, and an English one only
         when it is common ("SMITH", "BROWN"; "CORE", "CLOSE" are code's words: "PIL CORE",
         "CLOSE, PING"). As a form's value after a strong given name (``LENIENT``) also a rarer
         census surname and a word of no list here shaped as a surname ("PAULA KLEMT", "ROBERT
-        PRUVOST": the census is American, its German and French surnames few)."""
+        PRUVOST": the census is American, its German and French surnames few); after a
+        surname's ``particle`` any given name vouches there ("ESTHER DE LOS JAUME", "MART VAN
+        BERKEL"): the particle says a surname follows."""
         last = word.split("-")[-1]
         if is_common(last):
             return False
         if is_surname(word, _SURNAME_RANK):
             # the entry itself, not a plural's singular: "DAVIES" is no plural of "davy"
             return not is_entry(last) or is_surname(word, _WORD_SURNAME_RANK)
-        if not (self.LENIENT and self._strong_given(given)) or is_entry(last):
+        if not (self.LENIENT and (particle or self._strong_given(given))) or is_entry(last):
             return False
         if vietnamese_syllable(given) and vietnamese_syllable(last):
             return False  # Vietnamese ("TRUONG DAI HOC", "PHAN TICH DU LIEU"): .people_vietnamese reads its names
         if is_surname(word):
             return True
         w = last.lower()
-        return w not in NOT_SURNAMES and w not in self._given and _name_shaped(last)
+        return w not in NOT_SURNAMES and w not in self._given and _name_shaped(last, 3 if particle else 4)
 
     def _strong_given(self, given: str) -> bool:
         """A given name that can vouch for a surname of no list: four letters or more and no
@@ -168,21 +176,39 @@ class CapitalsPersonRecognizer(_NameRecognizer):
             return 0, len(text) if middle and self._given_name(middle[0]) else len(surname) + 1 + len(given)
         words = [(m.start(), m.end(), m.group()) for m in _WORDS.finditer(text)]
         for i, (start, _, first) in enumerate(words):
-            if not self._given_name(first):
-                continue
+            if not self._given_name(first) or first.lower() in _PARTICLES:
+                continue  # "DA", "DEL" are given names too, and particles first
             found = None
-            for j in range(i + 1, min(i + 4, len(words))):
+            for j in range(i + 1, min(i + 6, len(words))):
                 middle = [w for _, _, w in words[i + 1 : j]]
-                if not all(self._given_name(w) or (len(w) == 2 and w.endswith(".")) for w in middle):
+                # one or two particles may stand right before the surname ("JEAN DE LA FONTAINE")
+                k = len(middle)
+                while k > 0 and len(middle) - k < 2 and middle[k - 1].lower() in _PARTICLES:
+                    k -= 1
+                if k > 3 or not all(self._given_name(w) or (len(w) == 2 and w.endswith(".")) for w in middle[:k]):
+                    if all(w.lower() in _PARTICLES or self._given_name(w) for w in middle):
+                        continue  # "JUAN DEL ...": "DEL" a given name or a particle
                     break
                 last = words[j][2]
-                if self._surname(last, first) and self._pair_holds(first, last):
-                    found = (start, words[j][1])
+                if self._surname(last, first, particle=k < len(middle)) and self._pair_holds(first, last):
+                    found = (start, self._second_surname(words, j, first))
             if found is not None:
                 return found
         if self.LENIENT and len(words) == 2 and self._surname_first(words[0][2], words[1][2]):
             return 0, len(text)
         return None
+
+    def _second_surname(self, words: list[tuple[int, int, str]], j: int, first: str) -> int:
+        """Where a name whose surname is word ``j`` ends: a second surname, after one or two
+        particles or none, is taken along ("LUIS CARLOS DE LA GARZA PUENTE", "MARIA GONZALEZ
+        RUIZ"), as Spanish and Portuguese names write both parents'."""
+        end = words[j][1]
+        k = j + 1
+        while k < len(words) and k - j <= 2 and words[k][2].lower() in _PARTICLES:
+            k += 1
+        if k < len(words) and self._surname(words[k][2], first, particle=k > j + 1):
+            end = words[k][1]
+        return end
 
     def _surname_first(self, surname: str, given: str) -> bool:
         """Two words alone, a census surname of the first 20,000 that is no English word and no
@@ -215,7 +241,7 @@ class CapitalsFieldPersonRecognizer(CapitalsPersonRecognizer):
 
     LENIENT = True
     _NAME = (
-        r"(?:" + _WORD + r"(?:[ ](?:" + _INITIAL + "|" + _WORD + r")){1,3}"
+        r"(?:" + _WORD + r"(?:[ ](?:" + _INITIAL + "|" + _SHORT_PARTICLE + "|" + _WORD + r")){1,5}"
         r"|" + _WORD + r",[ ]" + _WORD + r"|" + _WORD + r"/" + _WORD + r"(?:[ ]" + _WORD + r")?)"
     )
     PATTERNS = [Pattern("capitals_field_value", r":[ ]*(?P<value>" + _NAME + r")[ ]*(?:$|[,;|\t\r])", 0.6)]
@@ -264,13 +290,13 @@ def _person_label(text: str, start: int) -> bool:
     return m is not None and m.group(1).lower() in _PERSON_LABELS
 
 
-def _name_shaped(word: str) -> bool:
-    """A word in capitals that may be a surname no list here has: four letters or more with a
-    vowel, no word of the English dictionary (plurals too) or its proper nouns, no German
+def _name_shaped(word: str, shortest: int = 4) -> bool:
+    """A word in capitals that may be a surname no list here has: ``shortest`` letters or more
+    (three after a particle: "DA LUZ", "VAN MIL") with a vowel, no word of the English dictionary (plurals too) or its proper nouns, no German
     feminine noun, not shaped as an English derived word ("INLINING", "DEDUPED") and no two
     English words joined."""
     return (
-        len(word) >= 4
+        len(word) >= shortest
         and not _VOWELS.isdisjoint(word)
         and not word.endswith(_DERIVED)
         and not is_english_word(word)

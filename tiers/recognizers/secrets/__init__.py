@@ -26,7 +26,7 @@ from .commands import (
 )
 from .connection_strings import ConnectionStringRecognizer
 from .credential_files import GoogleCredentialFileRecognizer
-from .keys import CredentialUrlRecognizer, JwtRecognizer, PrivateKeyRecognizer
+from .keys import CredentialUrlRecognizer, JwtRecognizer, PrivateKeyRecognizer, TokenUrlRecognizer
 from .providers import ProviderTokenRecognizer, provider_formats
 
 __all__ = [
@@ -43,6 +43,7 @@ __all__ = [
     "MarkupRecognizer",
     "PrivateKeyRecognizer",
     "ProviderTokenRecognizer",
+    "TokenUrlRecognizer",
     "provider_formats",
     "secret_recognizers",
 ]
@@ -55,6 +56,7 @@ def secret_recognizers() -> list[EntityRecognizer]:
         PrivateKeyRecognizer(),
         JwtRecognizer(),
         CredentialUrlRecognizer(),
+        TokenUrlRecognizer(),
         ConnectionStringRecognizer(),
         GoogleCredentialFileRecognizer(),
         AssignmentRecognizer(),

@@ -236,7 +236,7 @@ FORMATS: tuple[tuple[str, str], ...] = (
     ("New Relic", "{h:36}NRAL"),
     ("Sentry", "sntrys_eyJ{b64p:30,}_{b64:43}"),
     ("Sentry", "sntryu_{h:64}"),
-    ("Sentry", "https://{h:32}@o{d:3,10}.ingest.(us.|de.)?sentry.io/{d:3,10}"),
+    ("Sentry", "https://{h:32}@o{d:3,20}.ingest.(us.|de.)?sentry.io/{d:3,20}"),
     ("Dynatrace", "dt0c01.{an:24}.{an:64}"),
     ("Dynatrace", "dt0s(01|02|03|08|09|16).{u:24}.{u:64}"),
     ("Honeycomb", "(hcaik|hcxik|hcxmk)_01{l:56}"),

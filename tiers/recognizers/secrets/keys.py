@@ -1,5 +1,5 @@
 """Key material and self-contained credentials: PEM / OpenSSH / PGP / SSH2 private-key blocks,
-PuTTY key files, JWTs, URLs that carry a password."""
+PuTTY key files, JWTs, URLs that carry a password or a token."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from ..contact import documentation_domain
 from ._samples import is_sample_jwt
 from ._values import entropy, is_placeholder, joined_words, mixed_classes
 
-__all__ = ["CredentialUrlRecognizer", "JwtRecognizer", "PrivateKeyRecognizer"]
+__all__ = ["CredentialUrlRecognizer", "JwtRecognizer", "PrivateKeyRecognizer", "TokenUrlRecognizer"]
 
 
 # The inside of a key block, line by line: base64 runs, white space, JSON-escaped line breaks and
@@ -240,3 +240,31 @@ class CredentialUrlRecognizer(TiersPatternRecognizer):
         ):
             return True  # a server's default account on this machine (``amqp://guest:guest@localhost``)
         return not password or is_placeholder(password, min_len=3) or password.startswith(("{", "%("))
+
+
+class TokenUrlRecognizer(TiersPatternRecognizer):
+    """A web URL whose user part is a token alone: ``https://<token>@github.com/owner/repo.git``,
+    how Git hosts and some APIs take a personal access token, and a Sentry DSN's key
+    (``https://<key>@sentry.example.com/42``). The whole URL is reported, as a password's is
+    (:class:`CredentialUrlRecognizer`). Only HTTP's schemes: SSH's user part is a login (``ssh://
+    687fb701029421ae5549d998@ssh.hf.jobs``, a job's id), and a user's name there is no secret
+    ("https://jsmith@bitbucket.org": too short and no mix of letters and digits)."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern(
+            "url_with_token_user",
+            r"(?i)\b(?:git\+)?https?://[A-Za-z0-9_-]{20,256}@[A-Za-z0-9.-]{1,253}(?::[0-9]{1,5})?(?:[/?#][^\s'\"<>`]{0,512})?",
+            0.85,
+        ),
+    ]
+
+    def invalidate_result(self, pattern_text: str) -> bool:
+        token = pattern_text.split("://", 1)[1].split("@", 1)[0]
+        return is_placeholder(token) or not _random_token(token)
+
+
+def _random_token(token: str) -> bool:
+    """Machine-made: letters and digits mixed, and no run of words ("my-long-service-account").
+    Hex ids are tokens here: a classic GitHub token is 40 hex digits, a Sentry key 32."""
+    return mixed_classes(token) >= 2 and entropy(token) >= 3.0 and not joined_words(token)
