@@ -508,9 +508,11 @@ def test_a_zip_plus_4_after_a_state_is_no_phone_but_a_number_after_a_word_is(
 def test_tokens_in_urls_and_asked_for_confidentiality_stay_found(
     clf: Classifier, token: str, marker: str, subject: str
 ) -> None:
-    """Counterexamples to rules tried and taken out: a token as a Git URL's user is reported
-    (as the mailbox it is shaped like), and a marker asked of someone is a marker."""
-    assert _values(clf, f"git clone https://{token}@github.com/acme/private.git", "EMAIL_ADDRESS")
+    """Counterexamples to rules tried and taken out: a token as a Git URL's user is reported (as
+    a secret with its URL, or as the mailbox it is shaped like where it reads as no token: a run
+    of zeros), and a marker asked of someone is a marker."""
+    text = f"git clone https://{token}@github.com/acme/private.git"
+    assert any(token in v for v in _values(clf, text, "SECRET") | _values(clf, text, "EMAIL_ADDRESS")), text
     assert _values(clf, f"Please make sure {subject} do not distribute this deck.", "CONFIDENTIALITY_MARKER")
 
 

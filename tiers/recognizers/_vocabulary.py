@@ -29,7 +29,8 @@ samedi dimanche easter christmas weihnachten ostern noel paques
 """
 
 # given names in the gazetteer that are more often ordinary words, places or brands (and German
-# "Sie", the formal "you", capitalised in mid-sentence: "Bitte rufen Sie Anne-Marie de la Tour an")
+# "Sie", the formal "you", capitalised in mid-sentence: "Bitte rufen Sie Anne-Marie de la Tour an";
+# interjections that open a sentence or a cell: "Oh Yeah", "Hey Boss")
 _NOT_GIVEN = """
 sie
 will mark bill may june april august hope joy rose faith art guy frank sunny chase page
@@ -51,6 +52,7 @@ nick wade drew bob mack miles neil lee mo jean said job
 key run ge gt lt thai philippine genel so save revert spring fira york sri merge tera agda vue tea
 doc octave napoleon darwin trace
 five nine
+oh ah hey okay yo rio
 """
 
 # common given names that are also words, places or brands: a given name only before a surname

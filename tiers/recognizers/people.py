@@ -55,18 +55,16 @@ __all__ = ["GivenNamePersonRecognizer", "TitledPersonRecognizer", "person_recogn
 # text is normalised first: accents folded to ASCII; ß and other scripts' letters stay
 _CAP = r"(?:Mc|Mac|O['’]|D['’])?[A-Z][a-zß]+(?:['’][A-Z]?[a-zß]+)?(?:-[A-Z][a-zß]+)?"  # McLean, O'Neill
 _UPPER = r"[A-Z]{2,}(?:-[A-Z]{2,})?"
+# Spanish "los" / "las" only after "de" ("Juan Carlos de los Santos"; "Las Vegas" is a city)
 _PARTICLE = (
-    r"(?:(?:von|van|de|du|des|der|den|da|do|dos|di|dei|degli|del|della|delle|los|las|le|la|zu|ten|ter|af|al|el|"
-    r"bin|ibn)[ ]+)"
+    r"(?:(?:de[ ]+l[ao]s|von|van|de|du|des|der|den|da|do|dos|di|del|della|le|la|zu|ten|ter|af|al|el|bin|ibn)[ ]+)"
 )
 _INITIAL = r"[A-Z]\."
 # the end of a name: RE2's \b is ASCII, so it would fall inside "Spieß" and "Weiß"
 _END = r"(?:$|[^A-Za-zß0-9_])"
 # the same particles in capitals, before a surname in capitals: "Maria DE SOUSA", "Jean DE LA
 # FONTAINE", "Lars VAN DER BERG" (a surname of capitals alone ends the name: "Maria DE")
-_UPPER_PARTICLE = (
-    r"(?:(?:VON|VAN|DE|DU|DES|DER|DEN|DA|DO|DOS|DI|DEI|DEGLI|DEL|DELLA|DELLE|LOS|LAS|LE|LA|ZU|TEN|TER)[ ]+)"
-)
+_UPPER_PARTICLE = r"(?:(?:DE[ ]+L[AO]S|VON|VAN|DE|DU|DES|DER|DEN|DA|DOS|DI|DEL|DELLA|LE|LA|ZU|TEN|TER)[ ]+)"
 _SURNAME = f"(?:{_UPPER_PARTICLE}{{1,2}}{_UPPER}|{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
 # up to five words: a capitalised noun or two may come first ("Die Mitarbeiterin Leonie Hoffmann"),
 # and the check finds where the name starts
@@ -115,6 +113,9 @@ _WORDS = re.compile(r"[A-Za-zß]+(?:['’-][A-Za-zß]+)*\.?")
 _PARTICLES = frozenset(
     "von van de du des der den da do dos di dei degli del della delle los las le la zu ten ter af al el bin ibn".split()
 )
+# a particle that may open a surname written capitalised ("Marco Di Stefano"); "Las", "Los" open
+# a city's name ("Ana Jaimes Las Vegas")
+_OPENING_PARTICLES = _PARTICLES - {"los", "las"}
 
 
 def _until_common(text: str, nouns: bool = False, objects: bool = False, given_first: bool = False) -> int:
@@ -137,11 +138,13 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False, given_f
         w = m.group()
         after = words[i + 1].group() if i + 1 < len(words) else ""
         chain = given_first and _chain_names(words, i)
+        if w == "do" and not _portuguese_surname(after):
+            break  # English "do" ("Does Amanda do Yoga?"); Portuguese "do" before a surname ("Paulo do Carmo")
         if keep and w in _PARTICLES and (after[:1].isupper() or chain):
             continue  # "Anna von Berg", "Ursula von der Leyen"
         if (
             keep
-            and w.lower() in _PARTICLES
+            and w.lower() in _OPENING_PARTICLES
             and after[:1].isupper()
             # "VON DER LEYEN": a particle before another; "der" is a common word alone
             and (not is_common(after) or chain)
@@ -163,6 +166,24 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False, given_f
             break
         keep = m.end()
     return keep
+
+
+# words after a particle that end places' names, not surnames ("Estrela do Norte", "Vila do Mar",
+# "Santa Cruz de la Sierra")
+PLACE_WORDS_AFTER_PARTICLE = frozenset(
+    "norte sul sur leste oeste este mar rio lago lagos serra sierra ilha ilhas isla islas praia playa cabo vila villa".split()
+)
+
+
+def _portuguese_surname(word: str) -> bool:
+    """The word after Portuguese "do": capitalised, no English word and no place's ("Carmo",
+    "Amaral", "Nascimento"; not "Reviews", "Yoga": English "do"; not "Norte")."""
+    return (
+        word[:1].isupper()
+        and not is_english_word(word)
+        and not is_common(word)
+        and word.lower() not in PLACE_WORDS_AFTER_PARTICLE
+    )
 
 
 def _chain_names(words: list[re.Match[str]], i: int) -> bool:

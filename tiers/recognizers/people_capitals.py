@@ -38,7 +38,7 @@ from ._german_nouns import is_feminine_noun
 from ._given_names import given_names
 from ._surnames import is_surname
 from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, NOT_SURNAMES, WEAK_GIVEN_NAMES, is_common
-from .people import _END, _PLACE_PREFIXES, _NameRecognizer
+from .people import _END, _PLACE_PREFIXES, PLACE_WORDS_AFTER_PARTICLE, _NameRecognizer
 from .people_vietnamese import vietnamese_syllable
 
 __all__ = ["CapitalsFieldPersonRecognizer", "CapitalsPersonRecognizer", "capitals_recognizers"]
@@ -68,9 +68,29 @@ _TITLES = r"(?:MR|MRS|MS|MISS|MSTR|DR)"
 # a surname's particles in capitals ("JEAN DE LA FONTAINE", "JUAN CARLOS DE LOS SANTOS", "LARS VAN
 # DER BERG"); the pattern's words have three letters or more, so the short ones are named
 _SHORT_PARTICLE = r"(?:DE|DA|DI|DO|DU|LA|LE|ZU)"
-_PARTICLES = frozenset(
-    "von van de du des der den da do dos di dei degli del della delle los las le la zu ten ter".split()
-)
+_PARTICLES = frozenset("von van de du des der den da do dos di del della le la zu ten ter".split())
+# the pairs a surname opens with ("DE LOS SANTOS", "VAN DER BERG"); any other pair is a phrase's
+# words ("JOAO DI LOS CARMEN", "DOLORES DA LOS")
+_PARTICLE_PAIRS = frozenset(
+    {("de", "la"), ("de", "los"), ("de", "las"), ("de", "le"), ("van", "der"), ("van", "den"), ("van", "de"),
+     ("von", "der"), ("von", "den"), ("von", "dem"), ("von", "und")}
+)  # fmt: skip
+
+
+def _particles(words: list[str]) -> int:
+    """How many of the last words of ``words`` (none, one or two) are a surname's particles."""
+    if len(words) >= 2 and (words[-2].lower(), words[-1].lower()) in _PARTICLE_PAIRS:
+        return 2
+    return 1 if words and words[-1].lower() in _PARTICLES else 0
+
+
+def _leading_particles(words: list[str]) -> int:
+    """How many of the first words of ``words`` (none, one or two) are a surname's particles."""
+    if len(words) >= 2 and (words[0].lower(), words[1].lower()) in _PARTICLE_PAIRS:
+        return 2
+    return 1 if words and words[0].lower() in _PARTICLES else 0
+
+
 # another item of an enumeration right after the list form, or right before it
 _MORE_AFTER = re.compile(r",[ ]?[A-Z]{2,}")
 _MORE_BEFORE = re.compile(r"[A-Z]{2,},[ ]?\Z")
@@ -88,7 +108,14 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         # GONZALEZ", "EMPLOYEE JOHN SMITH WAS TERMINATED")
         Pattern(
             "capitals_given_surname",
-            rf"\b(?P<value>{_WORD}(?:[ ](?:{_INITIAL}|{_SHORT_PARTICLE}|{_WORD})){{1,7}}){_END}",
+            r"\b(?P<value>" + _WORD + r"(?:[ ](?:" + _INITIAL + "|" + _WORD + r")){1,7})" + _END,
+            0.6,
+        ),
+        # a given name or four, one or two particles, a surname or two: "JEAN DE LA FONTAINE",
+        # "JUAN CARLOS DE LOS SANTOS" (the run above stops at a particle of two letters)
+        Pattern(
+            "capitals_particle_surname",
+            rf"\b(?P<value>{_WORD}(?:[ ]{_WORD}){{0,3}}(?:[ ](?:{_SHORT_PARTICLE}|{_WORD})){{1,2}}[ ]{_WORD}(?:[ ]{_WORD})?){_END}",
             0.6,
         ),
         Pattern("capitals_surname_given", r"\b(?P<value>" + _WORD + r",[ ]" + _WORD + r")" + _END, 0.6),
@@ -121,23 +148,27 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         when it is common ("SMITH", "BROWN"; "CORE", "CLOSE" are code's words: "PIL CORE",
         "CLOSE, PING"). As a form's value after a strong given name (``LENIENT``) also a rarer
         census surname and a word of no list here shaped as a surname ("PAULA KLEMT", "ROBERT
-        PRUVOST": the census is American, its German and French surnames few); after a
-        surname's ``particle`` any given name vouches there ("ESTHER DE LOS JAUME", "MART VAN
-        BERKEL"): the particle says a surname follows."""
+        PRUVOST": the census is American, its German and French surnames few). After a
+        surname's ``particle`` any census surname that is no word nor a place's noun ("MART VAN
+        BERKEL", "JUAN CARLOS DE LOS SANTOS"), and nothing else."""
         last = word.split("-")[-1]
         if is_common(last):
             return False
         if is_surname(word, _SURNAME_RANK):
             # the entry itself, not a plural's singular: "DAVIES" is no plural of "davy"
             return not is_entry(last) or is_surname(word, _WORD_SURNAME_RANK)
-        if not (self.LENIENT and (particle or self._strong_given(given))) or is_entry(last):
+        if particle:
+            # after particles only the census vouches: the words after "DO", "DE LOS" name places
+            # and institutions as often ("CONCEICAO DO ARAGUAIA", "LIGA DE LAS NACIONES")
+            return is_surname(word) and not is_entry(last) and last.lower() not in PLACE_WORDS_AFTER_PARTICLE
+        if not (self.LENIENT and self._strong_given(given)) or is_entry(last):
             return False
         if vietnamese_syllable(given) and vietnamese_syllable(last):
             return False  # Vietnamese ("TRUONG DAI HOC", "PHAN TICH DU LIEU"): .people_vietnamese reads its names
         if is_surname(word):
             return True
         w = last.lower()
-        return w not in NOT_SURNAMES and w not in self._given and _name_shaped(last, 3 if particle else 4)
+        return w not in NOT_SURNAMES and w not in self._given and _name_shaped(last)
 
     def _strong_given(self, given: str) -> bool:
         """A given name that can vouch for a surname of no list: four letters or more and no
@@ -176,39 +207,42 @@ class CapitalsPersonRecognizer(_NameRecognizer):
             return 0, len(text) if middle and self._given_name(middle[0]) else len(surname) + 1 + len(given)
         words = [(m.start(), m.end(), m.group()) for m in _WORDS.finditer(text)]
         for i, (start, _, first) in enumerate(words):
-            if not self._given_name(first) or first.lower() in _PARTICLES:
-                continue  # "DA", "DEL" are given names too, and particles first
+            if not self._given_name(first) or (first.lower() in _PARTICLES and len(first) <= 3):
+                continue  # "DA", "DEL" are given names too, and particles first ("DELLA REESE" is a name)
+            if i > 0 and words[i - 1][2].lower() in _PLACE_PREFIXES:
+                continue  # a saint's town: "SAO JOSE DOS CAMPOS", "SAN CRISTOBAL DE LAS CASAS"
             found = None
             for j in range(i + 1, min(i + 6, len(words))):
                 middle = [w for _, _, w in words[i + 1 : j]]
                 # one or two particles may stand right before the surname ("JEAN DE LA FONTAINE")
-                k = len(middle)
-                while k > 0 and len(middle) - k < 2 and middle[k - 1].lower() in _PARTICLES:
-                    k -= 1
+                k = len(middle) - _particles(middle)
                 if k > 3 or not all(self._given_name(w) or (len(w) == 2 and w.endswith(".")) for w in middle[:k]):
                     if all(w.lower() in _PARTICLES or self._given_name(w) for w in middle):
                         continue  # "JUAN DEL ...": "DEL" a given name or a particle
                     break
                 last = words[j][2]
-                if self._surname(last, first, particle=k < len(middle)) and self._pair_holds(first, last):
-                    found = (start, self._second_surname(words, j, first))
+                if last.lower() in _PARTICLES or last.lower() in ("los", "las"):
+                    continue  # "SANTIAGO DE LOS": the surname is still to come
+                particle = k < len(middle)
+                if self._surname(last, first, particle=particle) and self._pair_holds(first, last):
+                    found = (start, self._second_surname(words, j, first, particle))
             if found is not None:
                 return found
         if self.LENIENT and len(words) == 2 and self._surname_first(words[0][2], words[1][2]):
             return 0, len(text)
         return None
 
-    def _second_surname(self, words: list[tuple[int, int, str]], j: int, first: str) -> int:
-        """Where a name whose surname is word ``j`` ends: a second surname, after one or two
-        particles or none, is taken along ("LUIS CARLOS DE LA GARZA PUENTE", "MARIA GONZALEZ
-        RUIZ"), as Spanish and Portuguese names write both parents'."""
-        end = words[j][1]
-        k = j + 1
-        while k < len(words) and k - j <= 2 and words[k][2].lower() in _PARTICLES:
-            k += 1
-        if k < len(words) and self._surname(words[k][2], first, particle=k > j + 1):
-            end = words[k][1]
-        return end
+    def _second_surname(self, words: list[tuple[int, int, str]], j: int, first: str, particle: bool) -> int:
+        """Where a name whose surname is word ``j`` ends: a second surname after particles is
+        taken along ("MARIA GONZALEZ DE LA CRUZ"), as Spanish and Portuguese names write both
+        parents'; so is one right after a first surname that followed particles ("LUIS CARLOS DE
+        LA GARZA PUENTE"). Otherwise the word after a surname is a place as often ("JOHN SMITH
+        DALLAS TX"): the name ends at the surname."""
+        n = _leading_particles([w for _, _, w in words[j + 1 : j + 3]])
+        k = j + 1 + n
+        if k < len(words) and (n or particle) and self._surname(words[k][2], first, particle=n > 0):
+            return words[k][1]
+        return words[j][1]
 
     def _surname_first(self, surname: str, given: str) -> bool:
         """Two words alone, a census surname of the first 20,000 that is no English word and no
@@ -290,13 +324,13 @@ def _person_label(text: str, start: int) -> bool:
     return m is not None and m.group(1).lower() in _PERSON_LABELS
 
 
-def _name_shaped(word: str, shortest: int = 4) -> bool:
-    """A word in capitals that may be a surname no list here has: ``shortest`` letters or more
-    (three after a particle: "DA LUZ", "VAN MIL") with a vowel, no word of the English dictionary (plurals too) or its proper nouns, no German
+def _name_shaped(word: str) -> bool:
+    """A word in capitals that may be a surname no list here has: four letters or more with a
+    vowel, no word of the English dictionary (plurals too) or its proper nouns, no German
     feminine noun, not shaped as an English derived word ("INLINING", "DEDUPED") and no two
     English words joined."""
     return (
-        len(word) >= shortest
+        len(word) >= 4
         and not _VOWELS.isdisjoint(word)
         and not word.endswith(_DERIVED)
         and not is_english_word(word)
