@@ -64,17 +64,12 @@ def main() -> None:
         fake = Faker(locale)
         fake.seed_instance(7)
         for capitals in (False, True):
-            hits, missed = 0, []
+            cases = []
             for _ in range(PER_CELL):
                 surname = fake.last_name()
                 name = f"{fake.first_name()} {surname.upper() if capitals else surname}"
-                text = rng.choice(sentences).format(n=name)
-                if covered(clf, text, name):
-                    hits += 1
-                else:
-                    missed.append(text)
-            label = "in capitals" if capitals else "title case"
-            print(f"| {locale} | {label} | {hits}/{PER_CELL} ({hits / PER_CELL:.1%}) | {'; '.join(missed[:3])} |")
+                cases.append((rng.choice(sentences).format(n=name), name))
+            _row(clf, locale, "in capitals" if capitals else "title case", cases)
 
     print()
     print("| names with particles | case | names covered | missed, first three |")
@@ -92,17 +87,16 @@ def main() -> None:
             name = fake.name()
             if PARTICLES & set(name.split()) and "." not in name:
                 names.append(name)
-        for capitals in (False, True):
-            hits, missed = 0, []
-            for name in names:
-                text = f"Name: {name.upper()}" if capitals else rng.choice(NEUTRAL).format(n=name)
-                value = name.upper() if capitals else name
-                if covered(clf, text, value):
-                    hits += 1
-                else:
-                    missed.append(text)
-            label = "capitals, after a label" if capitals else "title case"
-            print(f"| {locale} | {label} | {hits}/{PER_CELL} ({hits / PER_CELL:.1%}) | {'; '.join(missed[:3])} |")
+        titled = [(rng.choice(NEUTRAL).format(n=name), name) for name in names]
+        _row(clf, locale, "title case", titled)
+        _row(clf, locale, "capitals, after a label", [(f"Name: {name.upper()}", name.upper()) for name in names])
+
+
+def _row(clf: Classifier, locale: str, label: str, cases: list[tuple[str, str]]) -> None:
+    """One table row: how many of the (text, name) cases have the name covered whole."""
+    missed = [text for text, name in cases if not covered(clf, text, name)]
+    hits = len(cases) - len(missed)
+    print(f"| {locale} | {label} | {hits}/{len(cases)} ({hits / len(cases):.1%}) | {'; '.join(missed[:3])} |")
 
 
 if __name__ == "__main__":

@@ -137,6 +137,10 @@ def test_particles_in_capitals_belong_to_the_surname(
         "Association des Centres Distributeurs",
         "Der Antrag von Siemens liegt vor.",
         "MADE IN GERMANY. DE LA RUE",
+        # a given name and where she works: a department's noun is no surname
+        "Sabine von der Buchhaltung hat angerufen.",
+        "Maria von der Geschäftsleitung meldet sich.",
+        "Jonas von der Qualitätssicherung",
     ],
 )
 def test_prose_with_prepositions_and_no_name_stays(bare: Classifier, text: str) -> None:

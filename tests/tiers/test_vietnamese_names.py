@@ -20,6 +20,7 @@ from tiers.recognizers.people_vietnamese import (
     _FAMILY_WITH_MARKER,
     _FUNCTION_WORDS,
     _MARKERS,
+    _TITLES,
     _WESTERN_FAMILY,
     _WESTERN_TITLES,
     VietnameseWesternOrderRecognizer,
@@ -159,8 +160,8 @@ def test_a_name_in_western_order_is_found_whole(given_names: list[str], family: 
     syllable that is an English word and no given name may be left out ("See Vo"), never the
     family name or the syllables after it."""
 
-    def english(word: str) -> bool:  # or a title ("Cô", "Thầy"), left out as well
-        return is_english_word(word) or word.lower() in _FUNCTION_WORDS | _WESTERN_TITLES
+    def english(word: str) -> bool:  # or a title ("Cô", "Thầy", "Ông"), left out as well
+        return is_english_word(word) or word.lower() in _FUNCTION_WORDS | _WESTERN_TITLES | _TITLES
 
     assume(not english(given_names[-1]))  # "A Nguyen", "The Nguyen": below
     words = [*given_names, family]

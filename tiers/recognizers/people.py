@@ -38,6 +38,7 @@ from ._eponyms import eponym_after, names_an_object
 from ._german_nouns import is_feminine_noun
 from ._given_names import added_given_names, given_names
 from ._places import inside_place_name
+from ._surname_shape import name_shaped
 from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import (
     _MONTHS_DAYS,
@@ -186,17 +187,23 @@ def _portuguese_surname(word: str) -> bool:
     )
 
 
+# the endings of German and French nouns of a function or a department ("Buchhaltung",
+# "Redaktion", "Geschäftsleitung", "Universität"), which no surname after "von der" has
+_DEPARTMENT_ENDINGS = ("ung", "ion", "heit", "keit", "schaft", "itat", "erei")
+
+
 def _chain_names(words: list[re.Match[str]], i: int) -> bool:
     """Whether two particles at word ``i``, right after given names only, lead to a capitalised
     word that is no common one: "Ursula von der Leyen", "Hans VON DER LEYEN", "Jan-Willem van der
     Berg". German "von" and "der" are common words, so without this the name ends before them;
-    after a surname they lead to where the person works ("Thomas Hell von den Stadtwerken")."""
+    after a surname they lead to where the person works ("Thomas Hell von den Stadtwerken"), and
+    so they do to a department's noun after given names ("Sabine von der Buchhaltung")."""
     if i < 1 or len(words) < i + 3 or words[i].group().lower() not in _PARTICLES:
         return False
     if words[i + 1].group().lower() not in _PARTICLES:
         return False
     last = words[i + 2].group()
-    if not last[:1].isupper() or is_common(last):
+    if not last[:1].isupper() or is_common(last) or last.lower().endswith(_DEPARTMENT_ENDINGS):
         return False
     known = given_names(1)
     # the text is folded already; each half of "Jan-Willem" is a given name
@@ -543,8 +550,13 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         w = given.lower()
         common = w in self._common_given or w.split("-")[0] in self._common_given
         # a rarer given name vouches for a census surname that is no ordinary word: French and
-        # German documents write "Zacharie CHAUVEAU", "Otfried FINKE"
-        return (common or (given[1:].islower() and _upper_surname(surname))) and (
+        # German documents write "Zacharie CHAUVEAU", "Otfried FINKE"; one of five letters or
+        # more that is no English word, for a word shaped as a surname that no list has
+        # ("Evamaria SCHMIEDT", "Wencke PATBERG": the census is American)
+        rare = given[1:].islower() and (
+            _upper_surname(surname) or (len(given) >= 5 and not is_english_word(given) and name_shaped(surname))
+        )
+        return (common or rare) and (
             # "Revert MOVING", "Build FAILED": a participle in capitals; "Ditmar REISING", "Anna
             # FLEMING" are census surnames that no dictionary here has
             not surname.endswith(("ING", "ED")) or (is_surname(surname) and not is_english_word(surname))

@@ -34,8 +34,8 @@ from functools import lru_cache
 from presidio_analyzer import Pattern
 
 from ._english_words import is_english_word, is_entry, is_proper_noun
-from ._german_nouns import is_feminine_noun
 from ._given_names import given_names
+from ._surname_shape import name_shaped
 from ._surnames import is_surname
 from ._vocabulary import AMBIGUOUS_GIVEN_NAMES, NOT_GIVEN_NAMES, NOT_SURNAMES, WEAK_GIVEN_NAMES, is_common
 from .people import _END, _PLACE_PREFIXES, PLACE_WORDS_AFTER_PARTICLE, _NameRecognizer
@@ -50,12 +50,6 @@ _SURNAME_RANK = 20_000
 # vouch for a surname of no list ("MARIA" 12, "JAMES" 9; "ROSE", "FRANK" 8; "ALTER", "DONE" 4)
 _COMMONEST_GIVEN = 9
 _WORD_SURNAME_RANK = 1_000
-_VOWELS = frozenset("AEIOUY")
-# the ends of English derived words and abstract nouns: a word of no dictionary here shaped so is
-# code's or a trade's term ("INLINING", "DEDUPED", "OPTIMIZER"), not a surname
-_DERIVED = (
-    "ING", "ED", "TION", "TIONS", "MENT", "NESS", "ABLE", "IBLE", "ITY", "IZE", "ISE", "IZER", "ISER", "IZERS", "ISM", "OGY", "ICS"
-)  # fmt: skip
 _WORDS = re.compile(r"[A-Z]\.|(?:[A-Z]['’])?[A-Z]+(?:-[A-Z]+)?")
 # given names that are no name in capitals: labels ("EDIT", "DONE", "SUB"), a greeting ("HEY"),
 # SQL's verb ("GRANT")
@@ -168,7 +162,7 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         if is_surname(word):
             return True
         w = last.lower()
-        return w not in NOT_SURNAMES and w not in self._given and _name_shaped(last)
+        return w not in NOT_SURNAMES and w not in self._given and name_shaped(last)
 
     def _strong_given(self, given: str) -> bool:
         """A given name that can vouch for a surname of no list: four letters or more and no
@@ -322,29 +316,6 @@ def _person_label(text: str, start: int) -> bool:
     names a person's role."""
     m = _LABEL_BEFORE.search(text, max(0, start - 48), start)
     return m is not None and m.group(1).lower() in _PERSON_LABELS
-
-
-def _name_shaped(word: str) -> bool:
-    """A word in capitals that may be a surname no list here has: four letters or more with a
-    vowel, no word of the English dictionary (plurals too) or its proper nouns, no German
-    feminine noun, not shaped as an English derived word ("INLINING", "DEDUPED") and no two
-    English words joined."""
-    return (
-        len(word) >= 4
-        and not _VOWELS.isdisjoint(word)
-        and not word.endswith(_DERIVED)
-        and not is_english_word(word)
-        and not is_proper_noun(word)
-        and not is_feminine_noun(word)
-        and not _english_compound(word)
-    )
-
-
-def _english_compound(word: str) -> bool:
-    """Two English words of four letters or more written as one, as code names its tools and
-    files ("LOCALHOST", "DOCKERFILE", "FILESTORE"); surnames so made are in the census already
-    ("WOODWARD", "GOLDBERG")."""
-    return any(is_english_word(word[:i]) and is_english_word(word[i:]) for i in range(4, len(word) - 3))
 
 
 def capitals_recognizers() -> list[CapitalsPersonRecognizer]:
