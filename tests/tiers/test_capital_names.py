@@ -357,3 +357,22 @@ def test_a_rare_given_name_does_not_vouch_for_words_terms_or_acronyms(text: str)
     """A word of a dictionary, a derived word, an acronym without a vowel stay none after a
     rarer given name."""
     assert not persons(text), text
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Laut Aussage von Ernst-Dieter KRUSCHWITZ war alles in Ordnung.", "Ernst-Dieter KRUSCHWITZ"),
+        ("Rose-Marie DRUBIN hat angerufen.", "Rose-Marie DRUBIN"),
+        ("Die Freigabe durch Frank-Michael ROSENOW fehlt.", "Frank-Michael ROSENOW"),
+    ],
+)
+def test_a_hyphenated_given_name_vouches_as_one(text: str, name: str) -> None:
+    """Each part of a hyphenated given name is written as a name; the whole is no English word
+    ("Dieter" alone is one)."""
+    assert person_covers(text, name), (text, persons(text))
+
+
+@pytest.mark.parametrize("text", ["Hans-Peter README", "Julia CUDA", "Maria JSON", "Thomas TODO list"])
+def test_code_s_words_in_capitals_are_no_surname_after_any_given_name(text: str) -> None:
+    assert not persons(text), text

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ._english_words import is_english_word, is_proper_noun
 from ._german_nouns import is_feminine_noun
 
-__all__ = ["name_shaped"]
+__all__ = ["code_word", "name_shaped"]
 
 _VOWELS = frozenset("AEIOUY")
 # the ends of English derived words and abstract nouns: a word of no dictionary here shaped so is
@@ -24,13 +24,18 @@ _CODE_WORDS = frozenset(
 )
 
 
+def code_word(word: str) -> bool:
+    """One of code's words in capitals ("README", "JSON", "CUDA"): after a given name, no surname."""
+    return word.lower() in _CODE_WORDS
+
+
 def name_shaped(word: str) -> bool:
     """A word in capitals that may be a surname no list here has: four letters or more with a
     vowel, no word of the English dictionary (plurals too) or its proper nouns, no German
     feminine noun, not shaped as an English derived word ("INLINING", "DEDUPED"), no two English
     words joined and none of code's words ("README", "JSON")."""
     return (
-        word.lower() not in _CODE_WORDS
+        not code_word(word)
         and len(word) >= 4
         and not _VOWELS.isdisjoint(word)
         and not word.endswith(_DERIVED)

@@ -38,7 +38,7 @@ from ._eponyms import eponym_after, names_an_object
 from ._german_nouns import is_feminine_noun
 from ._given_names import added_given_names, given_names
 from ._places import inside_place_name
-from ._surname_shape import name_shaped
+from ._surname_shape import code_word, name_shaped
 from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import (
     _MONTHS_DAYS,
@@ -210,6 +210,12 @@ def _chain_names(words: list[re.Match[str]], i: int) -> bool:
     return all(
         (g := w.group().lower()) not in _PARTICLES and all(part in known for part in g.split("-")) for w in words[:i]
     )
+
+
+def _title_case(given: str) -> bool:
+    """A given name written as one, each part of a hyphenated one too: "Evamaria", "Ernst-Dieter";
+    not "McKinsey", "DevOps"."""
+    return all(p[:1].isupper() and p[1:].islower() for p in given.split("-"))
 
 
 def _upper_surname(word: str) -> bool:
@@ -547,13 +553,15 @@ class GivenNamePersonRecognizer(_NameRecognizer):
             return False  # "Dylan LID", "Save ACL": an acronym after a word
         if any(not _VOWELS.intersection(part) for part in surname.split("-")):
             return False  # "Janus VQ-VAE", "Maria HTTP": a part without a vowel is an acronym
+        if code_word(surname):
+            return False  # "Hans-Peter README", "Julia CUDA"
         w = given.lower()
         common = w in self._common_given or w.split("-")[0] in self._common_given
         # a rarer given name vouches for a census surname that is no ordinary word: French and
         # German documents write "Zacharie CHAUVEAU", "Otfried FINKE"; one of five letters or
         # more that is no English word, for a word shaped as a surname that no list has
         # ("Evamaria SCHMIEDT", "Wencke PATBERG": the census is American)
-        rare = given[1:].islower() and (
+        rare = _title_case(given) and (
             _upper_surname(surname) or (len(given) >= 5 and not is_english_word(given) and name_shaped(surname))
         )
         return (common or rare) and (
