@@ -13,7 +13,6 @@ from tests.tiers.name_checks import person_covers, persons
 from tiers.recognizers._english_words import _words, is_english_word, is_proper_noun
 from tiers.recognizers._german_nouns import is_feminine_noun
 from tiers.recognizers._given_names import given_names
-from tiers.recognizers._surname_shape import name_shaped
 from tiers.recognizers._surnames import _ranks, is_surname
 from tiers.recognizers.people_capitals import _NOT_IN_CAPITALS
 from tiers.recognizers.people_vietnamese import vietnamese_syllable
@@ -319,57 +318,33 @@ def test_values_of_fields_for_no_person_are_no_name(text: str) -> None:
     assert not persons(text), (text, persons(text))
 
 
-# rarer German given names (in the gazetteer, not among its commonest, no English word)
-_RARE_GIVEN = ["Evamaria", "Wencke", "Hansgeorg", "Friedlinde", "Edelbert", "Dietlind", "Laurenz", "Wolfhard",
-               "Aribert", "Leander", "Frederike"]  # fmt: skip
-_GERMAN_STEMS = ["Schmi", "Pat", "Ros", "Hen", "Drub", "Kru", "Lad", "Wein", "Hermig", "Bolz", "Gunt", "Fri"]
-_GERMAN_ENDS = ["edt", "berg", "koth", "ck", "ow", "schwitz", "eck", "hage", "hausen", "mann", "ke", "ert"]
-
-
-@settings(max_examples=150, deadline=None)
-@given(
-    given_name=st.sampled_from(_RARE_GIVEN),
-    stem=st.sampled_from(_GERMAN_STEMS),
-    end=st.sampled_from(_GERMAN_ENDS),
-    carrier=st.sampled_from(["Das Angebot von {n} ist da.", "Die Freigabe durch {n} fehlt.", "Prüfer: {n}",
-                             "Laut {n} war alles in Ordnung.", "{n} hat die Abweichung gemeldet."]),
-)  # fmt: skip
-def test_a_rare_given_name_vouches_for_a_surname_shaped_word_in_capitals(
-    given_name: str, stem: str, end: str, carrier: str
-) -> None:
-    """German and French documents write the surname in capitals ("Evamaria SCHMIEDT"); the
-    census is American and lacks most of theirs. A rarer given name of five letters or more that
-    is no English word vouches for a word in capitals shaped as a surname (no dictionary's, no
-    German feminine noun, no two English words joined, no code's term); before, only the
-    commonest given names did."""
-    surname = (stem + end).upper()
-    assume(name_shaped(surname) and surname.lower() not in NOT_SURNAMES)
-    name = f"{given_name} {surname}"
-    text = carrier.format(n=name)
-    assert person_covers(text, name), (text, persons(text))
-
-
 @pytest.mark.parametrize(
     "text",
-    ["Evamaria PROTOKOLL", "Laurenz BUILDING", "Wencke TESTING", "Leander README", "Friedlinde HTTP", "Arnim BEER"],
-)
-def test_a_rare_given_name_does_not_vouch_for_words_terms_or_acronyms(text: str) -> None:
-    """A word of a dictionary, a derived word, an acronym without a vowel stay none after a
-    rarer given name."""
+    [
+        "Evamaria PROTOKOLL", "Laurenz BUILDING", "Wencke TESTING", "Leander README", "Friedlinde HTTP", "Arnim BEER",
+        # an adversarial review's: rarer given names are German and Romance words, places, storms
+        "Davon BETROFFEN sind alle Kunden.", "Buono REGALO da 50 euro", "Durante GENNAIO ci sono i saldi.",
+        "Orkan KYRILL", "Hermes PAKETSHOP in der Nähe", "Grüße, Kriemhild AUFSICHTSRAT",
+    ],
+)  # fmt: skip
+def test_a_rarer_given_name_does_not_vouch_for_words_in_capitals(text: str) -> None:
+    """A rarer given name vouches only for a census surname in capitals: a word shaped as a
+    surname was tried ("Evamaria SCHMIEDT") and withdrawn, as such given names are German and
+    Romance words too and the words after them in capitals nouns of headings and labels."""
     assert not persons(text), text
 
 
 @pytest.mark.parametrize(
     ("text", "name"),
     [
-        ("Laut Aussage von Ernst-Dieter KRUSCHWITZ war alles in Ordnung.", "Ernst-Dieter KRUSCHWITZ"),
-        ("Rose-Marie DRUBIN hat angerufen.", "Rose-Marie DRUBIN"),
-        ("Die Freigabe durch Frank-Michael ROSENOW fehlt.", "Frank-Michael ROSENOW"),
+        ("Laut Aussage von Ernst-Dieter HOFFMANN war alles in Ordnung.", "Ernst-Dieter HOFFMANN"),
+        ("Rose-Marie KELLER hat angerufen.", "Rose-Marie KELLER"),
+        ("Die Freigabe durch Frank-Michael BRANDT fehlt.", "Frank-Michael BRANDT"),
     ],
 )
 def test_a_hyphenated_given_name_vouches_as_one(text: str, name: str) -> None:
-    """Each part of a hyphenated given name is written as a name; the whole is no English word
-    ("Dieter" alone is one)."""
+    """Each part of a hyphenated given name written as a name counts as one given name written
+    so, before a census surname in capitals."""
     assert person_covers(text, name), (text, persons(text))
 
 

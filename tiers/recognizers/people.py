@@ -38,7 +38,7 @@ from ._eponyms import eponym_after, names_an_object
 from ._german_nouns import is_feminine_noun
 from ._given_names import added_given_names, given_names
 from ._places import inside_place_name
-from ._surname_shape import code_word, name_shaped
+from ._surname_shape import code_word
 from ._surnames import is_plain_surname, is_surname
 from ._vocabulary import (
     _MONTHS_DAYS,
@@ -188,7 +188,8 @@ def _portuguese_surname(word: str) -> bool:
 
 
 # the endings of German and French nouns of a function or a department ("Buchhaltung",
-# "Redaktion", "Geschäftsleitung", "Universität"), which no surname after "von der" has
+# "Redaktion", "Geschäftsleitung", "Universität"), which no surname after "von der" has (in a
+# word of seven letters or more: "Dion", "Marion" are names)
 _DEPARTMENT_ENDINGS = ("ung", "ion", "heit", "keit", "schaft", "itat", "erei")
 
 
@@ -203,7 +204,7 @@ def _chain_names(words: list[re.Match[str]], i: int) -> bool:
     if words[i + 1].group().lower() not in _PARTICLES:
         return False
     last = words[i + 2].group()
-    if not last[:1].isupper() or is_common(last) or last.lower().endswith(_DEPARTMENT_ENDINGS):
+    if not last[:1].isupper() or is_common(last) or (len(last) >= 7 and last.lower().endswith(_DEPARTMENT_ENDINGS)):
         return False
     known = given_names(1)
     # the text is folded already; each half of "Jan-Willem" is a given name
@@ -558,12 +559,11 @@ class GivenNamePersonRecognizer(_NameRecognizer):
         w = given.lower()
         common = w in self._common_given or w.split("-")[0] in self._common_given
         # a rarer given name vouches for a census surname that is no ordinary word: French and
-        # German documents write "Zacharie CHAUVEAU", "Otfried FINKE"; one of five letters or
-        # more that is no English word, for a word shaped as a surname that no list has
-        # ("Evamaria SCHMIEDT", "Wencke PATBERG": the census is American)
-        rare = _title_case(given) and (
-            _upper_surname(surname) or (len(given) >= 5 and not is_english_word(given) and name_shaped(surname))
-        )
+        # German documents write "Zacharie CHAUVEAU", "Otfried FINKE", "Ernst-Dieter HOFFMANN".
+        # Not for any word shaped as a surname ("Evamaria SCHMIEDT" is missed): rarer given names
+        # are German and Romance words too, and such words in capitals are nouns of headings and
+        # labels ("Davon BETROFFEN", "Buono REGALO", "Orkan KYRILL")
+        rare = _title_case(given) and _upper_surname(surname)
         return (common or rare) and (
             # "Revert MOVING", "Build FAILED": a participle in capitals; "Ditmar REISING", "Anna
             # FLEMING" are census surnames that no dictionary here has
