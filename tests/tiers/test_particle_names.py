@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from tiers import Classifier, TiersConfig
 from tiers.recognizers._english_words import is_english_word
 from tiers.recognizers._given_names import given_names
+from tiers.recognizers._surname_shape import name_shaped
 from tiers.recognizers._surnames import is_plain_surname
 
 from .conftest import content
@@ -347,4 +348,33 @@ def test_particles_without_a_name_stay(bare: Classifier, text: str) -> None:
     ],
 )
 def test_names_beside_particles_stay_found(bare: Classifier, text: str, name: str) -> None:
+    assert _covered(bare, text, name), text
+
+
+_DUTCH_GIVEN = ["JOHANNES", "STIJN", "ELISABETH", "PIETER", "ANNEKE", "WILLEM", "MAARTEN", "LIEKE"]
+_DUTCH_SYLLABLES = (
+    ["LUI", "ZWA", "KRA", "BOS", "HUI", "MEU", "VLIE"],
+    ["NENBURG", "AN", "BBE", "SCH", "JSEN", "LEN", "RING"],
+)
+
+
+@_SETTINGS
+@given(
+    given_name=st.sampled_from(_DUTCH_GIVEN),
+    particle=st.sampled_from(["VAN", "VAN DER", "VAN DEN", "VAN DE", "VON", "TEN"]),
+    first=st.sampled_from(_DUTCH_SYLLABLES[0]),
+    rest=st.sampled_from(_DUTCH_SYLLABLES[1]),
+    carrier=st.sampled_from(["Name: {n}", "Passenger: {n}\nSeat 14C", "Payee: {n}, net 30"]),
+)  # fmt: skip
+def test_a_dutch_surname_of_no_list_after_van_in_a_field_is_found(
+    bare: Classifier, given_name: str, particle: str, first: str, rest: str, carrier: str
+) -> None:
+    """Dutch surnames are few in the American census: after "VAN", "VAN DER", "VON", "TEN" (no
+    preposition of a Romance language) in a form's field for a person, a word shaped as a
+    surname counts ("Name: STIJN VAN LUINENBURG"); after "DE", "DO", "DE LOS" only the census
+    does (the words after them name places as often)."""
+    surname = first + rest
+    assume(name_shaped(surname))
+    name = f"{given_name} {particle} {surname}"
+    text = carrier.format(n=name)
     assert _covered(bare, text, name), text

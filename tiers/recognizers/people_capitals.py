@@ -65,6 +65,8 @@ _SHORT_PARTICLE = r"(?:DE|DA|DI|DO|DU|LA|LE|ZU)"
 _PARTICLES = frozenset("von van de du des der den da do dos di del della le la zu ten ter".split())
 # the pairs a surname opens with ("DE LOS SANTOS", "VAN DER BERG"); any other pair is a phrase's
 # words ("JOAO DI LOS CARMEN", "DOLORES DA LOS")
+# Dutch and German particles: no preposition of a Romance language reads "VAN", "VON", "TEN"
+_GERMANIC_PARTICLES = frozenset("van von ten ter".split())
 _PARTICLE_PAIRS = frozenset(
     {("de", "la"), ("de", "los"), ("de", "las"), ("de", "le"), ("van", "der"), ("van", "den"), ("van", "de"),
      ("von", "der"), ("von", "den"), ("von", "dem"), ("von", "und")}
@@ -137,14 +139,16 @@ class CapitalsPersonRecognizer(_NameRecognizer):
             return True
         return w.split("-")[0] in self._given and w not in WEAK_GIVEN_NAMES and w not in _NOT_IN_CAPITALS
 
-    def _surname(self, word: str, given: str, particle: bool = False) -> bool:
+    def _surname(self, word: str, given: str, particle: str = "") -> bool:
         """A census surname of the first 20,000 that is no ordinary word, and an English one only
         when it is common ("SMITH", "BROWN"; "CORE", "CLOSE" are code's words: "PIL CORE",
         "CLOSE, PING"). As a form's value after a strong given name (``LENIENT``) also a rarer
         census surname and a word of no list here shaped as a surname ("PAULA KLEMT", "ROBERT
         PRUVOST": the census is American, its German and French surnames few). After a
-        surname's ``particle`` any census surname that is no word nor a place's noun ("MART VAN
-        BERKEL", "JUAN CARLOS DE LOS SANTOS"), and nothing else."""
+        surname's ``particle`` (its first word, lower case) any census surname that is no word
+        nor a place's noun ("JUAN CARLOS DE LOS SANTOS"), and as a form's value after Dutch and
+        German particles, which are no preposition of the Romance languages, also a word shaped
+        as a surname ("Name: MART VAN BERKEL", "ELISABETH VAN DER ZWAAN")."""
         last = word.split("-")[-1]
         if is_common(last):
             return False
@@ -152,9 +156,15 @@ class CapitalsPersonRecognizer(_NameRecognizer):
             # the entry itself, not a plural's singular: "DAVIES" is no plural of "davy"
             return not is_entry(last) or is_surname(word, _WORD_SURNAME_RANK)
         if particle:
-            # after particles only the census vouches: the words after "DO", "DE LOS" name places
-            # and institutions as often ("CONCEICAO DO ARAGUAIA", "LIGA DE LAS NACIONES")
-            return is_surname(word) and not is_entry(last) and last.lower() not in PLACE_WORDS_AFTER_PARTICLE
+            # after "DO", "DE LOS" only the census vouches: the words after them name places and
+            # institutions as often ("CONCEICAO DO ARAGUAIA", "LIGA DE LAS NACIONES")
+            if is_entry(last) or last.lower() in PLACE_WORDS_AFTER_PARTICLE:
+                return False
+            if is_surname(word):
+                return True
+            if not (self.LENIENT and particle in _GERMANIC_PARTICLES) or vietnamese_syllable(given):
+                return False  # "NGUYEN VAN AN": Vietnamese "Van" is a middle name
+            return last.lower() not in NOT_SURNAMES and last.lower() not in self._given and name_shaped(last)
         if not (self.LENIENT and self._strong_given(given)) or is_entry(last):
             return False
         if vietnamese_syllable(given) and vietnamese_syllable(last):
@@ -184,10 +194,12 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         return not (given.lower() in _SPELLING_ALPHABET and surname.lower() in _SPELLING_ALPHABET)
 
     def _refine(self, text: str) -> tuple[int, int] | None:
-        """The first name inside the run: a given name, at most two middle names or initials,
-        and a surname, the longest such ("HANS PETER BECKER", not "HANS PETER"); the list form;
-        the airline's. As a form's value (``LENIENT``) also a surname before a strong given name
-        ("GONZALEZ MARIA", as a passport's name line reads). None when there is none."""
+        """The first name inside the run: a given name, at most three middle names or initials,
+        a surname's particles or none, and a surname, the longest such ("HANS PETER BECKER", not
+        "HANS PETER"; "MARIA EUGENIA VIRGINIA DEL VALLE"), with a second surname beside particles
+        (:meth:`_second_surname`); the list form; the airline's. As a form's value (``LENIENT``)
+        also a surname before a strong given name ("GONZALEZ MARIA", as a passport's name line
+        reads). None when there is none."""
         if "," in text:
             surname, given = (w.strip() for w in text.split(","))
             ok = self._given_name(given) and self._surname(surname, given) and self._pair_holds(given, surname)
@@ -217,9 +229,9 @@ class CapitalsPersonRecognizer(_NameRecognizer):
                 last = words[j][2]
                 if last.lower() in _PARTICLES or last.lower() in ("los", "las"):
                     continue  # "SANTIAGO DE LOS": the surname is still to come
-                particle = k < len(middle)
+                particle = middle[k].lower() if k < len(middle) else ""
                 if self._surname(last, first, particle=particle) and self._pair_holds(first, last):
-                    found = (start, self._second_surname(words, j, first, particle))
+                    found = (start, self._second_surname(words, j, first, bool(particle)))
             if found is not None:
                 return found
         if self.LENIENT and len(words) == 2 and self._surname_first(words[0][2], words[1][2]):
@@ -234,7 +246,11 @@ class CapitalsPersonRecognizer(_NameRecognizer):
         DALLAS TX"): the name ends at the surname."""
         n = _leading_particles([w for _, _, w in words[j + 1 : j + 3]])
         k = j + 1 + n
-        if k < len(words) and (n or particle) and self._surname(words[k][2], first, particle=n > 0):
+        if (
+            k < len(words)
+            and (n or particle)
+            and self._surname(words[k][2], first, particle=words[j + 1][2].lower() if n else "")
+        ):
             return words[k][1]
         return words[j][1]
 
