@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+
 from ._per_text import per_text
 
 __all__ = ["eponym_after", "eponym_elsewhere", "names_an_object"]

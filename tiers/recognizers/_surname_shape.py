@@ -1,6 +1,7 @@
-"""Whether a word in capitals may be a surname that no list here has ("KLEMT", "PRUVOST",
-"SCHMIEDT"): the census is American, and French and German documents write their own surnames in
-capitals. Shared by the name recognizers that let a given name vouch for such a word."""
+"""Whether a word in capitals may be a surname that no list here has ("KLEMT", "PRUVOST"): the
+census is American, and French and German documents write their own surnames in capitals. The
+capitals recognizers let a strong given name vouch for such a word in a form's field; code's
+words ("README", "CUDA") are no surname after any given name (:mod:`.people` too)."""
 
 from __future__ import annotations
 

@@ -167,25 +167,14 @@ _MACHINE_USER = re.compile(r"[A-Za-z0-9_-]{20,256}")
 
 
 def _machine_user(local: str) -> bool:
-    """A URL's user part that a machine made, as a token or an id is: twenty characters or more,
-    two kinds of letters and digits, 3 bits a character and no run of words (a 24-digit hex job
-    id, a 40-digit hex token); never a mailbox ("https://3f4a…@github.com/acme/app.git",
-    "ssh://687f…@ssh.hf.jobs"). The secret's recognizer reads the URL whole, by the same tests
-    (a placeholder, "0000000000000000…", stays the mailbox it is shaped like: reported either way)."""
-    from .secrets._values import (
-        entropy,
-        is_placeholder,
-        joined_words,
-        mixed_classes,
-    )  # (secrets' keys import this module)
+    """A URL's user part that a machine made (twenty characters or more of a token's alphabet,
+    :func:`.secrets._values.machine_made`: a 24-digit hex job id, a 40-digit hex token), never a
+    mailbox ("https://3f4a…@github.com/acme/app.git", "ssh://687f…@ssh.hf.jobs"). The secret's
+    recognizer reads such a web URL whole by the same predicate, so a user part is reported by
+    one of the two (a placeholder, "0000000000000000…", stays the mailbox it is shaped like)."""
+    from .secrets._values import machine_made  # (secrets' keys import this module)
 
-    return (
-        _MACHINE_USER.fullmatch(local) is not None
-        and mixed_classes(local) >= 2
-        and entropy(local) >= 3.0
-        and not joined_words(local)
-        and not is_placeholder(local)
-    )
+    return _MACHINE_USER.fullmatch(local) is not None and machine_made(local)
 
 
 def _escape_before_at(text: str, start: int, end: int) -> bool:

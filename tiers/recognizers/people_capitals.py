@@ -73,11 +73,9 @@ _PARTICLE_PAIRS = frozenset(
 )  # fmt: skip
 
 
-def _particles(words: list[str]) -> int:
+def _trailing_particles(words: list[str]) -> int:
     """How many of the last words of ``words`` (none, one or two) are a surname's particles."""
-    if len(words) >= 2 and (words[-2].lower(), words[-1].lower()) in _PARTICLE_PAIRS:
-        return 2
-    return 1 if words and words[-1].lower() in _PARTICLES else 0
+    return next((n for n in (2, 1) if len(words) >= n and _leading_particles(words[-n:]) == n), 0)
 
 
 def _leading_particles(words: list[str]) -> int:
@@ -221,7 +219,7 @@ class CapitalsPersonRecognizer(_NameRecognizer):
             for j in range(i + 1, min(i + 6, len(words))):
                 middle = [w for _, _, w in words[i + 1 : j]]
                 # one or two particles may stand right before the surname ("JEAN DE LA FONTAINE")
-                k = len(middle) - _particles(middle)
+                k = len(middle) - _trailing_particles(middle)
                 if k > 3 or not all(self._given_name(w) or (len(w) == 2 and w.endswith(".")) for w in middle[:k]):
                     if all(w.lower() in _PARTICLES or self._given_name(w) for w in middle):
                         continue  # "JUAN DEL ...": "DEL" a given name or a particle

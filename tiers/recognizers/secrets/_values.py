@@ -268,6 +268,14 @@ def _escaped_text(value: str) -> bool:
         return False
 
 
+def machine_made(value: str) -> bool:
+    """A token or an id rather than a word or a name: letters and digits mixed (two of lower,
+    upper, digits), 3 bits a character, no run of words ("my-long-service-account") and no
+    placeholder. Hex ids count: a classic GitHub token is 40 hex digits, a Sentry key 32. What a
+    URL's user part must be to be read as a credential rather than a mailbox."""
+    return mixed_classes(value) >= 2 and entropy(value) >= 3.0 and not joined_words(value) and not is_placeholder(value)
+
+
 def looks_random(value: str, min_len: int = 12) -> bool:
     """Long enough, several character classes and enough entropy to be machine-made, in either
     spelling."""

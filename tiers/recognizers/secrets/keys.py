@@ -15,7 +15,7 @@ from .._base import TiersPatternRecognizer
 from .._vocabulary import is_common
 from ..contact import documentation_domain
 from ._samples import is_sample_jwt
-from ._values import entropy, is_placeholder, joined_words, mixed_classes
+from ._values import entropy, is_placeholder, joined_words, machine_made, mixed_classes
 
 __all__ = ["CredentialUrlRecognizer", "JwtRecognizer", "PrivateKeyRecognizer", "TokenUrlRecognizer"]
 
@@ -260,11 +260,4 @@ class TokenUrlRecognizer(TiersPatternRecognizer):
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:
-        token = pattern_text.split("://", 1)[1].split("@", 1)[0]
-        return is_placeholder(token) or not _random_token(token)
-
-
-def _random_token(token: str) -> bool:
-    """Machine-made: letters and digits mixed, and no run of words ("my-long-service-account").
-    Hex ids are tokens here: a classic GitHub token is 40 hex digits, a Sentry key 32."""
-    return mixed_classes(token) >= 2 and entropy(token) >= 3.0 and not joined_words(token)
+        return not machine_made(pattern_text.split("://", 1)[1].split("@", 1)[0])
