@@ -10,9 +10,9 @@ name list configured.
   coding agent sends it), file by file: the share of files raised to Tier 2 by values that
   identify nobody, and every Tier 3 file. Whether a value identifies somebody was judged by
   reading it (``IDENTIFYING``: author credits, maintainers' addresses, companies in licence
-  headers; ``IDENTIFYING_HELD_OUT``, ``_FIFTH`` … ``_THIRTEENTH`` for the later groups);
+  headers; ``IDENTIFYING_HELD_OUT``, ``_FIFTH`` … ``_FIFTEENTH`` for the later groups);
   everything else found counts against us (``NOBODY`` lists what was read and judged so;
-  ``--show`` marks the rest "unread"). Fourteen
+  ``--show`` marks the rest "unread"). Fifteen
   groups: the six packages the issue names (the fixes of this stop were made by looking at them),
   a second group looked at once after the first fixes, a third measured before looking at it and
   then tuned on too, a fourth held out until its first figure and then fixed in general from its
@@ -22,7 +22,9 @@ name list configured.
   not tuned on, a ninth fixed before looking (its classes fixed in general in the same round,
   after its first figure was written down), a tenth measured before and after a round of
   fixes made on the others, before any of its files was read, and an eleventh, a twelfth, a
-  thirteenth and a fourteenth measured before any of their files was read.
+  thirteenth and a fourteenth measured before any of their files was read, and a fifteenth that
+  is no installed package: the interpreter's standard library, its test suite and the npm
+  client's tree, measured and its values judged before any fix made from them.
 * ``faker``: EN/DE/FR documents whose names, companies, addresses and dates of birth come from
   the Faker package (MIT; its locale providers), carriers written here
   (``tests/tiers/faker_documents.py``); recall per family and language, stray findings, and
@@ -41,10 +43,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import site
 import sys
+import sysconfig
 import time
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -283,6 +288,15 @@ GROUPS = {
         "torch",
         "sympy",
     ],
+    # Chosen at 12:25 UTC on 2026-12-07 at 1b58d9c: code that is not a PyPI package at all, so that
+    # no earlier choice of packages shaped it: the interpreter's own standard library, its test
+    # suite (full of made-up mailboxes, names and numbers), and the npm client's tree (JavaScript
+    # and Markdown). Their first figures are written down before any of their files is read.
+    "fifteenth group (held out, measured before looking)": [
+        "python-stdlib",
+        "python-stdlib-tests",
+        "npm",
+    ],
 }
 SUFFIXES = {
     ".py",
@@ -404,6 +418,7 @@ IDENTIFYING_HELD_OUT = _judged(
     Jean-Loup Guillaume|Jean-Yves Ramel|Raveaux, Jean-Yves
     Guido Von Rossum|Erwan Le Merrer|Briggs
     Addison Wesley|Alan Turing|Morgan Kaufmann
+    Arie M. C. A. Koster|Juan A. Rodriguez-Velazquez|Vincent A. Traag|Karem A. Sakallah
     """
 )
 # The fifth group's names, companies and mailboxes, read one by one on 2026-12-01 (issue 12):
@@ -415,6 +430,7 @@ IDENTIFYING_FIFTH = _judged(
     """
     Mark James|mjames@gmail.com|Andrey Petrov|andrey.petrov@shazow.net|apiteam@swagger.io|Giampaolo Rodola
     Arnon Yaari|Leapfrog Direct Response, LLC|RESPONSE, LLC|Colm O'Connor
+    Daniel A. Maierhofer
     """
 )
 # The sixth group's, read one by one on 2026-12-01 after its first figure was written down
@@ -506,6 +522,7 @@ IDENTIFYING_NINTH = _judged(
     Michael Howitz|Michał Bielawski|Mike Taves|Nate Schimmoller|Pedro Ferreira|Stuart Prescott|Victor Mireyev
     Zachary Ware
     https://230250605ea4b58a0b69c768e9ec1168@o4506985151856640.ingest.us.sentry.io/4508449198899200
+    Gust\\u00e4bel, Richard|Lars Gust\\u00e4bel|Niels Gust\\u00e4bel
     """
 )
 # The tenth group's, read one by one on 2026-12-05 after its first figure was written down (16:10
@@ -670,6 +687,234 @@ IDENTIFYING_FOURTEENTH = _judged(
     Paul Kohlbrenner|Jon Grantham|Michal Forisek|Thomas R. Nicely's|Paulo Flores|Phil Adam|Donal O'Shea
     John B. Little|Little, Donal|Paul Erdos|Ruskey, Carla|Terry Min Yih Wang|Tim Peter's|Vincent Vajnovszki
     Robert Israel|Sanchez, Richard
+    Lucien A. Dimino|David A. Cox|Steven A. Orszag|David A. Sanchez|Jed A. Duersch
+    Ciss\\u00e9, David|Herv\\u00e9 J\\u00e9gou
+    """
+)
+# The fifteenth group's values, read and judged by a helper in their files (2026-12-07, about
+# 12:00 UTC), before any fix made from them: credits, licences, changelogs, real saved mails'
+# senders and hosts (identifying); the test suite's made-up mailboxes, message ids, test vectors,
+# words read as names (identifying nobody, below).
+IDENTIFYING_FIFTEENTH = _judged(
+    r"""
+    160 Saratoga Avenue, Santa Clara, CA 95051|1895 Preston White Drive
+    142480216486.20800.16526388040877946887@nightshade.la.mastaler.com
+    20050713212311.GC4701@andy.gregorykjohnson.com|63638922+andrei-bitca-dc@users.noreply.github.com
+    8790386+dimitarnestorov@users.noreply.github.com|Dimangud@rambler.ru|Internet-Drafts@ietf.org
+    MAILER-DAEMON@zinfandel.lacita.com|Tino.Lange@isg.de|admin@hk1229.cn|aixtools@felt.demon.nl|amauryfa@gmail.com
+    amcasey@users.noreply.github.com|anthony@interlink.com.au|antoine.motet@gmail.com|ashtuchkin@gmail.com
+    astrand@lysator.liu.se|az@kreativkombinat.de|barry@digicool.com|barry@python.org|bdehamer@github.com
+    beau@beaugunderson.com|ben@npmjs.com|beneb.info@gmail.com|benjamin@python.org|bob@redivi.com
+    brandonros1@gmail.com|brian@sweetapp.com|bug-automake@gnu.org|c.evans@clear.net.nz|calvin@cs.uni-sb.de
+    chalkerx@gmail.com|chris@eppsteins.net|claudia@npmjs.com|cody-somerville@ubuntu.com|cscott@cscott.net
+    da@ski.org|daniel@linuxuser.co.uk|davem@magnet.com|david_ascher@brown.edu|dgoodger@bigfoot.com
+    donald@stufft.io|donn@u.washington.edu|doug.hellmann-Re5JQEeQqe8AvxtiuMwx3w@public.gmane.org
+    doug@somethingdoug.com|dragondm@integral.org|dscherer@cmu.edu|einaros@gmail.com|email-sig@python.org
+    eric.brunel-2B8B56.18091515092010@news.wanadoo.fr|eric.brunel@pragmadev.nospam.com|esr@thyrsus.com
+    fdrake@acm.org|federico.romero@outboxlabs.com|felix@debuggable.com|flipjs.io@gmail.com|fredrik@pythonware.com
+    freebsd-isp@freebsd.org|gboutsioukis@gmail.com|gerhard@bigfoot.de|gerrit@nl.linux.org|ggpolo@gmail.com
+    gh@ghaering.de|github@jumoog.io|gkj@gregorykjohnson.com|gkj@sundance.gregorykjohnson.com|glingl@aon.at
+    greg@krypto.org|gtanner@gmail.com|guido@cnri.reston.va.us|guido@python.org|gward@python.net|henryi@oxy.edu
+    holbert.13@osu.edu|i@izs.me|idle-dev@python.org|info@bnoordhuis.nl|info@egenix.com|info@pythonware.com
+    isaacs@github.com|j-david@noos.fr|jangel1@cougar.noc.ucla.edu|jangel1@ucla.edu|josefrancisco.verdu@gmail.com
+    joseph@wildlyinaccurate.com|josh@joshglazebrook.com|julian@juliangruber.com|justin@indospace.io|kbk@shore.net
+    kippesp@gmail.com|kpdecker@gmail.com|kyle@kemitchell.com|kzm@zkat.tech|lars@gustaebel.de
+    linuxuser-admin@www.linux.org.uk|linuxuser-request@www.linux.org.uk|linuxuser@www.linux.org.uk|liw@iki.fi
+    lkcl@samba.org|lugrin@ms.com|luo1257857309@gmail.com|mail@substack.net|mailman-admin@babylon.socal-raves.org
+    mailserv@ietf.org|mal@egenix.com|mal@lemburg.com|mark.russell@zen.co.uk|markrobertamery+jsdiff@gmail.com
+    matheus.frndes@gmail.com|me@jmendeth.com|me@re-becca.org|me@silverwind.io|mhammond@skippinet.com.au
+    michael@michaelbrooks.ca|mike.verdone@gmail.com|mikeywbrooks@gmail.com|nadeem.vawda@gmail.com
+    nathan@tootallnate.net|npms2@geekhood.net|openssl-users@openssl.org|optik-users@lists.sourceforge.net
+    owner-freebsd-isp@FreeBSD.ORG|perky@FreeBSD.org|peter@engcorp.com|piers@cs.su.oz.au|pimterry@gmail.com
+    ping@lfw.org|ping@zesty.ca|postmaster@python.org|postmaster@ucla.edu|postmaster@zinfandel.lacita.com
+    python-dev@python.org|python-list@python.org|raymond.hettinger@gmail.com|rhyneandrew@gmail.com
+    richardkazuomiller@gmail.com|rushing@nightmare.com|ruyadorno@github.com|ryzokuken@disroot.org
+    scoffman@wellpartner.com|scr-admin@socal-raves.org|scr-owner@socal-raves.org|scr-post@babylon.socal-raves.org
+    scr-request@socal-raves.org|scr@socal-raves.org|sendmail-bugs@sendmail.org|shantanu34@outlook.com
+    sindresorhus@gmail.com|sjoerd@acm.org|skitta@abo.fi|snnskwtnb@gmail.com|solipsis@pitrou.net
+    spamassassin-talk-request@lists.sourceforge.net|sshenoy@gol.com|steven.bethard@gmail.com|support@cacert.org
+    talmobi@users.noreply.github.com|taradino@softhome.net|tarek@ziade.org|test@mems-exchange.org
+    thanhdd.it@gmail.com|thecodrr@protonmail.com|tim@creationix.com|tim@debuggable.com|tim@python.org
+    timo@alum.mit.edu|tj@vision-media.ca|urtubia@mrbook.org|vadimbaryshev@gmail.com|vinay_sajip@red-dove.com
+    w@tson.dk|webkit-dev@lists.webkit.org|webmaster@python.org|xml-sig@python.org|yosikawa@isi.edu
+    yselivanov@sprymix.com|zooko@zooko.com|104.131.124.203|134.69.16.86|134.69.3.112|134.84.183.138|169.232.10.18
+    195.41.46.149|195.92.249.252|199.164.235.226|204.245.199.98|209.85.222.117|212.1.130.11|212.1.149.22
+    24.201.139.93|64.32.235.228|64.5.53.58|70.242.162.63|AS14061 Digital Ocean, Inc.|Apple Computer, Inc.
+    Automatrix, Inc.|Autonomous Zones Industries, Inc.|Baxter, Wouters and Warsaw|Bioreason, Inc.
+    Coveo Solutions Inc.|Disney Enterprises, Inc.|Elemental Security, Inc.|Hewlett-Packard|Hyndman & Fan
+    John-David|Joyent, Inc.|Kennedy & Gentle|Mojam Media, Inc.|SECRET LABS AB|Schneider-Kamp|Secret Labs AB
+    Trademark Joyent, Inc.|Vercel, Inc.|Zope Corporation|Abdullah Atta|Adnan Umer|Adrian Baddeley|Alba Mendez
+    Albert Brandl|Alessandro Vergani|Alex Martelli|Alex Waygood|Alexander Shtuchkin|Alexis Campailla
+    Amaury Forgeot|Andre Roberge|Andreas Degert's|Andreas Paepcke|Andreas Zeidler|Andrei Bitca|Andrew Casey
+    Andrew Clover|Andrew Dalke|Andrew Kuchling|Andrew Kuchling's|Andrew McNamara|Andrew Pardoe|Andrew Rhyne
+    Andruk, Just|Andy Dill|Angus Croll|Anna Henningsen|Annie Cuyt|Anthony Baxter|Antoine Motet|Antoine Pitrou
+    Armin Rigo's|Armin Ronacher|Arnold, Gordon|Arnout Kazemier|Barry|Barry Warsaw|Bartosz Sosnowski
+    Bastian Kleineidam|Bauer, Cliff|Baxter, Steve|Beau Gunderson|Ben Briggs|Ben Coe|Ben Darnell|Ben Escoto
+    Ben Gertzfield|Ben Noordhuis|Benjamin Coe|Benjamin Peterson|Betancourt, Randall|Bill Arms|Bill Janssen
+    Bill Tutt|Bob Ippolito|Bradley Nelson|Brandon Ros|Brian Hammond|Brian Kantor|Brian Quinlan|Brian Woodward
+    Brigitte Verdonk|Bruce Frederiksen|Bruce Sherwood|Bruno Haible|Carey Evans|Carlo Verre's|Charles Wohlganger
+    Cheryl Baker|Cheryl Sabella|Chia Wei Ong|Chris Eppstein|Christian Clauss|Christian Heimes|Christos Georgiou
+    Chui Tey|Claudia Hernández|Cliff Crawford|Cody|Coe, Isaac|Colin Kong|Collin Winter|Collin Winter's
+    Craig Rodrigues|Crawford, Ivan|Cuyt, Dennis|Dan Libby's|Dan Pike|Dang Duy Thanh|Daniel Bevenius|Daniel James
+    Daniel Stutzbach|Daniele Belardi|Daniels, Tal|Dario Vladovic|Dario Vladović|Dave Florek|Dave Mitchell|David
+    David Arnold|David Ascher|David Bremner|David Eppstein|David Eppstein's|David Foster|David Frank|David Goodger
+    David Ibanez|David Sanders|David Scherer|David Scherer's Remote|Dennis Verschaeren|Dimitar Nestorov
+    Dinu Gherman|Donald Stufft|Donn Cave|Doug Hellmann|Douglas Christopher Wilson|Edgar Muentes|Edmond Burnett
+    Edward Loper|Edwin L. Bradley Jr|Einar Otto Stangvik|Einat, Hernan|Engelbert Gruber|Eric Price|Eric Raymond
+    Eric S. Raymond|Erich Gamma's|Erich Neuwirth|Ethan Arrowood|Ezio Melotti|Facundo Batista|Farrell, Greg
+    Federico Romero|Felipe Apostol|Felix Geisendörfer|Felix Rieseberg|Florian Dahlitz|Foffani, Christos
+    Francois Pinard|Frank Herbert|Franz Glasner|François Pinard|Frechet, Collin|Fred Drake|Fred L. Drake
+    Fredrik Lundh|Gabriel Schulhof|Gary Bishp's|Geert Jansen|Georg Brandl|George Boutsioukis|George Zhang
+    Gerhard Haering|Gerhard Häring|Gerrit Holl|Gertzfield, Barry|Giampaolo Rodola|Gisle Aas|Gordon McMillan
+    Gordon Williams|Greg Chapman|Greg Chapman's|Greg Ewing|Greg Stein|Greg Ward|Gregor Lingl|Gregory K. Johnson
+    Gregory P. Smith|Gregory P. Ward|Guido|Guido van Rossum|Guilherme Polo|Gustavo Niemeyer|Guy Margalit
+    Halit Ogunc|Hammond, Jeremy|Hammond, Tim|Hans Nowak|Harold Abelson|Hartmut Goebel|Hector Urtubia
+    Helge von Koch|Heller, Mark|Henry F. Inman|Hernan Foffani|Hettinger, Tony|Hettinger, Trent|Hopper, Karl
+    Hye-Shik Chang|Hylton, Tim|IETF|Ian Bicking|Ian T. Henry|Imran Iqbal|Internet-Drafts|Irit Katriel
+    Isaac Z. Schlueter|Itamar Shtull-Trauring|Ivan Daniluk|Ivan Frohne's|Ivan Petrovic|Ivan Van Laningham
+    Jack Diederich|Jack Jansen|Jacques Frechet|James Clark's Expat|James Clayson|James Halliday|James Henstridge
+    James Henstridge's Catalog|James Home|James Roskind|James Rucker|Janne Sinkkonen|Jason Orendorff
+    Jason R. Mastaler|Jason Williams|Jean-Marc Lugrin|Jeff Balogh|Jeff Bauer|Jeff Epler|Jeff Senn|Jeff Shute
+    Jeffrey Yasskin|Jeremiah Senkpiel|Jeremy Hylton|Jewett, Martin|Jim Fulton|Jim Jewett|Jim Roskind|Jimmy Wärting
+    Johan Bergström|Johannes Gijsbers|John Barboza|John Farrell|John Mulligan|John-David Dalton|Johnny Najera
+    Jon Kunkee|Jon Moss|Jon Schlinkert|Jonas Hermsmeier|Jonathan Hult|Jose Quijada|Joseph Wynn|Josh Glazebrook
+    Josh Junon|Josh Kelley|Josh Parnham|Josh Robb|Josip Dzolonga|João Reis|Julian Gruber|Julien Racle
+    Just van Rossum|Jérémy Lal|Ka-Ping Yee|Karl Horky|Karl Putland|Kasper U. Weihe|Kasper Unn Weihe|Kat Marchán
+    Kazuhiko Arase|Keith Dart|Keld Simonsen|Ken Hilton|Kevan Heydon|Kevin Decker|Kevin O'Connor|Kevin Walzer
+    Kilian von Pflugk|Kim Barrett|Kong, Trent|Kornel Lesiński|Kurt B. Kaiser|Kyle E. Mitchell
+    Lambert Meertens|Lance Ellinghouse|Laningham, Josef|Larry Hastings|Larry Wall|Lars Gust|Lars Gustaebel
+    Lars Marius Garshol|Lars Wirzenius|Lars-Magnus Skog|Levinson, Mark|Lita Cho|Liu Chao|Loren Guthrie|Loren Luke
+    Louie Lu|Lu, Cheryl|Luigi Pinca|Luke Kenneth Casson Leighton|Lyle Johnson|Löwis, Jason|Madeline Gurriarán
+    Magnus Kessler|Marc André Lemburg|Marc-Andre Lemburg|Marcia Ascher|Marcin Cieślak|Mark Amery|Mark Crispin's
+    Mark Favas|Mark Hammond|Mark Mentovai|Mark R. Levinson|Mark Roseman|Mark Russell|Mark Summerfield
+    Markus Gritsch|Martijn Faassen|Martin|Martin Midtgaard|Martin Richard's|Martin von Loewis|Martin von Löwis
+    Masashi Hirano|Masazumi Yoshikawa|Mateusz Jaworski|Mathias Bynens|Mathias Pettersson|Matias Lopez|Matt Loring
+    Matteo Collina|Matthew Aitken|Matthias Barmeier|McMillan, Ben|Michael Brooks|Michael Dawson|Michael Felt
+    Michael Foord|Michael Gilfix|Michael Hart|Michael Hudson|Michael McLay|Michael Otteneder|Michael Schneider
+    Michaël Zasso|Micheal Brooks|Michiel de Hoon|Mick, Guido|Mike Bland|Mike Cowlishaw|Mike Craddick|Mike Miller
+    Mike Romberg|Mike Verdone|Milad Farazmand|Montanaro, Raymond|Moshe Zadka|Myles Borins|Nadeem Vawda
+    Natalie Wolfe|Nathan Rajlich|Nathan Zadoks|Neal Norwitz|Nhan Khong|Nicholas Riley|Nick Coghlan|Nick Edds
+    Nick Mathewson|Nicolas Untz|Niels Gust|Niemeyer, Niels|Nigel Rowe|Nikita Skovoroda|Noam Raphael|Nowak, Uwe
+    Orendorff, Guilherme|Pablo Galindo|Patrick K. O'Brien|Patrick Westerhoff|Paul Felix|Paul Kippes|Paul Maréchal
+    Paul Miller|Paul Prescod|Paul Prescod's|Pavel Medvedev|Perry Stoll|Peter Dave|Peter Funk|Peter Hansen
+    Peter Sabath|Peter Schneider-Kamp|Peters, Thomas|Phil Lapsley|Phil Schwartz|Phil Webster|Phillip Eby
+    Piers Lauder|Polo, Josh|Przemysław Bitkowski|Putland, John|Quentin Vernot|Randall Hopper|Raymond Hettinger
+    Rebecca Turner|Refael Ackerman|Refael Ackermann|Richard Chamberlain|Richard Jones|Richard Lau|Richard Stallman
+    Richard Stevens|Richard Townsend|Rick Holbert|Rick Regan|Ricky Miller|Robert Chiras|Robert Geiger
+    Robert Kowalski|Robert Nagy|Robert Olson|Robin Becker|Robin Friedrich's|Rod Vagg|Roeland Rengelink
+    Roger E. Masse|Roger Serwy|Roger Serwys|Ronald Oussoren|Ronald Tschalar|Ronald Tschalar's|Rossum, Anthony
+    Rossum, Thomas|Rowe, Bruce|Ruy Adorno|Sam Hughes|Sam Roberts|Sam Rushing|Sam Rushing's|Sam Schulenburg
+    Sami Sayegh|Samuel Attard|Samuele Pedroni|Sara Itani|Scherer, Peter|Schlueter, Ben|Schlueter, Kat
+    Scott Ananian|Scott David Daniels|Serhiy Storchaka|Serhiy Storchaka's|Serhiy Storchake|Seymour Papert
+    Shelley Vohr|Sherwood, Jeff|Shinnosuke Watanabe|Simone Primarosa|Sindre Sorhus|Sjoerd Mullender|Skip Montanaro
+    Sora Morimoto|Steen Lumholt|Stefan Behnel|Stefan Krah|Steffen Kremser|Stephen J. Turnbull|Stephen M. Gava
+    Steve Dower|Steve Majewski|Steve Purcell|Steven J. Bethard|Steven J. Burr|Stewart Addison|Sudhir Shenoy
+    Szymon Marczak|Taek Joo Kim|Tal Einat|Taneli Hukkinen|Thomas Heller|Thomas Watson Steen|Thomas Wouters
+    Tim Caswell|Tim Koschützki|Tim Perry|Tim Peters|Timothy O'Malley|Timothy O'Malley DISCLAIMS|Tino Lange
+    Todd Rovito|Tokio Kikuchi|Tomas Della Vedova|Tomas Lindroos|Tommy Burnette|Tony Lownds|Toyo Li|Trent Mick
+    Trent Nelson|Tutt, Hans|Uwe Zessin|Vadim Baryshev|Verdonk, Annie|Victor Stinner|Vinay Sajip|Vincent Broman
+    Vladimir Marangozov's|Vladyslav Burzakovskyy|Waldman, David|Wally Feurzig|Warsaw, Thomas|Westley Martínez
+    Wilfried Goesgens|Winter, Nick|Wouters, Anthony|Wouters, Fred|Xavier Guimard|Yang Guo|Yury Selivanov
+    Zackery Spytz|Zaki Rizvi|Zane Bitter|Zooko O'Whielacronx|Łukasz Langa
+    Barry A. Warsaw
+    Andr\xe8 Previn
+    """
+)
+NOBODY_FIFTEENTH = _judged(
+    r"""
+    %d@dom.ain|*'foo@example.net|0.0014F8A2@mail.groupcare.dk|002001c144a6$8752e060$56104586@oxy.edu|0@dom.ain
+    0GK500B01D0B8X@cougar.noc.ucla.edu|0GK500B01D0B8Y@cougar.noc.ucla.edu|0GK500B04D0B8X@cougar.noc.ucla.edu
+    0GK500B4GD0888@cougar.noc.ucla.edu|0GK500B4HD0888@cougar.noc.ucla.edu|15090.61304.110929.45684@aaa.zzz.org
+    15261.36209.358846.118674@anthem.python.org|15265.9468.713530.98441@python.org
+    15265.9482.641338.555352@python.org|15613.28051.707126.569693@dom.ain
+    15975.17901.207240.414604@sgigritzmann1.mathematik
+    15975.17901.207240.414604@sgigritzmann1.mathematik.tu-muenchen.de|19981222151406.I-D@ietf.org|1@dom.ain
+    1@harrydomain4.com|200104061723.JAB03225@zinfandel.lacita.com|20010803162810.0CA8AA7ACC@mail.example.com
+    2@dom.ain|3@dom.ain|4@dom.ain|4B66B890.4070408@teconcept.de|4FD05F05-F98B-44DC-8111-C6009C925F0C@gmail.com
+    4c90ec87$0$32425$ba4acef3@reader.news.orange.fr|5@dom.ain|674392CA.4347091@email.au|6@dom.ain
+    6df65d354b.father.time@rpc.wooster.local|76a486bee62b0d200f33dc2ca08220ad@localhost.localdomain|7@dom.ain
+    8@dom.ain|9@dom.ain|A.Johnson@python.org|A29863FA-F388-40C3-AA25-0FD06B09B5BF@gmail.com
+    Fred.A.Johnson@python.org|Me@my.org|Mr.A@somewhere.com|Mrs.C@somewhereesle.com|Ms.B@xn--fo-fka.com
+    None@bounce2.pobox.com|Ppp@zzz.org|T.Mueller@xxx.com|`a@malicious.org|a-very-long-address@example.com
+    a4929a40-6328-491a-aaaf-cb79ed7309a2@q2g2000vbk.googlegroups.com|aa@bb.org|aaa@bbb.org|abc@xyz.com
+    alice@atlanta.com|aperson@dom.ain|aperson@example.com|bar@simple.net|barney@npmjs.com|bbb@ddd.com|bbb@zzz.org
+    bdude@example.com|bilbo@underhill.org|borris@python.org|bperson@dom.ain|cc@dd.org|ccc@zzz.org|cperson@dom.ain
+    cravindogs@cravindogs.com|ddd@zzz.org|dinsdale@example.com|dinsdale@example.org|dinsdale@python.org
+    dinsdale@test.example.com|doe@losthope.net|dperson@dom.ain|edab.7804f5cb8070@python.org|eee@zzz.org
+    end@example.com|eric@example.coms|example@npmjs.com
+    f30c0419-f549-4218-848f-d7d0131da931@y3g2000vbm.googlegroups.com|father.time@xcar.wooster.local
+    flint@example.com|foo-bar@baz.py|foo-bär@baz.py|foo@bar.baz.spam|foo@dom.ain|four@four.org|frodo@mordor.net
+    git@github.com|hasty@example.com|holy@grail.net|hvalf7$ort$1@dough.gmane.org
+    i.am.an.article.you.will.want@example.com|jason@dom.ain|jfoobar@example.com|jxd@example.com
+    ks_in@devanagari.utf|me@my.domain|me@my.org|merwok.wok.wok@example.com|merwok.wok.wok@xample.com
+    my_mom@great.cooker.com|natasha@python.org|negg@foo.py|no@yes.com|nobody@nowhere.com|nobody@python.org
+    nobody_you_want_to_know@example.com|non-existent@example.com|null@python.org|one@one.org
+    password@www.python.org|person@dom.ain|ping@exampele.com|pirard@dom.ain|police@monty.org|ppp-admin@zzz.org
+    ppp-request@zzz.org|ppp@zzz.org|python@vivarium.org|robot@examp.com|sd_IN@devanagari.UTF|sd_in@devanagari.utf
+    sender@example.net|sharp@example.com|simeple.local@example.com|simeple.local@example.something.com
+    some.body@dummy.domain|somebody@here.my.org|somemessageidlongerthan@maxlinelength.com|someone@eecs.umich.edu
+    someone@umich.edu|star.a.star@example.com|star@a.star|test@dom.ain|the_rescuers@Rescue-Aid-Society.com
+    three@three.org|timbo@jeeves.wooster.local|two@two.org|u00f6n@dom.in|user@host.tld|victim@monty.org
+    warped@silly.walks.com|whom_it_may_concern@example.com|wok@xample.com|x00user@example.org|xx@xx.dk
+    xxx@dot.ca.gov|xxx@example.com|xxxx@dot.ca.gov|xxxxx@dot.ca.gov|xxxxxx@dot.ca.gov|xxxxxxx@dot.ca.gov
+    xxxxxxxx@dot.ca.gov|xxxxxxxxx@dot.ca.gov|xxxxxxxxxx@dot.ca.gov|xxxxxxxxxxx@dot.ca.gov|xxxxxxxxxxxx@dot.ca.gov
+    xxxxxxxxxxxxx@dot.ca.gov|xxxxxxxxxxxxxxx@dot.ca.gov|xxxxxxxxxxxxxxxx@dot.ca.gov|xxxxxxxxxxxxxxxxxx@dot.ca.gov
+    xyz@example.com|yes@man.com|yyy@example.com|zippy@pinhead.com|zzz@example.com|{'Mr.A@somewhere.com
+    ईमेल@wők.com|ईमेलfromMessage@wők.com|000::c0a8:0001|0439:23af:2309::fae7|0:0:0:0:5:0:0:ffff|0:0:0:4:0:0:0:ffff
+    0:0:3:0:0:0:0:ffff|0:0:3::ffff|0:6:5:4:3:2:1:0|0:6:5:4:3:2:1::|0:7:6:5:4:3:2:0|0:7:6:5:4:3:2:1|1.0.0.127
+    1.1.1.255|1.2.2.64/26|1.2.3.128|1.2.3.128/25|1.2.3.128/26|1.2.3.192/26|1.2.3.253/32|1.2.3.254|1.2.3.254/32
+    1.2.3.255|1.2.3.255/32|1.2.3.37|1.2.3.42|1.2.3.64/26|1.3.101.112|10.0.0.0/24|10.0.0.0/30|10.0.0.1|10.0.1.0/24
+    10.0.1.5|10.1.1.0|10.1.1.0/24|10.1.1.0/26|10.1.1.0/30|10.1.1.128/25|10.1.1.16/28|10.1.1.32/27|10.1.1.4/32
+    10.1.1.5/32|10.1.1.6/31|10.1.1.64/26|10.1.1.8/29|10.1.2.128/25|10.1.3.0/24|10.1.3.0/25|10.10.0.1|10.10.10.0
+    10.10.10.0/31|10.10.10.10|10.10.10.11|10.10.10.12|10.10.10.2|10.10.10.2/31|10.11.0.1|10.11.12.13|10.2.1.0/24
+    100.64.0.0/10|100.64.0.1|103:104::|107.6.106.82|10:9:8:7:6:5:4:3|12.1.1.3|12.1.1.4|12.34.56.78|123.45.67.89
+    123:2:3:4:5:6:7:8|125.125.125.125|14.15.16.17|14.15.16.18|169.255.100.200|169.255.100.200/24|170.170.170.170
+    170.85.170.85|172.17.0.1|172.19.10.0/24|172.19.10.5|172.25.1.3|172.29.45.100|172.31.255.128|172.31.255.143
+    19.2.3.1|19.2.3.2|192.0.0.170/31|192.0.3.0/24|192.0.7.1|192.168.0.1|192.168.0.2|192.168.1.0/24|192.168.1.1
+    192.168.1.1/17|192.168.1.1/24|192.168.1.5|192.168.1.5/24|192.168.1.5/32|192.168.122.0|192.168.122.45
+    192.168.178.1|1:0:0:4:0:0:7:8|1:1:1:1:1:1:1:1|1:2:3:4:5:6:7:8|1:2:3:4:5:ffff:102:304|1::4:0:0:7:8
+    1:ffff:ffff:ffff:ffff:ffff:ffff:ffff|2.5.29.14|2.5.29.15|2.5.29.17|2.5.29.19|2.5.29.35|2.7.0.40|2000:999::
+    2000::4136:e378:8000:63bf:3fff:fdd2|2000:aaa::|2000:ac1d:2d64::1|2000:bbb::
+    2001:0000:0000:0000:0000:0000:0000:0000|2001:0000:0000:0000:0000:0000:0000:0001
+    2001:0000:4136:e378:8000:63bf:3fff:fdd2|2001:0000:5ef5:79fd:0000:059d:a0e5:0ba1|2001:0000::
+    2001:0001:4136:e378:8000:63bf:3fff:fdd2|2001:0658:022a:cafe:0000:0000:0000:0000|2001:0:0:0:0:0:0:CAFE
+    2001:0:0:4:0:0:0:8|2001:0:0:4:5:6:7:8|2001:0:0:4::8|2001:0:3:4:5:6:7:8|2001:0:5ef5:79fd:0:59d:a0e5:ba1
+    2001:0:ce49:7601:e866:efff:62c3:fffe|2001:102A::|2001:10::|2001:2000::|2001:2001::|2001:2::
+    2001:4860:4001:803::1011|2001:4860:4001::1825:bf11|2001:658:22a:caf8::|2001:658:22a:cafe:200:0:0:1
+    2001:658:22a:cafe:200:0:0:2|2001:658:22a:cafe:200::1|2001:658:22a:cafe:4000::|2001:658:22a:cafe:8000::
+    2001:658:22a:cafe::|2001:658:22a:cafe::1|2001:658:22a:cafe::2|2001:658:22a:cafe::5|2001:658:22a:cafe::fd
+    2001:658:22a:cafe::fe|2001:658:22a:cafe::ff|2001:658:22a:cafe:c000::|2001:658:22a:cafe:ffff:ffff:ffff:ffff
+    2001::1|2001::4:5:6:7:8|2001::cafe|2001:ffff:2000::|2002:ac1d:2d64::1|2003:0:0:0:0:0:0:BABA|2003::baba
+    2003::bebe|200::1|202.101.228.108|224.0.0.1|224.1.1.1|224.1.1.1/31|239.255.255.1|239.255.255.255|24.37.191.17
+    240.0.0.1|252.253.254.255|254.42.23.64|255.0.255.0|255.254.128.0|255.254.253.252|3ffe:0:0:0:0:0:0:0|3ffe::1
+    4.2.6.10|4000::1|42.2.0.192|42.42.42.42|45ef:76cb:1a:56ef:afeb:bac:1924:aeae|500:500::|52:54:00:9d::67
+    64:ff9b:1::|64:ff9b::|64:ff9b::7f00:1|64:ff9b::c000:221|65.54.227.120|6:5:4:3:2:1::|7.1.4.34|7:6:5:4:3:2:1:0
+    7:6:5:4:3:2:1::|8.2.4.44|8.2.4.45|8:7:6:5:4:3:2:1|94.245.121.253|95.26.244.94|9:8:7:6:5:4:3:2|::102:304
+    ::102:32a|::1:0:0:0:0|::4:0:0:0:ffff|::5:0:0:ffff|::7:6:5:4:3:2:0|::7:6:5:4:3:2:1|::8:7:6:5:4:3:2
+    ::FFFF:c000:201|::c0a8:1|::c0a8:101|::e8:d4a5:1000|::ffff:0:0|::ffff:7f00:1|::ffff:c0a8:1|::ffff:c0a8:101
+    ::ffff:ffff:ffff:ffff|FFFF::c000:201|a:b::c|ad42:abc::127:0:254:2|aef:b01:506:1001:ffff:9997:55:170|c0a8:1::
+    cafe:cafe::|dead:beef::|dead:beef::1|dead:beef:cafe:5417:affe:8FA3:deaf:feed
+    dead:beef:cafe:5417:affe:8fa3:deaf:feed|fbf:ffff::|fbff:ffff::|fc00:ffff:ffff:ffff::|fe7f:ffff::
+    feff:ffff:ffff:ffff::|ff01::1|ff01::2|ff01::fb|ff02::1|ff02::16|ff02::1:2|ff02::1:3|ff02::1:ff00:1
+    ff02::1de:c0:face:8D|ff02::1de:c0:face:8d|ff02::2|ff02::2:2eb7:74fa|ff02::2:ff2e:b774|ff02::5|ff02::6|ff02::9
+    ff02::a|ff02::d|ff02::fb|ff05::1:2|ff05::1:3|ff05::2|ff05::fb|ffff:2:3:4:ffff::|ffff::ffff
+    ffff:ffff:ffff:ffff::|ffff:ffff:ffff:ffff:ffff:ffff:ffff:fff0|ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff
+    01:00:5e:00:00:01|12:34:56:78:90:ab|52-54-00-9d-0e-67|52:54:00:9d:0e:67|Brooks & Shields|Duck & Co|IPv4
+    Key-Prior|This’s|33471-90901|Allison Dunlap|Andr|Anne P. Erson|Anne Person|Barney Dude|Barney P. Erson
+    Bernard, Bianca|Bonne Journ|CHO CHAN|CHO CHOE|Cy Dx Dy|Dingus Lovers|Donald Duck|Dot Below|Emax, Emin
+    Eric Haffa-Vee|Foo|Fred Blunt|Fred Flintstone|Fred Perfect|Gur Mra|Hand|Harry W. Hastings|Internet Mail
+    James Street|Jane Foobar|Joe Blow|John|John X. Doe|Kimi Hayes|Ko Kai|Mail|Man Pages|Mein Kaktus|Mom|Moose
+    Penelope Pussycat|Robbie|Sa Su|Sa Su      Mo|Sami Finland|Sami Norway|Sami Skolt|Sami Sweden|Sender|Steven Ma
+    Tab Nanny|Than Block-Siz|Than Block-Size|Than One Block-Size|Theodore H. Perfect|Xcode|+31-641044153
+    +31641044153|+35236450.6|01 01 00 00 00|01-01-1980 00|01-01-1980 25|016.016.016.016|02 03 000004|0201-1976
+    0208-1978|0208-1983|0212-1990|0213-2000|0213-2004|04 000047 33|06.111111-04|07.123457-05|220 3000234
+    220 3000237|221 3000234|221 3000237|222 3000234|222 3000237|223 3000234|223 3000237|384 768 1536|486 761 1265
+    "pas|%s:%s|/^Unexpected|Incorrect|Proxy-Authorization|SuperSecretToken|\xa1\xa2
+    a312b9c3cb4a1b693e8ebac5ee1ca9cc01f2661c14391917dcb111517f72370809...|aXNhYWNzOm5vdCBteSByZWFsIHBhc3N3b3Jk
+    badpass|base64.decodebytes|blah|bm90IG15IHJlYWwgcGFzc3dvcmQ=|doesnotexist|exports.SOCKS5_CUSTOM_AUTH_END
+    exports.Socks4Response|fr.comp.lang.*|geheim$parole|getting list|http://evil:thing@example.com|pa#ss|python
+    test123|type string start end line|wile|yh^%#rest-of-my-password
+    Bonne Journ\xe9e|"pas s"|Andr\xc3\xa9|Andr\xe9
     """
 )
 # Read and judged to identify nobody (they count against us): titles, products, eponyms,
@@ -749,6 +994,7 @@ NOBODY = _judged(
     Qwen2_5OmniToken2WavConfig|self._training_state != TrainingState.FORWARD|test_*.py
     decided_mask==0|foo.na@example.com|n@triton.jit|foo@1.bar|file.zip@member.pkl|192.168.0.42|01 1402 0140
     0104 140 014|01303 021302|NDA|1254555648|307200|265390227570863|Kitty|Frederick Layton's
+    Brian A. O'Neil
     """
 ) | {
     "[-!#$%&'*+.^_`|~0-9a-zA-Z]+",
@@ -757,6 +1003,7 @@ NOBODY = _judged(
     "|SPEAKER|",
     " ...\n",
 }  # a "|" or a line break inside: not in the block
+NOBODY |= NOBODY_FIFTEENTH
 
 
 _IDENTIFYING_ALL = (
@@ -772,6 +1019,7 @@ _IDENTIFYING_ALL = (
     | IDENTIFYING_TWELFTH
     | IDENTIFYING_THIRTEENTH
     | IDENTIFYING_FOURTEENTH
+    | IDENTIFYING_FIFTEENTH
 )
 
 # people, companies and mailboxes: in code mostly credits, so a file raised only by them needs
@@ -788,6 +1036,36 @@ def _site_packages() -> Path:
         if (Path(p) / "sqlalchemy").is_dir():
             return Path(p)
     raise SystemExit("run with the project's virtualenv: .venv/bin/python bench/outside.py")
+
+
+def _stdlib() -> Path:
+    return Path(sysconfig.get_paths()["stdlib"])
+
+
+def _npm() -> Path:
+    found = shutil.which("npm")
+    return Path(found).resolve().parent.parent if found else Path("/nonexistent")
+
+
+# Trees that are not installed packages: (their root, the top-level names left out of them).
+_ELSEWHERE: dict[str, tuple[Callable[[], Path], Callable[[Path], bool]]] = {
+    "python-stdlib": (_stdlib, lambda top: top.name not in {"site-packages", "test"}),
+    "python-stdlib-tests": (lambda: _stdlib() / "test", lambda top: True),
+    "npm": (_npm, lambda top: True),
+}
+
+
+def _tree(sp: Path, pkg: str) -> list[tuple[str, Path]]:
+    """The files of one entry of GROUPS, each with the name it is shown by: a package in ``sp``
+    or a tree of ``_ELSEWHERE`` (shown as ``entry:path``)."""
+    if pkg not in _ELSEWHERE:
+        return [(str(f.relative_to(sp)), f) for f in _files(sp / pkg)] if (sp / pkg).is_dir() else []
+    root_of, keep = _ELSEWHERE[pkg]
+    root = root_of()
+    if not root.is_dir():
+        return []
+    found = [f for top in sorted(root.iterdir()) if keep(top) for f in ([top] if top.is_file() else _files(top))]
+    return [(f"{pkg}:{f.relative_to(root)}", f) for f in found if f.suffix in SUFFIXES]
 
 
 def _files(root: Path) -> list[Path]:
@@ -811,10 +1089,11 @@ def repos(clf: Classifier, show: int, only: str = "") -> list[dict[str, object]]
             continue
         tot = totals.setdefault(group, Counter())
         for pkg in packages:
-            if not (sp / pkg).is_dir():
+            files = _tree(sp, pkg)
+            if not files:
                 continue
             c: Counter[str] = Counter()
-            for f in _files(sp / pkg):
+            for rel, f in files:
                 try:
                     text = f.read_text("utf-8")
                 except (OSError, UnicodeDecodeError):
@@ -834,7 +1113,6 @@ def repos(clf: Classifier, show: int, only: str = "") -> list[dict[str, object]]
                 c["names"] += d.tier == Tier.INTERNAL and bool(nobody) and not other
                 c["other"] += d.tier == Tier.INTERNAL and bool(other)
                 c["failed"] += d.failed_closed
-                rel = str(f.relative_to(sp))
                 rows.append({"file": rel, "tier": int(d.tier), "values": values})
                 if d.tier > Tier.GENERAL and nobody:
                     shown.append(

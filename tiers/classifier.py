@@ -50,7 +50,9 @@ def _swallow_invisible(text: str, s: int, e: int) -> tuple[int, int]:
 # ends at the decoded quote and ``aAAAABC%42`` reads as ``aAAAABCB``, too plain to be a token.
 # The decoded reading stays, since some credentials are visible only decoded (an encoded query
 # string inside a URL parameter: ``password%3Dhunter2``); the findings of both count, one value
-# once (``_with_literal``).
+# once (``_with_literal``). Backslash escapes are decoded only where they spell letters beyond
+# ASCII (tiers/normalize.py), which end no value and make no token plainer: there the decoded
+# reading serves secrets too, and a text with escapes but no "%" is read once.
 _LITERAL_ENTITIES = frozenset({"SECRET"})
 
 # Segments up to this many characters are scanned together (see Classifier._batch_findings), with

@@ -9,6 +9,11 @@ forms, look-alike letters, foreign digits or percent-encoding are still seen; st
    be (as ``%XX`` where that is no text). Only printable ASCII and valid UTF-8 decode; anything
    else stays as written. The decoded character then goes through the steps below, and maps
    back to its whole escape;
+   Backslash escapes of non-ASCII letters (``\\u00e9``, ``\\xe9``, ``\\U0001d400``, and UTF-8
+   bytes ``\\xc3\\xa9``) decode too, as JSON written with ``ensure_ascii`` and Python's
+   ``repr`` spell names: ``"Jos\\u00e9 Garc\\u00eda"`` reads as the name it is. Only letters
+   (and their combining marks) decode, so escapes in code (``"\\x00"``, ``"\\u2028"``, ``\\n``)
+   stay as written, and an escaped backslash (``\\\\u00e9``) escapes nothing;
 2. format characters (category Cf: zero-width, soft hyphen, bidi controls, tags …) and a few
    invisible fillers are dropped;
 3. NFKC (fullwidth, ligatures, compatibility digits and letters);
@@ -22,13 +27,14 @@ Steps 2–5 are defined per code point, so a document gives the same value wheth
 normalised whole or as one message among others (unless a cut falls inside a ``%XX`` escape),
 and offsets stay cheap to track. Percent-decoding is one level: the result is not decoded again.
 
-ASCII text without a ``%`` never changes, which keeps the common case a no-op.
+ASCII text without ``%`` and ``\\`` never changes, which keeps the common case a no-op.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+import unicodedata
 from bisect import bisect_right
 from dataclasses import dataclass
 
@@ -115,14 +121,115 @@ def _decode_escapes(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+# what may decode to letters, all opening with the backslash (the engine then skips to each one at C
+# speed): a run of \uHHHH, one \UHHHHHHHH, a run of \xHH that starts with a byte from 0xC0 (a UTF-8
+# lead or a Latin-1 letter)
+_BACKSLASH_RUN = re.compile(
+    r"\\(?:u[0-9A-Fa-f]{4}(?:\\u[0-9A-Fa-f]{4})*|U[0-9A-Fa-f]{8}|x[C-Fc-f][0-9A-Fa-f](?:\\x[0-9A-Fa-f]{2})*)"
+)
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+
+def _letter(ch: str) -> bool:
+    return ch >= "\x80" and unicodedata.category(ch)[0] in ("L", "M")
+
+
+def _decode_backslashes(text: str) -> list[tuple[int, int, str]]:
+    """``(start, end, characters)`` for the backslash escapes of non-ASCII letters and marks in
+    ``text``, after an even run of backslashes (``\\\\u00e9`` is an escaped backslash and the
+    letters "u00e9"). A run of ``\\uHHHH`` is decoded at once, and each of its letters maps back to
+    its own escape (six characters each; neighbouring letters as one piece). ``\\xHH`` are bytes
+    literals' UTF-8 ("jos\\xc3\\xa9") or, alone, ``str`` literals' Latin-1 letter ("Journ\\xe9e"),
+    and count only beside an ASCII letter (a lone one after two of them): a binary string's repr
+    is runs of such escapes, whose bytes decode to letters by chance."""
+    out: list[tuple[int, int, str]] = []
+    u_runs: list[tuple[int, int]] = []
+    for m in _BACKSLASH_RUN.finditer(text):
+        s, e = m.span()
+        if s and text[s - 1] == "\\":
+            run = s - 1
+            while run > 0 and text[run - 1] == "\\":
+                run -= 1
+            if (s - run) % 2:
+                continue  # the first backslash is itself escaped
+        kind = text[s + 1]
+        if kind == "u":
+            u_runs.append((s, e))
+        elif kind == "U":
+            cp = int(text[s + 2 : e], 16)
+            if cp <= 0x10FFFF and _letter(chr(cp)):
+                out.append((s, e, chr(cp)))
+        elif text[s - 1 : s] in _ASCII_LETTERS or text[e : e + 1] in _ASCII_LETTERS:
+            _byte_letters(text, s, e, out)  # (a binary repr's runs are seldom beside a letter)
+    if u_runs:
+        # every \uHHHH run decoded by the codec at once (JSON written with ensure_ascii escapes
+        # every letter of a text beyond ASCII), then cut back into the runs: one character each
+        joined = "".join([text[s:e] for s, e in u_runs]).encode("ascii").decode("unicode_escape")
+        k = 0
+        for s, e in u_runs:
+            n = (e - s) // 6
+            decoded = joined[k : k + n]
+            k += n
+            if decoded.isalpha() and min(decoded) >= "\x80":
+                out.append((s, e, decoded))  # letters only: one piece
+            else:
+                _letter_pieces(decoded, s, 6, out)
+        out.sort()
+    return out
+
+
+def _letter_pieces(decoded: str, start: int, width: int, out: list[tuple[int, int, str]]) -> None:
+    """Append each run of letters in ``decoded`` (one character per ``width`` characters of the
+    text from ``start``) as one piece."""
+    k = 0
+    n = len(decoded)
+    while k < n:
+        if not _letter(decoded[k]):
+            k += 1
+            continue
+        j = k + 1
+        while j < n and _letter(decoded[j]):
+            j += 1
+        out.append((start + width * k, start + width * j, decoded[k:j]))
+        k = j
+
+
+def _byte_letters(text: str, s: int, e: int, out: list[tuple[int, int, str]]) -> None:
+    """The letters of a run of ``\\xHH`` escapes ``text[s:e]``, beside an ASCII letter (see
+    :func:`_decode_backslashes`): UTF-8 of letters ("jos\\xc3\\xa9"), or up to three Latin-1
+    letters inside a word or after two ASCII letters ("M\\xfcller", "Ib\\xe1\\xf1ez",
+    "Andr\\xe9")."""
+    if e - s > 4 and text[s + 6] in "89ABab" and text[s + 2 : s + 4] not in ("C0", "C1", "c0", "c1"):
+        raw = bytes.fromhex(text[s:e].replace("\\x", ""))
+        try:
+            decoded = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            decoded = ""
+        if decoded and all(_letter(c) for c in decoded):
+            out.append((s, e, decoded))
+            return
+    if e - s > 12 or text[s - 1 : s] not in _ASCII_LETTERS:
+        return
+    if text[s - 2 : s - 1] not in _ASCII_LETTERS and text[e : e + 1] not in _ASCII_LETTERS:
+        return
+    codes = [int(text[k + 2 : k + 4], 16) for k in range(s, e, 4)]
+    if all(c >= 0xC0 and c not in (0xD7, 0xF7) for c in codes):
+        out.append((s, e, "".join(map(chr, codes))))
+
+
 def _edits(text: str, runs: list[tuple[int, int]], tables: _Tables, percent: bool) -> list[tuple[int, int, str]]:
     """Spans of ``text`` whose normal form differs in length from them, with that normal form:
-    decoded escapes (if ``percent``) and characters that the table resizes (found in ``runs``,
-    the text's non-ASCII runs). Everything else maps 1:1."""
+    decoded escapes (if ``percent``: percent-escapes and backslash escapes of letters) and
+    characters that the table resizes (found in ``runs``, the text's non-ASCII runs). Everything
+    else maps 1:1."""
     table = tables.table
     out: list[tuple[int, int, str]] = []
     if percent and "%" in text:
         out = [(s, e, table.get(ord(ch), ch)) for s, e, ch in _decode_escapes(text)]
+    if percent and "\\" in text:
+        letters = [(s, e, ch.translate(table)) for s, e, ch in _decode_backslashes(text)]
+        if letters:
+            out = sorted(out + letters) if out else letters
     if not runs:
         return out
     astral = tables.astral_resizing
@@ -188,9 +295,9 @@ def _translate(text: str, table: dict[int, str]) -> str:
 
 
 def normalize_text(text: str) -> str:
-    """The canonical normal form of ``text`` (see the module docstring). ASCII without ``%`` is
-    returned as is."""
-    if "%" in text:
+    """The canonical normal form of ``text`` (see the module docstring). ASCII without ``%`` and
+    ``\\`` is returned as is."""
+    if "%" in text or "\\" in text:
         return normalize_with_map(text)[0]
     if text.isascii():
         return text
@@ -240,11 +347,11 @@ class OffsetMap:
 def normalize_with_map(text: str, *, percent: bool = True) -> tuple[str, OffsetMap]:
     """Normalise ``text`` and return the map from normalised offsets to original offsets.
 
-    ``percent=False`` leaves percent-escapes as written (steps 2-5 only): the literal reading
+    ``percent=False`` leaves percent-escapes and backslash escapes as written (steps 2-5 only): the literal reading
     that the secret recognizers also get, since a credential's value is its spelling in most
     syntaxes (a ``%22`` in a dotenv value is three characters of it, not a closing quote)."""
     ascii_text = text.isascii()
-    if ascii_text and ("%" not in text or not percent):
+    if ascii_text and (not percent or ("%" not in text and "\\" not in text)):
         return text, OffsetMap()
     tables = _get_tables()
     table = tables.table

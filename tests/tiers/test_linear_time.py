@@ -137,6 +137,12 @@ ADVERSARIAL = {
     # escaped pairs whose value never closes, and ones that close at every step
     "escaped-pair-open": '\\"password\\": \\"a\\\\',
     "escaped-pair-closed": '\\"token\\":\\"x\\" ',
+    # mailboxes in brackets on one endless line, each asking whether its header holds messages'
+    # ids: looked for within a header's reach, not back to the line's start
+    "bracketed-mailboxes-one-line": "In-Reply-To: <jd@acme-corp.io> " + "and so on " * 20,
+    # escapes of letters, decoded in runs, and a binary string's repr whose bytes are no text
+    "letter-escapes": "Jos\\u00e9 Garc\\u00eda Journ\\xe9e \\xc3\\xa9cole \\u738b\\u5c0f ",
+    "binary-repr-escapes": "ab\\x8f\\xc3\\x01L\\xc8.A\\xe9\\x00z",
 }
 
 

@@ -768,6 +768,8 @@ def test_mailbox_found_beside_templates_and_file_names(
     label no registry delegates, one letter at one letter and a user part without its scheme,
     none of which is reported."""
     assume(not (labels[-1] in _PLACEHOLDER_LABELS or (labels[-1] == "example" and tld in ("com", "org", "net"))))
+    # three or more numbers joined by dots are a message's id ("<15090.61304.110929@…>"), by design
+    assume(local.count(".") < 2 or not local.replace(".", "").isdigit())
     address = f"{local}@{'.'.join(labels)}.{tld}"
     noise = "f\"{info.subdomain}@ssh.hf.space\", 'file@1.txt', 0@A0--0.ac, a@b.com, usr:pwd@example.com"
     text = f"{noise}; reply {prefix}{address}"

@@ -16,6 +16,7 @@ from ._digits import in_decimal, in_integer_sequence
 from ._english_words import is_english_word
 from ._given_names import given_names
 from ._surnames import is_surname
+from ._tlds import tld_exists
 
 __all__ = ["EmailAddressRecognizer", "PhoneNumberRecognizer"]
 
@@ -87,6 +88,12 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
             return True
         if labels[-1] in _RESERVED_TLDS or domain in _PLACEHOLDER_DOMAINS:
             return True
+        if len(local) >= 3 and set(local.lower()) == {"x"}:
+            return True  # a mailbox masked out ("xxxxxxx@dot.ca.gov" in a saved bounce): its owner is gone
+        if _MESSAGE_ID_LOCAL.fullmatch(local):
+            return True  # a message's id ("<4FD05F05-F98B-…@gmail.com>", "<15090.61304.110929@…>")
+        if (_unreachable(labels) or _one_letter(registered)) and _nobody_local(local):
+            return True  # "aperson@dom.ain", "bbb@zzz.org", "ks_IN@devanagari.UTF-8": nobody, nowhere
         if len(local) == 1 and len(labels) == 2 and len(labels[0]) == 1:
             return True  # "a@b.com", "x@y.org": one letter at one letter, a textbook's mailbox
         documentation = documentation_domain(domain)
@@ -118,6 +125,8 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         if len(parts) > 1:
             return all(p in _PLACEHOLDER_MAILBOXES or p in _SERVICE_USERS for p in parts if len(p) > 2)
         word = parts[0]
+        if len(set(word)) == 1:
+            return True  # one letter repeated: "yyy@example.com", "bbb@zzz.org"
         if word in _PLACEHOLDER_MAILBOXES or word in _SERVICE_USERS or word in given_names(1):
             return True
         return is_english_word(word) and not is_surname(word)
@@ -134,10 +143,16 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         ``\\x01Z@google.golang.org`` in a serialised protobuf descriptor)."""
         if end + 1 < len(text) and text[end] == ":" and text[end + 1] in _PATH_START:
             return True
+        if text[start - 1 : start] == "<" and _in_id_header(text, start):
+            return True
         if _escape_before_at(text, start, end):
             return True
-        if text.endswith("://", 0, start) and _machine_user(text[start : text.find("@", start, end)]):
-            return True  # a URL's token or id as its user (a secret's recognizer reads the URL), no mailbox
+        if text.endswith("://", 0, start):
+            login = text[start : text.find("@", start, end)]
+            if _machine_user(login) or login.lower() in _SERVICE_USERS:
+                # a URL's token or id as its user (a secret's recognizer reads the URL), or a
+                # service's login ("git+ssh://git@github.com/…"): no mailbox
+                return True
         if start == 0 or text[start - 1] != ":":
             return False  # both shapes below end with the colon right before the address
         if _URL_PASSWORD_BEFORE.search(text, max(0, start - 200), start):
@@ -146,6 +161,89 @@ class EmailAddressRecognizer(TiersPatternRecognizer):
         if user is None or user.group(1).lower() == "mailto":
             return False
         return documentation_domain(text[start:end].rsplit("@", 1)[1])
+
+
+# a message's id in place of a local part (RFC 5322 section 3.6.4 leaves its shape to the sender;
+# these are the machine-made ones): a UUID, parts joined by "$", numbers joined by dots
+_MESSAGE_ID_LOCAL = re.compile(
+    r"[0-9A-Fa-f]{8}-(?:[0-9A-Fa-f]{4}-){3}[0-9A-Fa-f]{12}|[^@$]*\$[^@]*|[0-9]+(?:\.[0-9]+){2,}"
+)
+# the headers whose "<…@…>" are messages' ids, not mailboxes (RFC 5322 3.6.4, RFC 2045 7, RFC 3464);
+# not "References:", which a CV writes before its referees' names and mailboxes
+_ID_HEADER = re.compile(
+    r"(?i:message-id|resent-message-id|in-reply-to|content-id|original-envelope-id|x-message-id)[ \t]*:"
+)
+_RECEIVED = re.compile(r"(?i:received)[ \t]*:")
+# RFC 5322's line length, a header's folded lines and some slack
+_HEADER_REACH = 2000
+# "id <…>" of a "Received:" header: the relay's queue id
+_RELAY_ID = re.compile(r"\bid[ \t]+<\Z")
+# top-level names that sites use inside their networks (RFC 6762, ICANN's name-collision list):
+# no public registry holds them, yet a mailbox there reaches somebody at that site
+_INTERNAL_USE_TLDS = frozenset({"local", "localdomain", "lan", "internal", "intranet", "corp", "home", "private"})
+_LOCAL_PIECES = re.compile(r"[._+-]+")
+
+
+def _in_id_header(text: str, start: int) -> bool:
+    """Whether the "<" before ``start`` opens a message's id: in a header that holds only ids
+    (its folded lines too) or after "id" in a relay's "Received:" header. The header's start is
+    looked for within RFC 5322's line length only: a line of 160,000 ids read back to its start
+    for each was quadratic."""
+    floor = max(0, start - _HEADER_REACH)
+    line = text.rfind("\n", floor, start) + 1
+    for _ in range(32):  # a header folded over lines
+        if line <= floor or text[line : line + 1] not in (" ", "\t"):
+            break
+        line = text.rfind("\n", floor, line - 1) + 1
+    if line < floor or (line == 0 and floor > 0):
+        return False
+    if _ID_HEADER.match(text, line) is not None:
+        return True
+    return _RECEIVED.match(text, line) is not None and _RELAY_ID.search(text, max(line, start - 16), start) is not None
+
+
+def _unreachable(labels: list[str]) -> bool:
+    """Whether the top-level domain of ``labels`` is none the root zone holds, and none that sites
+    use inside their networks. Text glued to a real one ("jdoe@acme.comPhone: …" of scraped HTML)
+    and a file's extension after a real domain ("li@acmecorp.com.ost", Outlook's store) leave a
+    reachable mailbox before them. Only a label of ASCII letters is judged: others are read folded
+    (look-alike letters) or glued to the text after them ("zhangwei@163.com即可"), and IANA's test
+    names in other scripts are written as real ones are."""
+    tld = labels[-1]
+    if not (tld.isascii() and tld.isalpha()) or tld_exists(tld) or tld in _INTERNAL_USE_TLDS:
+        return False
+    if any(tld_exists(tld[:k]) and is_english_word(tld[k:]) for k in range(3, len(tld) - 1)):
+        return False  # a real one and a word glued on ("comphone", "comor"; not "spam", "coms")
+    return len(labels) < 3 or not tld_exists(labels[-2])
+
+
+def _one_letter(registered: str) -> bool:
+    """A registered name of one letter repeated, as examples write ("zzz.org"); three letters at
+    least ("qq.com" is a mail provider's). Real ones exist ("mmm.com", "ccc.de"): only a mailbox
+    there that names nobody is dropped (:func:`_nobody_local`)."""
+    return len(registered) >= 3 and len(set(registered)) == 1 and registered.isalpha()
+
+
+_LOCALE = re.compile(r"[A-Za-z]{2,3}_[A-Za-z]{2}")
+
+
+def _nobody_local(local: str) -> bool:
+    """Whether a local part names nobody: every piece a placeholder or a service's word, one
+    letter repeated, one letter before a placeholder ("aperson", "buser"), or digits; or a
+    locale's code ("ks_IN" of "ks_IN@devanagari.UTF-8"). A name, initials or any other word
+    may be somebody's at a site's own domain ("rhall@acme.dom", "jd@acme.intern")."""
+    if _LOCALE.fullmatch(local):
+        return True
+    for piece in _LOCAL_PIECES.split(local.lower()):
+        word = piece.strip("0123456789")
+        if not word:
+            continue
+        if word in _PLACEHOLDER_MAILBOXES or word in _SERVICE_USERS or (len(word) >= 2 and len(set(word)) == 1):
+            continue
+        if len(word) >= 5 and word[1:] in _PLACEHOLDER_MAILBOXES:
+            continue
+        return False
+    return True
 
 
 # second-level names under which registries delegate ("acme.co.uk", "uni.ac.jp")
@@ -300,6 +398,7 @@ _SERVICE_USERS = frozenset(
 )
 
 _DECIMAL = re.compile(r"\d+\.\d+")
+_SIGNED_DECIMAL = re.compile(r"[+-]\d+\.\d{1,3}")
 _LOCAL_PARTS = re.compile(r"[._+-]")
 
 
@@ -526,6 +625,17 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
         if _ZIP_PLUS_4.fullmatch(value) and _us_state_before(text, start):
             return True  # "Boston, MA 02110-1301" (the GPL's every header): a ZIP+4 code
         phone_word = near_phone_word(text, max(0, start - 64), start)
+        if (
+            not phone_word
+            and value[:1] not in "+("
+            and (_TIME_BEFORE.search(text, max(0, start - 8), start) or _TIME_AFTER.match(text, end))
+        ):
+            # glued to a time: "03:05:07.123457-05:00" (seconds, microseconds, the offset's
+            # hours), "01-01-1980 00:61:00" (a date and its hour). Not after any "digit:"
+            # ("contacts.csv:42:+48 506 891 428" of grep, "tel2:…"), never a number written with
+            # its "+" or its area code in brackets ("+49 30 12345678:00 Uhr"), nor one after a
+            # phone's word ("Fax: 050-7367512:00")
+            return True
         if value.isdigit():
             return not phone_word
         if start > 0 and text[start - 1] == "/":
@@ -545,6 +655,8 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
             return False
         if _DECIMAL.fullmatch(text):
             return False  # 1.7724538509 is a number, not a phone
+        if _SIGNED_DECIMAL.fullmatch(text):
+            return False  # "+35236450.6" in a doctest; EPP's "+1.4155552671" (RFC 5733) has the number after its dot
         if digits == text and (any(digits in run for run in _SEQUENTIAL) or _MACHINE_NUMBER.search(digits)):
             return False
         if digits == text and min(abs(int(digits) - (1 << 31)), abs(int(digits) - (1 << 32))) <= 16:
@@ -584,6 +696,9 @@ class PhoneNumberRecognizer(TiersPatternRecognizer):
 
 
 _DIGIT_GROUPS = re.compile(r"[0-9]+")
+# hours and minutes right before, minutes (and seconds) right after
+_TIME_BEFORE = re.compile(r"(?<![0-9])[0-9]{1,2}:[0-9]{2}:\Z")
+_TIME_AFTER = re.compile(r":[0-9]{2}(?::[0-9]{2})?(?![0-9])")
 _ZIP_PLUS_4 = re.compile(r"[0-9]{5}-[0-9]{4}")
 # a town, a comma and the state's code, as US addresses write them ("Boston, MA 02110-1301"); a
 # code alone ("Hotline DE 06221-5678", "… OR 06221-5678") is a word or a country. A line break

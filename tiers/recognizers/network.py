@@ -62,6 +62,14 @@ class IpAddressRecognizer(IpRecognizer):
             # cloud's metadata service; an fe80:: address is derived from a MAC or random and
             # reaches nothing outside the segment, the MAC itself is found as one)
             return True
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None and (embedded.is_unspecified or embedded.is_loopback):
+            return True  # "::ffff:0:0" (the mapped block's first), "::ffff:127.0.0.1"
+        if (ip.is_multicast or ip.is_reserved) and embedded is None:
+            # 224.0.0.0/4 and ff00::/8 name a group of listeners, no host; 240.0.0.0/4 and IPv6's
+            # unallocated blocks ("1:2:3:4:5:6:7:8", "500:500::" of a passwd line, "a:b::c") are
+            # nobody's. An IPv4-mapped address is the IPv4 host's ("::ffff:192.168.1.1")
+            return True
         if ip.version == 4 and ip.packed[2:] == b"\0\0" and "/" not in pattern_text:
             # "10.0.0.0", "1.0.0.0", "172.16.0.0": a block's network address, named as the block
             # is (a /16 or wider), no host's; a contract's version "1.0.0.0" spells the same
@@ -117,6 +125,8 @@ class IpAddressRecognizer(IpRecognizer):
             return True
         if _VERSION_AFTER.match(text, end):
             return True  # "requires matplotlib 1.2.3.4 or higher": a version, whatever precedes it
+        if ":" in text[start:end]:
+            return False  # an IPv6 address numbers no section ("see section (fd12:3456:789a::54)")
         return numbered_before(text[max(0, start - 40) : start]) or listed_before(text[max(0, start - 120) : start])
 
 
@@ -129,6 +139,22 @@ def _address(text: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
         return ipaddress.ip_address(text)
     except ValueError:
         return None
+
+
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 host an IPv6 address carries: IPv4-mapped (``::ffff:a.b.c.d``), IPv4-compatible
+    (``::a.b.c.d``) and NAT64's well-known prefix (``64:ff9b::a.b.c.d``); None for others."""
+    if ip.version == 4:
+        return None
+    assert isinstance(ip, ipaddress.IPv6Address)
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if int(ip) >> 32 == 0 or ip in _NAT64:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
 
 
 def _single_digits(quad: str, last: int = 1) -> bool:
@@ -159,7 +185,11 @@ _DOTTED_LESS = re.compile(r"[0-9]\.$")
 # host" names an address; not "table" or "step": "routing table 10.0.0.0/24"), a standard's
 # citation ("ISO 32000-2:2020, ", "RFC 9110 ") and the comparison operators of version specifiers ("==1.0.0.0", ">= 1.2.3.4"; not a bare ">": "a -> 10.0.0.2").
 _NUMBERING = (
-    re.compile(r"(?i:\b(?:section|sect\.|sec\.|version|ver\.|release|chapter|clause|v)|§)[ #:-]*\Z"),
+    # (a section's number quoted with its title after "section(s)" only: the HTML spec's sections
+    # "8.2.4.44 Bogus comment state"; a quote after "release:" opens a value, an address as often)
+    re.compile(
+        r"(?i:\b(?:section|sect\.|sec\.|version|ver\.|release|chapter|clause|v)|§)[ #:-]*\Z|(?i:\bsections?)[ #:\"'(-]*\Z"
+    ),
     re.compile(
         r"(?i:\b(?:reference|ref\.|annex|appendix|paragraph|para\.|article|art\.|figure|fig\.|specs?"
         r"|specification)|§§)[ #,\"'(-]*\Z"
@@ -171,9 +201,9 @@ _NUMBERING = (
     # a version assigned as a value: ``__version__ = "3.5.0.1"``, ``"version": "1.0.0.2"``
     re.compile(r"(?i:version)_*[\"']?[ \t]*[:=][ \t]*[\"']?\Z"),
     # an ASN.1 object identifier of four arcs (``ObjectIdentifier("2.5.4.3")``, ``oid =
-    # "1.3.101.110"``, ``OID 2.5.29.17``): the registry's numbers, read as a dotted quad; longer
-    # OIDs are already no address (``_DOTTED_MORE``)
-    re.compile(r"(?i:(?:\b|_)(?:object[ _-]?identifier|oid)s?)[ \t]*[(\[=:,]?[ \t]*[\"'(]?\Z"),
+    # "1.3.101.110"``, ``OID 2.5.29.17``, ``EXTENSION_OID_SUBJECT_KEY_ID = '2.5.29.14'``): the
+    # registry's numbers, read as a dotted quad; longer OIDs are already no address (``_DOTTED_MORE``)
+    re.compile(r"(?i:(?:\b|_)(?:object[ _-]?identifier|oid)s?(?:_[a-z0-9_]*)?)[ \t]*[(\[=:,]?[ \t]*[\"'(]?\Z"),
 )
 # the later numbers of a list after a plural section word ("sections 5.2.4 and 6.2.2.3",
 # "§§ 3.1.4.1, 3.1.4.2"): each number of the list numbers a section, not only the first

@@ -158,6 +158,9 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False, given_f
             if any(is_surname(x.group()) and "'" not in x.group() for x in words[1:i]):
                 break
             return 0
+        if keep and len(w) == 2 and w[0].isupper() and w[1] == "." and after[:1].isupper():
+            keep = m.end()
+            continue  # a middle initial, "A." and "I." too, which are words alone ("Maria A. Lopez")
         if is_common(w) or (nouns and keep and title_noun(w)):
             break
         if objects and i == 1 and names_an_object(w) and not is_surname(w):
@@ -253,6 +256,14 @@ _PLACEHOLDER_NAMES = frozenset(
     max mustermann|erika mustermann|otto normalverbraucher|hans muster|jean dupont|marie dupont|
     monsieur dupont|madame dupont|john smith doe|nguyen van a|nguyen thi b""".replace("\n", "").split("|")
 )
+
+
+def placeholder_name(value: str) -> bool:
+    """One of the names used for nobody in particular, a middle initial or not ("John X. Doe")."""
+    words = value.lower().split()
+    if " ".join(words) in _PLACEHOLDER_NAMES:
+        return True
+    return len(words) == 3 and len(words[1].rstrip(".")) == 1 and f"{words[0]} {words[2]}" in _PLACEHOLDER_NAMES
 
 
 # the nouns of places' names ("Mariana Islands", "Solomon Islands", "Ellice Islands"): the
@@ -383,7 +394,7 @@ class _NameRecognizer(TiersPatternRecognizer):
         :mod:`._places`)."""
         value = text[start:end]
         return (
-            " ".join(value.lower().split()) in _PLACEHOLDER_NAMES
+            placeholder_name(value)
             or ("," not in value and eponym_after(text, end))  # "Vazirani, Vijay Approximation …" cites
             or in_code_position(text, start, end)
             or spelt_in_code(text, start, end)

@@ -34,7 +34,7 @@ from ._surnames import is_surname
 from ._vocabulary import NOT_SURNAMES, is_common
 from .firms import CompanyCellRecognizer, header_cell, header_cell_gate
 from ._places import inside_place_name
-from .people import _CAP, _PARTICLE, _PLACEHOLDER_NAMES, _UPPER, _NameRecognizer, word_given_names
+from .people import _CAP, _PARTICLE, _UPPER, _NameRecognizer, placeholder_name, word_given_names
 
 __all__ = ["GreetingPersonRecognizer", "NameFieldPersonRecognizer", "PersonCellRecognizer", "field_recognizers"]
 
@@ -160,7 +160,7 @@ class PersonCellRecognizer(CompanyCellRecognizer):
         value = " ".join(text[start:end].lower().split())
         return (
             super().reject_at(text, start, end)
-            or value in _PLACEHOLDER_NAMES
+            or placeholder_name(value)
             or in_code_position(text, start, end)
             or inside_place_name(text, start, end)
         )

@@ -13,6 +13,10 @@
   ``private_key: PKCS7PrivateKeyTypes``), and attribute paths through modules named with a
   number (``x25519.X25519PrivateKey``, ``decode_dss_signature = asn1.decode_dss_signature``),
   and tuples of numbers and attribute paths (``SOCKS_PASSWORD = 100, _OptType.bytes``);
+* a value that code goes on using (:func:`used_as_code`): unquoted and called
+  (``authorization = base64.decodebytes(authorization)``) or assigned to in turn
+  (``exports.Socks5Auth = exports.Socks4Response = … = void 0``), quoted and formatted or joined
+  (``user_pass = '%(user)s' % …``, ``pw = " ...\\n".join(pairs)``): a template, a separator;
 * a value that is the key's own name in other words (``CHALLENGE_PASSWORD: "challengePassword"``,
   ``ECDSA_WITH_SHA1: "ecdsa-with-SHA1"``): a table of names, as ASN.1 and OID tables are.
 """
@@ -21,11 +25,27 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["names_a_class_of_its_key", "names_its_key", "names_or_code"]
+from ._values import looks_random
+
+__all__ = ["names_a_class_of_its_key", "names_its_key", "names_or_code", "used_as_code"]
 
 _PART = re.compile(r"[-_.]+")
 _CREDENTIAL_WORDS = frozenset(
-    {"token", "key", "secret", "password", "passwd", "auth", "credential", "credentials", "apikey", "bearer", "jwt"}
+    {
+        "token",
+        "key",
+        "secret",
+        "password",
+        "passwd",
+        "auth",
+        "credential",
+        "credentials",
+        "apikey",
+        "bearer",
+        "jwt",
+        "authorization",
+        "authentication",
+    }
 )
 # a call, quoted or not (a comment's ``token: `get_token()` may refresh``)
 _CALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)$")
@@ -141,3 +161,38 @@ def names_or_code(value: str, strong: bool, quoted: bool) -> bool:
         or _module_path(value)
         or _code_tuple(value)
     )
+
+
+# after an unquoted value: "=" (not "==", "=>"): the value is assigned to in turn
+_ASSIGNED = re.compile(r"[ \t]*=(?![=>])")
+# an attribute path (``exports.Socks4Response``): what a chain of assignments assigns to
+_ATTRIBUTE_PATH = re.compile(r"[A-Za-z_$][A-Za-z0-9_$]*(?:\.[A-Za-z_$][A-Za-z0-9_$]*)+")
+# after a quoted value's closing quote: what joins with the string, formats its "%" verbs, or
+# fills its "{}" fields
+_JOINED = re.compile(r"\.join\(")
+_PERCENT_FORMATTED = re.compile(r"[ \t]+%[ \t]+[(\w]")
+_FIELDS_FILLED = re.compile(r"\.(?:format|format_map)\(")
+_TEMPLATE_FIELD = re.compile(r"%(?:\([A-Za-z_][A-Za-z0-9_]*\))?[-+# 0-9.]*[a-zA-Z]|\{[^{}]*\}")
+
+
+def used_as_code(text: str, start: int, end: int) -> bool:
+    """Whether the value at ``text[start:end]`` is an expression's part rather than a literal
+    credential: an unquoted name that is called, an attribute path assigned to in turn, a quoted
+    string that joins others or whose own ``%`` verbs or ``{}`` fields are filled. A literal
+    password is used as it is (``"hunter2".encode()``, ``'N7wr…=' % (a, b)`` without a verb
+    stay one)."""
+    quote = text[start - 1 : start] if start else ""
+    if quote in ("'", '"', "`"):
+        if text[end : end + 1] != quote:
+            return False
+        value = text[start:end]
+        if _JOINED.match(text, end + 1) is not None:
+            return True
+        formatted = ("%" in value and _PERCENT_FORMATTED.match(text, end + 1) is not None) or (
+            "{" in value and _FIELDS_FILLED.match(text, end + 1) is not None
+        )
+        # a template's fixed text may still hold a credential ("'%s:%s:ez364N1N…=' % (u, p)")
+        return formatted and not looks_random(_TEMPLATE_FIELD.sub("", value), 12)
+    if text[end : end + 1] == "(":
+        return True
+    return _ATTRIBUTE_PATH.fullmatch(text, start, end) is not None and _ASSIGNED.match(text, end) is not None

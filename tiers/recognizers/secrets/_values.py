@@ -122,8 +122,10 @@ _TEMPLATE = re.compile(
 # a file's path instead of its content (``password: /run/secrets/db``, ``/Users/me/.key``): an
 # absolute path under a Unix top-level directory, of path characters only
 _PATH = re.compile(r"^/(?:Users|home|root|etc|opt|tmp|usr|var|bin|srv|run|mnt)/[\w .~/-]*$")
-# a printf template of plain text (``"%s_upgrades"``), not a random value that holds ``%r``
-_PRINTF = re.compile(r"^[\w.:/ -]*%[sdr][\w.:/ -]*$")
+# a printf template of plain text (``"%s_upgrades"``, ``user_pass = '%s:%s' % (user, pw)``), not a
+# random value that holds ``%r``
+_PRINTF = re.compile(r"^[\w.:/ -]*(?:%[sdr][\w.:/ -]*)+$")
+_VERB = re.compile(r"%[sdr]")
 # format verbs and nothing else (C's ``%08x``, Go's ``%+v`` / ``%X``): a template, whatever its
 # length (a URL's short password may be one, ``amqp://worker:%+X@…``)
 _VERBS = re.compile(r"^(?:%[-+# 0]*[0-9]*(?:\.[0-9]+)?[a-zA-Z])+$")
@@ -229,7 +231,7 @@ def _placeholder(value: str, min_len: int) -> bool:
         or low in _EXACT
         or low.removesuffix("?").removesuffix("[]") in _EXACT
         or _TEMPLATE.search(v)
-        or _PRINTF.match(v)
+        or (_PRINTF.match(v) and not looks_random(_VERB.sub("", v)))
         or (_VERBS.match(v) and not _escaped_text(v))
         or _PATH.match(v)
     ):

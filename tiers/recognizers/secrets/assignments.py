@@ -19,7 +19,7 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
-from ._code_values import names_a_class_of_its_key, names_its_key, names_or_code
+from ._code_values import names_a_class_of_its_key, names_its_key, names_or_code, used_as_code
 from ._keys import Strength, key_strength, vocabulary_key
 from ._values import encodes_piece, encodes_words, entropy, is_placeholder, looks_random, mixed_classes, spellings
 
@@ -61,6 +61,13 @@ _PROSE = re.compile(
     r"|on|as|it|not|will|can|must|should|your|you)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
 )
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
+# lower-case words and single blanks as a pair's second item (``log.info('token', 'getting list')``,
+# ``namedtuple('TokenInfo', 'type string start end line')``): a message or field names; as a
+# pair, only under a password's name a passphrase (``("password", "correct horse …")``)
+_LOWER_WORDS = re.compile(r"^[a-z]+(?: [a-z]+)+$")
+# a JavaScript regular expression literal where a value stands, closed on its line with its flags
+# (``const UNEXPECTED_TOKEN = /^Unexpected token '?(.)'?(,)? /i``)
+_REGEX_LITERAL = re.compile(r"/[\^(\[\\][^\n]*/[dgimsuvy]*[ \t]*(?:[;,)]|$)", re.MULTILINE)
 _CODE_MARKS = frozenset("\"'()$=,{}[];")
 _LONG_WORDS = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{3,}(?![A-Za-z0-9])")  # words of code or prose, not a token's runs
 # optional chaining on names written as code writes them, a lower-case start each
@@ -186,6 +193,10 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
 def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
     if _MEDIA_TYPE.match(value):
         return False  # a media type ("application/at+jwt")
+    if strength is not Strength.STRONG and _glob(value) and not looks_random(value.replace("*", ""), 8):
+        # a file or name pattern (``pat='test_*.py'``, ``GROUP_PAT = 'fr.comp.lang.*'``); under a
+        # password's name any value is one ("/Users/.*22232456")
+        return False
     if _TYPE_UNION.match(value) and any(p.strip() == "None" for p in value.split("|")):
         return False  # a type annotation ("torch.Tensor | None")
     if strength is not Strength.STRONG and _SPECIAL_TOKEN.match(value) and any(c in value for c in "<>|"):
@@ -233,6 +244,23 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
     if strength is Strength.MEDIUM:
         return len(value) >= 8 and (mixed_classes(value) >= 2 or not value.isalnum()) and entropy(value) >= 2.5
     return looks_random(value, _RANDOM_MIN_LEN)
+
+
+_GLOB_CHARS = re.compile(r"[A-Za-z0-9_.\-/*?{},]+")
+
+
+def _glob(value: str) -> bool:
+    """A file or name pattern: names, dots and slashes with a ``*`` at an edge or next to a
+    separator, and a dot or a slash in it (``test_*.py``, ``**/*.js``, ``fr.comp.lang.*``). A
+    password's ``*`` between letters ("Dragon*Slayer9") or beside other marks is none, and so is
+    a token's (its other characters random: the caller asks)."""
+    if "*" not in value or not _GLOB_CHARS.fullmatch(value) or not ("." in value or "/" in value):
+        return False
+    return all(
+        i == 0 or i == len(value) - 1 or value[i - 1] in "./_-*" or value[i + 1] in "./_-*"
+        for i, c in enumerate(value)
+        if c == "*"
+    )
 
 
 # a key and the opening of its value, both quoted with the same escape (``\\"``, ``\\\\\\"``)
@@ -311,7 +339,12 @@ class AssignmentRecognizer(TiersPatternRecognizer):
                 return None
             s, e = start + span[0], start + span[1]
             value = text[s:e]
-            if m.group("sep") == "," and (_CAMEL_NAME.match(value) or _LOWER_NAME.match(value) or value.isalpha()):
+            if m.group("sep") == "," and (
+                _CAMEL_NAME.match(value)
+                or _LOWER_NAME.match(value)
+                or value.isalpha()
+                or (strength is not Strength.STRONG and _LOWER_WORDS.match(value))
+            ):
                 return None  # ``("password", "clientCredentials")``: a tuple of names
             return (s, e) if accept_value(value, strength, True, key=m.group("key")) else None
         if m.group("sep") == "," or (m.group("sep") == ":" and m.group("pre")):
@@ -332,18 +365,31 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         return False  # refine_span has judged it
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """An iteration's pass in a comment ("# First pass: decided_mask==0, every element"), and a
+        """An iteration's pass in a comment ("# First pass: decided_mask==0, every element"), a
+        value that code goes on using (``_code_values.used_as_code``), and a
         keyword argument of a call naming a variable: ``(…,\n    seq_lens=int32_ptr,`` and
         ``f(x, token_ptr=a1q_scale)``: a lower-case snake name, unquoted, after ``key=`` that
         follows "(" or "," (a line break between allowed), and before "," or ")". A call passes a
         literal credential quoted; a dotenv or shell line has no "(" or "," before its key. Not
         under a password's key (``password=hunter2,``)."""
-        if _ORDINAL_PASS.search(text, max(0, start - 80), start):
+        if _ORDINAL_PASS.search(text, max(0, start - 80), start) or used_as_code(text, start, end):
             return True
+        if text[start - 1 : start] not in ("'", '"', "`") and _REGEX_LITERAL.match(text, start):
+            # not under a password's name ("passwd=/^a3CMStU3-PJ2Dbm.U*Yj" is one)
+            return key_strength(_key_before(text, start)) is not Strength.STRONG
         if not _SNAKE_VALUE.fullmatch(text, start, end) or _ARG_END.match(text, end) is None:
             return False
         m = _KWARG_BEFORE.search(text, max(0, start - 200), start)
         return m is not None and key_strength(m.group(1)) is not Strength.STRONG
+
+
+_KEY_AT_END = re.compile(r"([A-Za-z0-9_.-]+)[\"'\]]?[ \t]*(?:=|:=|:|=>)[ \t]*\Z")
+
+
+def _key_before(text: str, start: int) -> str:
+    """The key written right before the value at ``start`` ("" when none is)."""
+    m = _KEY_AT_END.search(text, max(0, start - 128), start)
+    return m.group(1) if m else ""
 
 
 # "pass" after an ordinal or a quantifier in a code comment: an iteration of an algorithm, not a

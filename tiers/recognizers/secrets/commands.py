@@ -15,6 +15,7 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
+from ._code_values import used_as_code
 from ._values import is_placeholder, looks_random, sequential
 
 __all__ = [
@@ -87,13 +88,13 @@ class DotfileRecognizer(TiersPatternRecognizer):
     PATTERNS = [
         Pattern(
             "netrc_line",
-            r"(?:^[ \t]*default|(?:^|[ \t])machine[ \t]+\S+)[^\n]{0,300}?[ \t]password[ \t]+(?P<value>\S{1,256})",
+            r"(?:^[ \t]*default|(?:^|[ \t])machine[ \t]+\S+)[^\n]{0,300}?[ \t]password[ \t]+(?P<value>\"[^\"\n]{1,256}\"|\S{1,256})",
             0.9,
         ),
         # an entry spread over lines: ``machine`` / ``login`` lines, then ``password``
         Pattern(
             "netrc_lines",
-            r"^[ \t]*(?:machine|login)[ \t]+\S+[ \t]*\n(?:[ \t]*(?:login|account|port)[ \t]+\S+[ \t]*\n){0,3}[ \t]*password[ \t]+(?P<value>\S{1,256})[ \t]*$",
+            r"^[ \t]*(?:machine|login)[ \t]+\S+[ \t]*\n(?:[ \t]*(?:login|account|port)[ \t]+\S+[ \t]*\n){0,3}[ \t]*password[ \t]+(?P<value>\"[^\"\n]{1,256}\"|\S{1,256})[ \t]*$",
             0.9,
         ),
         Pattern(
@@ -134,7 +135,10 @@ class AuthorizationRecognizer(TiersPatternRecognizer):
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
         """An unquoted identifier is code, not a credential: ``"Authorization": authorization``,
-        ``authorization: SimpleCheckConfig``, ``= self._expected_authorization``."""
+        ``authorization: SimpleCheckConfig``, ``= self._expected_authorization``; so is a value
+        that code goes on using (``= base64.decodebytes(authorization)``)."""
+        if used_as_code(text, start, end):
+            return True
         if text[start - 1 : start] in ('"', "'"):
             return False
         return bool(_IDENTIFIER.fullmatch(text[start:end])) and not any(c.isdigit() for c in text[start:end])
