@@ -400,7 +400,13 @@ class _NameRecognizer(TiersPatternRecognizer):
             or spelt_in_code(text, start, end)
             or _street_name(text, start, end)
             or (self.PLACES_VETO and inside_place_name(text, start, end))
+            or _CHARACTER_NAME_BEFORE.search(text, max(0, start - 24), start) is not None
         )
+
+
+# a character's Unicode name, as codec tables and tests write it ("THAI CHARACTER CHO CHAN",
+# "HANGUL SYLLABLE KIM", "(Thai Character Ko Kai)"): the words after it name a glyph
+_CHARACTER_NAME_BEFORE = re.compile(r"(?:\b(?:CHARACTER|SYLLABLE|IDEOGRAPH|LIGATURE)|[A-Z][a-z]+[ ]Character)[ ]+\Z")
 
 
 class GivenNamePersonRecognizer(_NameRecognizer):
