@@ -431,6 +431,7 @@ IDENTIFYING_FIFTH = _judged(
     Mark James|mjames@gmail.com|Andrey Petrov|andrey.petrov@shazow.net|apiteam@swagger.io|Giampaolo Rodola
     Arnon Yaari|Leapfrog Direct Response, LLC|RESPONSE, LLC|Colm O'Connor
     Daniel A. Maierhofer
+    Larry W Arnold
     """
 )
 # The sixth group's, read one by one on 2026-12-01 after its first figure was written down
@@ -523,6 +524,7 @@ IDENTIFYING_NINTH = _judged(
     Zachary Ware
     https://230250605ea4b58a0b69c768e9ec1168@o4506985151856640.ingest.us.sentry.io/4508449198899200
     Gust\\u00e4bel, Richard|Lars Gust\\u00e4bel|Niels Gust\\u00e4bel
+    Chris R Bunney
     """
 )
 # The tenth group's, read one by one on 2026-12-05 after its first figure was written down (16:10
@@ -604,6 +606,7 @@ IDENTIFYING_TWELFTH = _judged(
     libdivide@ridiculousfish.com|matt@explosion.ai|matthewtoia@google.com|pearu@cens.ioc.ee
     petar@google.com|rabsatt@google.com|robinson@google.com|shaod@google.com|tibell@google.com
     Željko Agić
+    Niall Ó Domhnaill|Antti L Korhonen
     """
 )
 # The thirteenth group's, read on 2026-12-06 after its first figure was written down (01:23 UTC):
@@ -689,6 +692,7 @@ IDENTIFYING_FOURTEENTH = _judged(
     Robert Israel|Sanchez, Richard
     Lucien A. Dimino|David A. Cox|Steven A. Orszag|David A. Sanchez|Jed A. Duersch
     Ciss\\u00e9, David|Herv\\u00e9 J\\u00e9gou
+    Jim M Papadopoulos|Arun K Banerjee
     """
 )
 # The fifteenth group's values, read and judged by a helper in their files (2026-12-07, about
@@ -818,6 +822,7 @@ IDENTIFYING_FIFTEENTH = _judged(
     Zackery Spytz|Zaki Rizvi|Zane Bitter|Zooko O'Whielacronx|Łukasz Langa
     Barry A. Warsaw
     Andr\xe8 Previn
+    Forrest L Norvell|Tony J Ibbs|Charles G Waldman
     """
 )
 NOBODY_FIFTEENTH = _judged(
@@ -915,6 +920,7 @@ NOBODY_FIFTEENTH = _judged(
     exports.Socks4Response|fr.comp.lang.*|geheim$parole|getting list|http://evil:thing@example.com|pa#ss|python
     test123|type string start end line|wile|yh^%#rest-of-my-password
     Bonne Journ\xe9e|"pas s"|Andr\xc3\xa9|Andr\xe9
+    Fred A Johnson
     """
 )
 # Read and judged to identify nobody (they count against us): titles, products, eponyms,

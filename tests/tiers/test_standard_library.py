@@ -395,3 +395,25 @@ def test_a_characters_unicode_name_is_no_person_but_a_name_beside_it_is(
     name = " ".join(person)
     assert name in _values(clf, f"    # {prefix} {words}, added by {name}\n", "PERSON")
     assert name.upper() in _values(clf, f"COVER LETTER {name.upper()}\n", "PERSON")
+
+
+_WORDISH_FIRST = (
+    "Section Plan Appendix Grade Vitamin Type Model Mark Will Grace Amber Rose June Max Ray Victor Maria".split()
+)
+_WORDISH_LAST = "Overview Results Options Levels Review Complete Ready Alert Garden Report Smith Table Lopez".split()
+
+
+@_SETTINGS
+@given(st.sampled_from(_WORDISH_FIRST), st.sampled_from("ABCDIQX"), st.sampled_from(_WORDISH_LAST),
+       st.sampled_from(["{n}\n", "See {n} for details.", "## {n}\n", "Contact: {n}\n"]))  # fmt: skip
+def test_an_undotted_middle_initial_reads_a_name_only_where_the_two_words_are_one(
+    clf: Classifier, first: str, initial: str, last: str, carrier: str
+) -> None:
+    """Exports drop the initial's full stop ("Maria E Lopez"): the pair is then read as it is
+    without the initial, never more ("Section B Overview", "Plan B Options" stay)."""
+    with_initial = f"{first} {initial} {last}"
+    found = with_initial in _values(clf, carrier.format(n=with_initial), "PERSON")
+    plain = f"{first} {last}"
+    assert found <= (plain in _values(clf, carrier.format(n=plain), "PERSON")), with_initial
+    if first == "Maria" and last == "Lopez":
+        assert found

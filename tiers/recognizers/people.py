@@ -69,7 +69,8 @@ _UPPER_PARTICLE = r"(?:(?:DE[ ]+L[AO]S|VON|VAN|DE|DU|DES|DER|DEN|DA|DOS|DI|DEL|D
 _SURNAME = f"(?:{_UPPER_PARTICLE}{{1,2}}{_UPPER}|{_PARTICLE}{{0,2}}(?:{_CAP}|{_UPPER}))"
 # up to five words: a capitalised noun or two may come first ("Die Mitarbeiterin Leonie Hoffmann"),
 # and the check finds where the name starts
-_LEAD = f"{_CAP}(?:[ ]{{1,2}}(?:{_INITIAL}|{_CAP})){{0,3}}[ ]{{1,2}}"  # not across column gaps
+# (a middle initial with its full stop or without: "Maria E. Lopez", "Maria E Lopez" of an export)
+_LEAD = f"{_CAP}(?:[ ]{{1,2}}(?:{_INITIAL}|[A-Z]|{_CAP})){{0,3}}[ ]{{1,2}}"  # not across column gaps
 _NAME = f"(?:{_LEAD}{_SURNAME})"
 # A particle is a preposition as often ("Die Reklamation von Leonie Hoffmann", "Demande de Claire
 # Martin"): there ``_NAME`` ends at the given name after it. This reading takes the one or two
@@ -158,9 +159,10 @@ def _until_common(text: str, nouns: bool = False, objects: bool = False, given_f
             if any(is_surname(x.group()) and "'" not in x.group() for x in words[1:i]):
                 break
             return 0
-        if keep and len(w) == 2 and w[0].isupper() and w[1] == "." and after[:1].isupper():
-            keep = m.end()
-            continue  # a middle initial, "A." and "I." too, which are words alone ("Maria A. Lopez")
+        if keep and (len(w) == 1 or (len(w) == 2 and w[1] == ".")) and w[0].isupper() and after[:1].isupper():
+            # a middle initial, "A." and "I." too, which are words alone ("Maria A. Lopez"), and one
+            # without its full stop ("Maria E Lopez"): part of the name once a name's word follows
+            continue
         if is_common(w) or (nouns and keep and title_noun(w)):
             break
         if objects and i == 1 and names_an_object(w) and not is_surname(w):
