@@ -347,9 +347,9 @@ class OffsetMap:
 def normalize_with_map(text: str, *, percent: bool = True) -> tuple[str, OffsetMap]:
     """Normalise ``text`` and return the map from normalised offsets to original offsets.
 
-    ``percent=False`` leaves percent-escapes and backslash escapes as written (steps 2-5 only): the literal reading
-    that the secret recognizers also get, since a credential's value is its spelling in most
-    syntaxes (a ``%22`` in a dotenv value is three characters of it, not a closing quote)."""
+    ``percent=False`` leaves percent-escapes and backslash escapes as written (steps 2-5 only):
+    the literal reading that the secret recognizers also get, since a credential's value is its
+    spelling in most syntaxes (a ``%22`` in a dotenv value is three characters of it, not a closing quote)."""
     ascii_text = text.isascii()
     if ascii_text and (not percent or ("%" not in text and "\\" not in text)):
         return text, OffsetMap()

@@ -5,9 +5,9 @@ import costs ≈ 0.1 s and nothing here needs its code); nothing is fetched.
 
 Recognizers read normalised text (:mod:`tiers.normalize` folds look-alike letters), so each label
 is held as written, as punycode and as normalised. A mailbox under a top-level domain the root
-zone does not hold (``aperson@dom.ain``,
-``ks_IN@devanagari.UTF-8`` of a locale's name, ``me@my.domain``) reaches nobody. Where the list
-cannot be read, every domain counts as existing: the addresses stay reported.
+zone does not hold (``aperson@dom.ain``, ``ks_IN@devanagari.UTF-8`` of a locale's name,
+``me@my.domain``) reaches nobody. Where the list cannot be read, every domain counts as
+existing: the addresses stay reported.
 """
 
 from __future__ import annotations

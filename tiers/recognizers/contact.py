@@ -181,7 +181,6 @@ _RELAY_ID = re.compile(r"\bid[ \t]+<\Z")
 # top-level names that sites use inside their networks (RFC 6762, ICANN's name-collision list):
 # no public registry holds them, yet a mailbox there reaches somebody at that site
 _INTERNAL_USE_TLDS = frozenset({"local", "localdomain", "lan", "internal", "intranet", "corp", "home", "private"})
-_LOCAL_PIECES = re.compile(r"[._+-]+")
 
 
 def _in_id_header(text: str, start: int) -> bool:
@@ -195,8 +194,8 @@ def _in_id_header(text: str, start: int) -> bool:
         if line <= floor or text[line : line + 1] not in (" ", "\t"):
             break
         line = text.rfind("\n", floor, line - 1) + 1
-    if line < floor or (line == 0 and floor > 0):
-        return False
+    if line < floor:
+        return False  # the header's start lies beyond its reach
     if _ID_HEADER.match(text, line) is not None:
         return True
     return _RECEIVED.match(text, line) is not None and _RELAY_ID.search(text, max(line, start - 16), start) is not None
@@ -234,7 +233,7 @@ def _nobody_local(local: str) -> bool:
     may be somebody's at a site's own domain ("rhall@acme.dom", "jd@acme.intern")."""
     if _LOCALE.fullmatch(local):
         return True
-    for piece in _LOCAL_PIECES.split(local.lower()):
+    for piece in _LOCAL_PARTS.split(local.lower()):
         word = piece.strip("0123456789")
         if not word:
             continue
