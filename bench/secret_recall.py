@@ -5,6 +5,7 @@ Families:
 - provider tokens in each carrier (``key:``, prose, ``Bearer``, quoted, unquoted, ``:=``, XML …);
 - provider tokens by shape alone (on a line of their own);
 - credential assignments in each syntax, with generated values (whole value stripped counts);
+- the same syntaxes with machine-made values of one alphabet each (letters only, hex, base64 …);
 - known negatives: placeholders in every syntax, code that names credentials, the clean corpus.
 
 Recall: planted values covered whole by SECRET findings. Precision: SECRET findings that overlap a
@@ -24,6 +25,7 @@ from __future__ import annotations
 import argparse
 import random
 import statistics
+import string
 import sys
 import time
 from collections import defaultdict
@@ -81,6 +83,22 @@ def _value(rnd: random.Random, forbidden: str, escaped: bool = False) -> str:
         for _ in range(rnd.randint(1, 3)):
             pieces.insert(rnd.randint(0, len(pieces)), rnd.choice(_ESCAPES))
     return rnd.choice("abcdefghk") + "".join(pieces) + rnd.choice("23456789")
+
+
+# machine-made values as generators write them: one alphabet each, no prefix. Letters alone are
+# a token too (a 20-character draw of letters and digits holds no digit 3 % of the time, and some
+# generators draw letters only); they read like a name of code unless judged as random letters.
+_MACHINE_ALPHABETS = {
+    "letters only": string.ascii_letters,
+    "letters and digits": string.ascii_letters + string.digits,
+    "hex": "0123456789abcdef",
+    "base64": string.ascii_letters + string.digits + "+/",
+    "base64url": string.ascii_letters + string.digits + "-_",
+}
+
+
+def _machine_value(rnd: random.Random, alphabet: str) -> str:
+    return "".join(rnd.choice(alphabet) for _ in range(rnd.randint(16, 40)))
 
 
 def cost(clf: Classifier) -> None:
@@ -144,6 +162,14 @@ def main() -> None:
             s = text.index(v)
             fams["credential assignments (all syntaxes)"].add(_spans(clf, text), (s, s + len(v)))
             fams[f"syntax: {name}"].add(_spans(clf, text), (s, s + len(v)))
+        for kind, alphabet in _MACHINE_ALPHABETS.items():
+            if any(c in forbidden for c in alphabet):
+                continue
+            for _ in range(args.values):
+                v = _machine_value(rnd, alphabet)
+                text = template.format(v=v)
+                s = text.index(v)
+                fams[f"credential assignments, machine-made values: {kind}"].add(_spans(clf, text), (s, s + len(v)))
         for p in PLACEHOLDERS:
             if any(c in forbidden for c in p):
                 continue

@@ -50,6 +50,35 @@ SYNTAXES: list[tuple[str, str, str]] = [
     ("url userinfo", "amqp://worker:{v}@mq.internal.test:5672/\n", " \n:@/'\"`<>#?"),
     ("authorization bearer", "Authorization: Bearer {v}\n", " \n'\"`,"),
     ("header x-api-key", "X-Api-Key: {v}\n", " \n#'\"`"),
+    # a variable's "$", an index, a C array, a preprocessor's define
+    ("php variable", "$db_password = '{v}';\n", "'\\\n"),
+    ("powershell variable", "$ApiToken = '{v}'\n", "'\n"),
+    ("perl", "my $client_secret = '{v}';\n", "'\\\n"),
+    ("python environ index", 'os.environ["API_KEY"] = "{v}"\n', '"\\\n'),
+    ("ruby env index", "ENV['GITHUB_TOKEN'] = '{v}'\n", "'\\\n"),
+    ("php config index", "$config['db']['password'] = '{v}';\n", "'\\\n"),
+    ("c array", 'static const char api_key[] = "{v}";\n', '"\\\n'),
+    ("c define", '#define API_SECRET "{v}"\n', '"\\\n'),
+    # statements: SQL, PowerShell; keys without "=": blanks, a block, a variable's default
+    ("sql identified by", "CREATE USER 'app'@'%' IDENTIFIED BY '{v}';\n", "'\\\n"),
+    ("sql password", "ALTER ROLE app WITH LOGIN PASSWORD '{v}';\n", "'\\\n"),
+    ("powershell securestring", '$pw = ConvertTo-SecureString "{v}" -AsPlainText -Force\n', '"`$\n'),
+    ("redis.conf", "requirepass {v}\n", " \t\n'\"`=:#;,(){{}}[]"),
+    ("yaml block scalar", "db:\n  password: |\n    {v}\n", "\n"),
+    ("terraform variable default", 'variable "db_password" {{\n  default = "{v}"\n}}\n', '"\\\n$'),
+    # a name field and a value field; a command naming the secret, then giving it
+    ("kubernetes env", 'env:\n  - name: DB_PASSWORD\n    value: "{v}"\n', '"\\\n'),
+    ("kubernetes env unquoted", "env:\n- name: API_TOKEN\n  value: {v}\n", " \t#\n'\"`,}}]"),
+    ("ecs task json", '{{"name": "API_TOKEN", "value": "{v}"}}\n', '"\\\n'),
+    ("terraform name value", 'environment = [{{ name = "DB_PASSWORD", value = "{v}" }}]\n', '"\\\n$'),
+    ("cloudformation parameters", '[{{"ParameterKey": "DBPassword", "ParameterValue": "{v}"}}]\n', '"\\\n'),
+    ("aws ssm", "aws ssm put-parameter --name /app/db_password --value '{v}' --type SecureString\n", "'\n"),
+    ("gh secret set", "gh secret set API_TOKEN --body '{v}'\n", "'\n"),
+    # code inside a JSON string (a notebook's cell)
+    ("notebook json", '    "openai.api_key = \\"{v}\\"\\n",\n', '"\\\n'),
+    # prose, as a user writes to an assistant
+    ("prose password", "my password is {v}\n", " \t\n'\"`<>()[]{{}},;"),
+    ("prose api key", "The API key is: {v}\n", " \t\n'\"`<>()[]{{}},;"),
 ]
 
 # provider-token carriers: a token in each of these is found whole

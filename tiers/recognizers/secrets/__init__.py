@@ -3,8 +3,12 @@
 - ``providers``: self-identifying tokens of the providers in ``_table`` (documented prefixes,
   alphabets and lengths);
 - ``assignments``: credentials by the key they are assigned to, in every common syntax;
-- ``commands``: command lines, ``.netrc`` / ``.pgpass``, ``Authorization`` headers, Kubernetes
-  Secret data;
+- ``commands``: command lines, ``.netrc`` / ``.pgpass``, ``Authorization`` and cookie headers,
+  Kubernetes Secret data;
+- ``pairs``: a credential's name in one field and its value in the next (Kubernetes ``env``,
+  ECS, Terraform, CloudFormation), ``--name … --value …`` on command lines;
+- ``statements``: SQL's ``IDENTIFIED BY``, PowerShell's ``ConvertTo-SecureString``, prose
+  ("my password is …");
 - ``keys``: private-key blocks, PuTTY files, JWTs, URLs with a password;
 - ``connection_strings``: Azure-style ``Endpoint=…;…Key=…`` strings, whole;
 - ``credential_files``: Google service-account keys and application default credentials.
@@ -21,13 +25,16 @@ from .commands import (
     AuthorizationRecognizer,
     BearerRecognizer,
     CommandLineRecognizer,
+    CookieRecognizer,
     DotfileRecognizer,
     KubernetesSecretDataRecognizer,
 )
 from .connection_strings import ConnectionStringRecognizer
 from .credential_files import GoogleCredentialFileRecognizer
 from .keys import CredentialUrlRecognizer, JwtRecognizer, PrivateKeyRecognizer, TokenUrlRecognizer
+from .pairs import NameValueRecognizer
 from .providers import ProviderTokenRecognizer, provider_formats
+from .statements import ProseCredentialRecognizer, StatementRecognizer
 
 __all__ = [
     "AssignmentRecognizer",
@@ -35,14 +42,18 @@ __all__ = [
     "BearerRecognizer",
     "CommandLineRecognizer",
     "ConnectionStringRecognizer",
+    "CookieRecognizer",
     "CredentialUrlRecognizer",
     "DotfileRecognizer",
     "GoogleCredentialFileRecognizer",
     "JwtRecognizer",
     "KubernetesSecretDataRecognizer",
     "MarkupRecognizer",
+    "NameValueRecognizer",
     "PrivateKeyRecognizer",
+    "ProseCredentialRecognizer",
     "ProviderTokenRecognizer",
+    "StatementRecognizer",
     "TokenUrlRecognizer",
     "provider_formats",
     "secret_recognizers",
@@ -66,4 +77,8 @@ def secret_recognizers() -> list[EntityRecognizer]:
         AuthorizationRecognizer(),
         BearerRecognizer(),
         KubernetesSecretDataRecognizer(),
+        CookieRecognizer(),
+        StatementRecognizer(),
+        ProseCredentialRecognizer(),
+        NameValueRecognizer(),
     ]

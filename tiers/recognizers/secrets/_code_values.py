@@ -12,7 +12,9 @@
   default True``), class names that end in what they are (``private_key: Ed25519PrivateKey``,
   ``private_key: PKCS7PrivateKeyTypes``), and attribute paths through modules named with a
   number (``x25519.X25519PrivateKey``, ``decode_dss_signature = asn1.decode_dss_signature``),
-  and tuples of numbers and attribute paths (``SOCKS_PASSWORD = 100, _OptType.bytes``);
+  and tuples of numbers and attribute paths (``SOCKS_PASSWORD = 100, _OptType.bytes``), and
+  PowerShell's cmdlets (``$pw = ConvertTo-SecureString …``), variables referenced
+  (``$password = $request->input('password')``, ``$env:DB_PASSWORD``);
 * a value that code goes on using (:func:`used_as_code`): unquoted and called
   (``authorization = base64.decodebytes(authorization)``) or assigned to in turn
   (``exports.Socks5Auth = exports.Socks4Response = … = void 0``), quoted and formatted or joined
@@ -27,7 +29,7 @@ import re
 
 from ._values import looks_random
 
-__all__ = ["names_a_class_of_its_key", "names_its_key", "names_or_code", "used_as_code"]
+__all__ = ["names_a_class_of_its_key", "names_its_key", "names_or_code", "references_a_variable", "used_as_code"]
 
 _PART = re.compile(r"[-_.]+")
 _CREDENTIAL_WORDS = frozenset(
@@ -61,6 +63,16 @@ _TYPE_ENDINGS = tuple(
     for what in ("Key", "Token", "Secret", "Password", "Credential", "Credentials")
     for kind in ("", "Type", "Types", "Class", "Protocol", "Base", "Like", "Alias", "Kind")
 )
+# a PowerShell cmdlet by its approved verb (``$pw = ConvertTo-SecureString "…" -AsPlainText``,
+# ``$token = Get-Secret -Name api``): unquoted there, a value is a command's name
+_CMDLET = re.compile(
+    r"^(?:Get|Set|New|Read|ConvertTo|ConvertFrom|Import|Export|Invoke|Add|Remove|Start|Stop|Select|Test|Join"
+    r"|Split|Resolve|Protect|Unprotect|Find|Install|Update|Register|Out|Write|Format|Copy|Move|Clear|Enable"
+    r"|Disable|Send|Receive|Connect|Wait|Use|Grant|Revoke|Unblock|Save|Restore|Initialize|Merge)-[A-Z][A-Za-z0-9]+$"
+)
+# a variable's value referenced, unquoted: PHP's and Perl's ``$request->input(…)``,
+# PowerShell's ``$env:DB_PASSWORD``, a shell's ``$DB_PASS`` / ``${DB_PASS}``
+_VARIABLE = re.compile(r"^\$(?:[A-Za-z_{(]|env:)")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # the items of a tuple written in code: numbers and names or attribute paths
 _TUPLE_ITEM = re.compile(r"[+-]?[0-9][0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -157,6 +169,8 @@ def names_or_code(value: str, strong: bool, quoted: bool) -> bool:
         _OPERATOR.search(value)
         or _TYPE.match(value)
         or _CLASS_NAME.match(value)
+        or _CMDLET.match(value)
+        or _VARIABLE.match(value)
         or _type_name(value.rstrip(",;"))
         or _module_path(value)
         or _code_tuple(value)
@@ -196,3 +210,9 @@ def used_as_code(text: str, start: int, end: int) -> bool:
     if text[end : end + 1] == "(":
         return True
     return _ATTRIBUTE_PATH.fullmatch(text, start, end) is not None and _ASSIGNED.match(text, end) is not None
+
+
+def references_a_variable(value: str) -> bool:
+    """Whether ``value`` is a variable's reference (``$env:PASSWORD``, ``${DB_PASS}``,
+    ``$request->…``), quoted or not: PowerShell, PHP, Perl and shells interpolate it."""
+    return _VARIABLE.match(value) is not None and not any(c.isspace() for c in value)

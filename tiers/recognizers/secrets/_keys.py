@@ -11,7 +11,7 @@ import re
 from enum import IntEnum
 from functools import lru_cache
 
-__all__ = ["Strength", "key_strength", "vocabulary_key"]
+__all__ = ["Strength", "blank_key_strength", "key_strength", "vocabulary_key"]
 
 
 class Strength(IntEnum):
@@ -39,6 +39,9 @@ _STRONG = frozenset(
         "credentials",
         "creds",
         "pswd",
+        # redis.conf's glued directives: the server's and its primary's password
+        "requirepass",
+        "masterauth",
     }
 )
 # short words that name a password only as the key's last word (``DB_PASS``, not ``pass_context``)
@@ -184,3 +187,40 @@ def key_strength(key: str) -> Strength:
         elif w in _WEAK:
             best = max(best, Strength.WEAK)
     return best
+
+
+# a password's own words: written alone before a blank, still a password's name (SQL's
+# ``PASSWORD 'x'``, redis.conf's ``requirepass x``)
+_PASSWORD_NAMES = frozenset(
+    {"password", "passwd", "pwd", "passphrase", "passcode", "pswd", "requirepass", "masterauth"}
+)
+
+
+def blank_key_strength(key: str) -> Strength:
+    """How strongly ``key`` names a credential where only blanks, no "=" or ":", stand between it
+    and its value: only a key whose last word is a credential's. One word alone there is prose
+    more often than a key ("pass `x`", "the secret
+    `HF_TOKEN`", "token 'a'"): "pass" is a verb, any other word but a password's own says no more
+    than a weak key does (only a random-looking value counts)."""
+    strength = key_strength(key)
+    words = _words(key)
+    if strength is Strength.NONE or not _names_a_credential_last(words):
+        return Strength.NONE  # ``#define CREDENTIALS_TARGET "target"``, ``# password_encryption scram-…``
+    if len(words) != 1 or words[0] in _PASSWORD_NAMES:
+        return strength
+    return Strength.NONE if words[0] in _STRONG_LAST else Strength.WEAK
+
+
+def _names_a_credential_last(words: tuple[str, ...]) -> bool:
+    """Whether the key's last word is a credential's (``API_KEY``, ``DB_PASSWORD``,
+    ``adminToken``): without a separator, a key naming something about one says nothing."""
+    last = words[-1]
+    return (
+        last in _STRONG
+        or last in _STRONG_LAST
+        or last in _MEDIUM
+        or last in _WEAK
+        or last in _PASSWORD_NAMES
+        or last == "key"
+        or last.endswith(_STRONG_ENDINGS + ("token", "apikey"))
+    )

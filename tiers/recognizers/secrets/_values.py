@@ -26,6 +26,7 @@ import urllib.parse
 from collections import Counter
 
 from ...normalize import normalize_text
+from .._english_words import is_english_word
 from ._samples import compound_of, is_published
 
 __all__ = [
@@ -34,6 +35,7 @@ __all__ = [
     "entropy",
     "is_placeholder",
     "joined_words",
+    "letters_at_random",
     "looks_random",
     "mixed_classes",
     "sequential",
@@ -184,6 +186,53 @@ def joined_words(value: str) -> bool:
     digits inside (``tss_hO3_Rm30e``)."""
     parts = [p for p in re.split(r"[_.-]+", value) if p]
     return bool(parts) and all(len(p) == 1 and p.isalpha() or _NAME_PART.fullmatch(p) for p in parts)
+
+
+# a run of capitals, or a word with at most its first letter capitalised: how code's names split
+_CASE_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+
+
+def letters_at_random(value: str) -> bool:
+    """Letters drawn at random (``pkhiscEfVwdDPKekNxH``) rather than a name of code: not words
+    joined as code joins them, and under three tenths of the letters of its parts of three
+    letters or more in English words of four letters or more (random letters spell three-letter
+    words often). A token without a digit reads as a name otherwise; names of code that are
+    mostly no words (``hipsolverDnSgesvd``) read as random here, and are no credential's value.
+    Measured on the letters-only names of the standard library, the virtualenv and npm and on
+    random letters: scripts in ``bench/RESULTS.md`` (issue 12, 2026-12-07)."""
+    if joined_words(value):
+        return False
+    parts = [p for p in _CASE_PART.findall(value) if len(p) >= 3]
+    total = sum(map(len, parts))
+    words = sum(len(p) for p in parts if not p.isupper() and _a_word(p))
+    return total > 0 and words < 0.3 * total
+
+
+# words of code the dictionary of 1934 lacks, and short ones code spells (a random draw spells one
+# of these three-letter words one time in 400)
+_CODE_WORDS = frozenset(
+    """config conf desc attr attrs info impl init args kwargs param params util utils async sync bool
+    enum json html http https yaml spec repo auth admin proto impl ptr dict list tuple str int len num
+    idx buf src dst tmp obj func proc req res resp env dev prod cmd cli gpu cpu dim vec mat max min get
+    set add new old key val err msg ctx url uri api sql xml csv pdf png jpg img doc docs ref refs del
+    ops op""".split()
+)
+
+
+def _a_word(part: str) -> bool:
+    """A part of a name that is a word: a dictionary word of four letters or more (or its "-ed",
+    "-ing", "-er" form: "expired", "parsing"), or one of code's words."""
+    low = part.lower()
+    if low in _CODE_WORDS:
+        return True
+    if len(low) < 4:
+        return False
+    if is_english_word(low):
+        return True
+    for suffix, stems in (("ed", ("", "e")), ("ing", ("", "e")), ("er", ("", "e"))):
+        if low.endswith(suffix) and any(is_english_word(low[: -len(suffix)] + t) for t in stems):
+            return True
+    return low.endswith("d") and is_english_word(low[:-1])
 
 
 # One mask character four times over ("XXXX", "****"), not a mix ("XXxx": 1 in 1,000 random

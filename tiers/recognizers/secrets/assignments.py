@@ -20,8 +20,18 @@ from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
 from ._code_values import names_a_class_of_its_key, names_its_key, names_or_code, used_as_code
-from ._keys import Strength, key_strength, vocabulary_key
-from ._values import encodes_piece, encodes_words, entropy, is_placeholder, looks_random, mixed_classes, spellings
+from ._keys import Strength, blank_key_strength, key_strength, vocabulary_key
+from ._values import (
+    encodes_piece,
+    encodes_words,
+    entropy,
+    is_placeholder,
+    letters_at_random,
+    looks_random,
+    machine_made,
+    mixed_classes,
+    spellings,
+)
 
 __all__ = ["AssignmentRecognizer", "MarkupRecognizer"]
 
@@ -31,14 +41,21 @@ _KW = (
     r"|[a-z]key|credential|creds|auth|pat|sig|sas|dsn|conn|bearer|jwt|psw|pw)"
 )
 _KEY = r"[A-Za-z0-9_.-]{0,60}" + _KW + r"[A-Za-z0-9_.-]{0,60}"
-_LEAD = r"(?:^|[^A-Za-z0-9_$.-])"
+# "$" leads a key: PHP's, Perl's and PowerShell's variables (``$password = "…"``)
+_LEAD = r"(?:^|[^A-Za-z0-9_.-])"
+# a key as written around its name: quoted, an index's (``os.environ["API_KEY"] = …``,
+# ``$config['password'] = …``), a C array's (``char api_key[] = …``)
+_KEY_OPEN = r"(?:\[[ \t]*)?[\"']?"
+_KEY_CLOSE = r"[\"']?(?:[ \t]*\]|\[\])?"
 _SEP = r"[ \t]*(?:=|:=|:|=>|\+=|\?=)[ \t]*"
 _QUOTED = r"(?:[rbuf]|@)?(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`)"
+# quotes of a string, not Markdown's backticks ("pass `x`" names an argument)
+_QUOTED_PLAIN = r"(?:[rbuf]|@)?(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
 _UNQUOTED_STOP = r"\s\"'`(){}\[\]<>,;&|"
 
 # key, separator and the start of the value, as refine_span re-reads them (bounded text)
 _PARSE = re.compile(
-    r"(?P<kq>[\"'\[]?)(?P<key>[A-Za-z0-9_.-]+)[\"'\]]?(?P<pre>[ \t]*)(?P<sep>:=|=>|\+=|\?=|=|:|,)[ \t]*"
+    r"(?P<kq>(?:\[[ \t]*)?[\"']?)(?P<key>[A-Za-z0-9_.-]+)[\"']?(?:[ \t]*\]|\[\])?(?P<pre>[ \t]*)(?P<sep>:=|=>|\+=|\?=|=|:|,)[ \t]*"
 )
 _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
 _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
@@ -203,8 +220,9 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # a model's special token under a token's name ("|NEWLINE|"); not a password
     if value[:4].lower() == "urn:" or (not quoted and any(c in value for c in "\"'")):
         return False  # a URN names a type ("urn:ietf:params:oauth:…"); a quote ends a string we were in
-    if not quoted and (_CODE_REF.match(value) and not any(c.isdigit() for c in value)):
-        return False
+    if not quoted and _CODE_REF.match(value) and not any(c.isdigit() for c in value):
+        if not letters_at_random(value.rstrip(";,")):
+            return False  # a variable's name (``password = password_input``); not random letters
     # an attribute path has no digits (``settings.DB_PASSWORD``); ``aaa.A23452`` is a value, but
     # optional chaining is code whatever its names hold (``options2?.authInfo``)
     path = _code_path(value) and (_OPTIONAL_CHAIN.match(value) is not None or not any(c.isdigit() for c in value))
@@ -237,7 +255,7 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # ``10_000``, ``3.5``: a quantity
     if strength is not Strength.STRONG and _ALTERNATIVES.match(value):
         return False  # ``TOKEN_DATA: "template data / text"``: a description naming alternatives
-    if strength is not Strength.STRONG and _CAMEL_NAME.match(value):
+    if strength is not Strength.STRONG and _CAMEL_NAME.match(value) and not letters_at_random(value):
         return False  # ``"JWTCookieAuth"``: an identifier
     if strength is Strength.STRONG:
         return len(value) >= 4
@@ -263,6 +281,7 @@ def _glob(value: str) -> bool:
     )
 
 
+_ESCAPED_QUOTE = re.compile(r"\\+[\"']")
 # a key and the opening of its value, both quoted with the same escape (``\\"``, ``\\\\\\"``)
 _ESCAPED_PAIR = re.compile(r"(?P<esc>\\+[\"'])(?P<key>[A-Za-z0-9_.-]+)(?P=esc)[ \t]*(?:=|:)[ \t]*(?P=esc)")
 
@@ -280,6 +299,86 @@ def _refine_escaped(text: str) -> tuple[int, int] | None:
     return (m.end(), end) if accept_value(value, strength, True, key=m.group("key")) else None
 
 
+_SEPARATED = (-1, -1)  # the value follows the key's "=", ":" or ","; read by _PARSE
+_WITHOUT_SEPARATOR = re.compile(
+    r"(?P<key>[A-Za-z0-9_.-]+)(?:(?P<variable>\"[ \t]*\{)|(?P<block>[\"']?[ \t]*:[ \t]*[|>][+-]?[0-9]?[ \t]*\n)|[ \t]+)"
+)
+
+
+# ``key=value`` or ``key='value'`` inside a string of settings (a libpq or ODBC string, a query)
+_INNER_PAIR = re.compile(
+    r"(?:^|[\s;&?])(?P<key>[A-Za-z0-9_.-]{1,60})[ \t]*=[ \t]*(?:'(?P<q>[^'\n]*)'|(?P<u>[^\s;&'\"]+))"
+)
+
+
+_INNER_HINT = re.compile(r"(?i:passw|pwd|pass|secret|token|key|auth|sig)[A-Za-z0-9_.-]*[ \t]*=")
+
+
+def _inner_pair(text: str, start: int, end: int) -> tuple[int, int] | None:
+    """The first credential among the ``key=value`` settings of the string ``text[start:end]``."""
+    inner = text[start:end]
+    if "=" not in inner or _INNER_HINT.search(inner) is None:
+        return None  # no credential's name before a "=" (a vocabulary's base64 "AA==" has none)
+    for m in _INNER_PAIR.finditer(inner):
+        strength = key_strength(m.group("key"))
+        if strength is Strength.NONE:
+            continue
+        group = "q" if m.group("q") is not None else "u"
+        if m.group(group) and accept_value(m.group(group), strength, group == "q", key=m.group("key")):
+            return start + m.start(group), start + m.end(group)
+    return None
+
+
+# a string closed and another opened around an operator: ``'password "' + pw + '" is short'``
+_CONCATENATION = re.compile(r"^['\"`]?[ \t]*[+.&]|[+.&][ \t]*['\"`]?$|['\"`][ \t]*[+.&][ \t]")
+
+
+def _varied(value: str) -> bool:
+    """Not one plain word: two of lower-case, capitals and digits, or a mark other than a
+    sentence's end (a docstring's wrapped "username/\n    password combination.")."""
+    word = value.rstrip(".,;:!?")
+    return mixed_classes(word) >= 2 or not word.isalnum()
+
+
+def _refine_without_separator(text: str) -> tuple[int, int] | None:
+    """The value of a key written without "=" or ":" before it: blanks (``PASSWORD 'x'``,
+    ``requirepass x``), a Terraform variable's default, a YAML block scalar. ``_SEPARATED``
+    where the key has a separator after all."""
+    m = _WITHOUT_SEPARATOR.match(text)
+    if m is None:
+        return _SEPARATED
+    key, rest = m.group("key"), text[m.end() :]
+    if not m.group("variable") and not m.group("block") and (not rest or rest[0] in "=:,+?"):
+        return _SEPARATED
+    blank = not m.group("variable") and not m.group("block")
+    strength = blank_key_strength(key) if blank else key_strength(key)
+    if strength is Strength.NONE or key[0].isdigit():
+        return None
+    if m.group("variable"):
+        s = text.rindex('"', 0, len(text) - 1) + 1
+        e = len(text) - 1
+    elif m.group("block"):
+        value = rest.strip()
+        s = m.end() + rest.index(value)
+        e = s + len(value)
+    elif rest[:1] in "\"'" or (rest[:1] in "rbuf@" and rest[1:2] in "\"'"):
+        s = m.end() + (1 if rest[0] in "\"'" else 2)
+        e = len(text) - 1
+        if text[s:e] != text[s:e].strip() or _CONCATENATION.search(text[s:e]):
+            return None  # ``"wrong password " + user + "!"``: the quotes close and open a string
+        if not _varied(text[s:e]):
+            return None  # a word in quotes after a name is prose ("the passphrase "lopt" is …")
+    else:
+        # unquoted, alone on its line after the key: not a word ("token expired", "password
+        # required" are prose); under a password's name any other value, else a machine-made one
+        value = rest.strip()
+        s, e = m.end(), m.end() + len(value)
+        shaped = _varied(value) if strength is Strength.STRONG else machine_made(value)
+        return (s, e) if shaped and accept_value(value, strength, False, key=key) else None
+    value = text[s:e]
+    return (s, e) if value and accept_value(value, strength, True, key=key) else None
+
+
 class AssignmentRecognizer(TiersPatternRecognizer):
     """``KEY = value`` in config files, shells and source code; the whole value is reported."""
 
@@ -288,7 +387,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
     # in a shared set these patterns' DFA states multiply with the others' (bench/scan_sets.py)
     OWN_SET = True
     PATTERNS = [
-        Pattern("quoted", _LEAD + r"(?P<value>[\"'\[]?" + _KEY + r"[\"'\]]?" + _SEP + _QUOTED + ")", 0.8),
+        Pattern("quoted", _LEAD + r"(?P<value>" + _KEY_OPEN + _KEY + _KEY_CLOSE + _SEP + _QUOTED + ")", 0.8),
         # at the start of a line (dotenv, YAML, INI, properties): the rest of the line
         Pattern(
             "line",
@@ -315,6 +414,35 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             + r"\\+[\"'][ \t]*(?:=|:)[ \t]*\\+[\"'][^\"'\n]*\\[\"'])",
             0.8,
         ),
+        # a name, blanks, then a quoted value: SQL's ``PASSWORD 'x'``, a config's or a shell's
+        # ``password "x"``, ``#define API_KEY "x"``
+        Pattern("blank_quoted", _LEAD + r"(?P<value>" + _KEY + r"[ \t]+" + _QUOTED_PLAIN + ")", 0.8),
+        # a key and one value alone on a line, blanks between (redis.conf's ``requirepass …``), or
+        # in a comment (``# password …``)
+        Pattern(
+            "blank_line",
+            r"^[ \t]*(?:(?:#+|//|--|;)[ \t]*)?(?P<value>" + _KEY + r"[ \t]+[^\s\"'`=:#;,(){}\[\]]{6,256})[ \t]*$",
+            0.8,
+        ),
+        # Terraform: the default of a credential's variable (``variable "db_password" { default = "…" }``)
+        Pattern(
+            "terraform_default",
+            r"\bvariable[ \t]+\"(?P<value>" + _KEY + r"\"[ \t]*\{[^{}]{0,400}?\bdefault[ \t]*=[ \t]*\"[^\"\n]*\")",
+            0.8,
+        ),
+        # YAML: a block scalar's first line under a credential's key (``password: |`` + the value)
+        Pattern(
+            "yaml_block",
+            r"^[ \t]*[\"']?(?P<value>" + _KEY + r"[\"']?[ \t]*:[ \t]*[|>][+-]?[0-9]?[ \t]*\n[ \t]+\S[^\n]*)",
+            0.8,
+        ),
+        # a value in escaped quotes after a plain key: code inside a JSON string (a notebook's
+        # ``"openai.api_key = \\"…\\"\\n"``)
+        Pattern(
+            "escaped_value",
+            _LEAD + r"(?P<value>" + _KEY + _KEY_CLOSE + _SEP + r"\\+[\"'][^\"'\n]{1,1000}\\+[\"'])",
+            0.8,
+        ),
         # ``;``-separated connection strings (ADO.NET, ODBC): the value runs to the next ``;``
         Pattern("connection_string", r";[ \t]*(?P<value>" + _KEY + r"[ \t]*=[ \t]*[^;\n\"'{}]{4,})(?:;|$)", 0.8),
         Pattern("connection_string_first", r"^[ \t]*(?P<value>" + _KEY + r"[ \t]*=[ \t]*[^;\n\"'{}]{4,});", 0.8),
@@ -323,16 +451,29 @@ class AssignmentRecognizer(TiersPatternRecognizer):
     def refine_span(self, text: str) -> tuple[int, int] | None:
         if text[:1] == "\\":
             return _refine_escaped(text)
+        spaced = _refine_without_separator(text)
+        if spaced is not _SEPARATED:
+            return spaced
         m = _PARSE.match(text)
         if m is None:
             return None
         strength = key_strength(m.group("key"))
         if strength is Strength.NONE or m.group("key")[0].isdigit():
-            return None
+            # a string of settings under a name that is none (``$conn_string = "host=db
+            # password='…'"``): a credential inside is its own key's value
+            span = _unquote(text[m.end() :]) if text[m.end() : m.end() + 1] in ("'", '"') else None
+            return None if span is None else _inner_pair(text, m.end() + span[0], m.end() + span[1])
         if m.group("sep") == "," and not m.group("kq"):
             return None  # ``f(password, x)``: an argument list, not a pair
         start = m.end()
         rest = text[start:]
+        esc = _ESCAPED_QUOTE.match(rest)
+        if esc is not None:
+            # ``openai.api_key = \"…\"`` in a notebook's JSON: the value up to the same escape
+            s = start + esc.end()
+            e = text.find(esc.group(), s)
+            value = text[s:e]
+            return (s, e) if e > s and accept_value(value, strength, True, key=m.group("key")) else None
         if rest[:1] in "\"'`" or (rest[:1] in "rbuf@" and rest[1:2] in "\"'`"):
             span = _unquote(rest)
             if span is None:
@@ -342,11 +483,13 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             if m.group("sep") == "," and (
                 _CAMEL_NAME.match(value)
                 or _LOWER_NAME.match(value)
-                or value.isalpha()
+                or (value.isalpha() and not letters_at_random(value))
                 or (strength is not Strength.STRONG and _LOWER_WORDS.match(value))
             ):
                 return None  # ``("password", "clientCredentials")``: a tuple of names
-            return (s, e) if accept_value(value, strength, True, key=m.group("key")) else None
+            if accept_value(value, strength, True, key=m.group("key")):
+                return s, e
+            return _inner_pair(text, s, e)  # ``auth_header = "token='…'"``
         if m.group("sep") == "," or (m.group("sep") == ":" and m.group("pre")):
             return None  # ``pass :ref:`` in prose; ``key : value`` is no config syntax
         value = rest.split("\n", 1)[0]
@@ -383,7 +526,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         return m is not None and key_strength(m.group(1)) is not Strength.STRONG
 
 
-_KEY_AT_END = re.compile(r"([A-Za-z0-9_.-]+)[\"'\]]?[ \t]*(?:=|:=|:|=>)[ \t]*\Z")
+_KEY_AT_END = re.compile(r"([A-Za-z0-9_.-]+)[\"']?(?:[ \t]*\]|\[\])?[ \t]*(?:=|:=|:|=>)[ \t]*\Z")
 
 
 def _key_before(text: str, start: int) -> str:

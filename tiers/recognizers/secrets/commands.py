@@ -16,17 +16,20 @@ from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
 from ._code_values import used_as_code
-from ._values import is_placeholder, looks_random, sequential
+from ._values import is_placeholder, letters_at_random, looks_random, sequential
 
 __all__ = [
     "AuthorizationRecognizer",
     "BearerRecognizer",
     "CommandLineRecognizer",
+    "CookieRecognizer",
     "DotfileRecognizer",
     "KubernetesSecretDataRecognizer",
 ]
 
-_ARG = r"(?:'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|[^\s'\"-][^\s'\"]{0,255})"
+# a value may start with one "-" (a base64url token does one time in 32; two dashes are the next
+# option's); a flag is told by its shape
+_ARG = r"(?:'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|-?[^\s'\"-][^\s'\"]{0,255})"
 
 
 def _strip_quotes(value: str) -> str:
@@ -69,7 +72,21 @@ class CommandLineRecognizer(TiersPatternRecognizer):
 
     def invalidate_result(self, pattern_text: str) -> bool:
         value = _strip_quotes(pattern_text)
-        return is_placeholder(value) or value.startswith("-") or value.lower() in _FLAG_PROSE
+        return is_placeholder(value) or _flag(value) or value.lower() in _FLAG_PROSE
+
+
+def _flag(value: str) -> bool:
+    """The next option rather than a value (``--password --verbose``, ``-p -``,
+    ``--password-stdin``): a dash or two, then one letter or lower-case words that are no random
+    draw. A token that starts with a dash (``-nHTisCe9RY2Cem-UZjvU_yRgxeE``) is none."""
+    if not value.startswith("-"):
+        return False
+    name = value.lstrip("-").split("=", 1)[0]
+    return len(name) <= 1 or (_FLAG_NAME.fullmatch(name) is not None and not looks_random(name))
+
+
+# an option's name: lower-case words joined by hyphens (``password-stdin``, ``dry-run``)
+_FLAG_NAME = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 
 
 # what prose writes after a flag's name: the flag named as one ("the --username and --password
@@ -210,3 +227,26 @@ class KubernetesSecretDataRecognizer(TiersPatternRecognizer):
             return True
         decoded = _b64_text(pattern_text)
         return decoded is None or len(decoded.strip()) < 4 or is_placeholder(decoded)
+
+
+class CookieRecognizer(TiersPatternRecognizer):
+    """The machine-made values of a ``Cookie:`` or ``Set-Cookie:`` header: a session's cookie is
+    the session to whoever holds it. One finding per header, from the first such value to the last
+    (``theme=dark`` before them stays; a plain cookie between them goes with them)."""
+
+    ENTITY = "SECRET"
+    # the header's line, once (a pattern per "name=value" matched every ";x=" of minified code)
+    PATTERNS = [Pattern("cookie_header", r"(?i:^[ \t]*(?:set-)?cookie[ \t]*:)(?P<value>[^\n]+)", 0.8)]
+    LITERALS = {"cookie_header": ("ookie", "OOKIE")}
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        spans = [
+            m.span("v")
+            for m in _COOKIE_PAIR.finditer(text, 0, 65536)
+            if len(m.group("v")) >= 16 and not is_placeholder(m.group("v").strip('"'))
+            and (looks_random(m.group("v").strip('"'), 16) or letters_at_random(m.group("v").strip('"')))
+        ]  # fmt: skip
+        return (spans[0][0], spans[-1][1]) if spans else None
+
+
+_COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*[^=;\s]{1,128}=(?P<v>[^;\s]{1,4096})")

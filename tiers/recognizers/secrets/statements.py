@@ -1,0 +1,118 @@
+"""Credentials that a statement's words introduce rather than a key and an ``=``.
+
+- SQL: ``CREATE USER … IDENTIFIED BY '…'`` (MySQL, Oracle; ``IDENTIFIED WITH plugin BY``; a
+  user, role or login named before it: "identified by 'name'" in prose is none);
+  PostgreSQL's ``PASSWORD '…'`` is a key and a blank, read by ``assignments``;
+- PowerShell: ``ConvertTo-SecureString "…" -AsPlainText``;
+- prose, as people write to an assistant: "my password is …", "the API key is: …",
+  "Passwort ist …". The value must look like one: a password's letters and digits mixed, or
+  machine-made; a word after the verb is prose ("the password is required").
+
+Values are judged as an assignment's are (:func:`.assignments.accept_value`): placeholders and
+names of code are none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from presidio_analyzer import Pattern
+
+from .._base import TiersPatternRecognizer
+from ._code_values import references_a_variable
+from ._keys import Strength
+from ._values import letters_at_random
+from .assignments import accept_value
+
+__all__ = ["ProseCredentialRecognizer", "StatementRecognizer"]
+
+_STRING = r"(?:'(?:[^'\\\n]|\\.|'')*'|\"(?:[^\"\\\n]|\\.)*\")"
+
+
+class StatementRecognizer(TiersPatternRecognizer):
+    """A quoted password right after SQL's ``IDENTIFIED BY`` or PowerShell's
+    ``ConvertTo-SecureString``: whatever the string holds is the password."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern(
+            "sql_identified_by",
+            r"(?i:\b(?:user|role|login|to)\b[^;\n]{0,200}?\bidentified(?:[ \t]+with[ \t]+[A-Za-z0-9_]+)?[ \t]+by(?:[ \t]+password)?)[ \t]+(?P<value>"
+            + _STRING
+            + ")",
+            0.9,
+        ),
+        Pattern(
+            "powershell_secure_string",
+            r"(?i:\bConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<value>" + _STRING + ")",
+            0.9,
+        ),
+    ]
+    LITERALS = {
+        "sql_identified_by": ("IDENTIFIED", "identified", "Identified"),
+        "powershell_secure_string": ("ConvertTo-SecureString", "convertto-securestring", "Convertto-SecureString"),
+    }
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        value = text[1:-1].replace("''", "'") if text[0] == "'" else text[1:-1]
+        if not value or (text[0] == '"' and references_a_variable(value)):
+            return None  # ``ConvertTo-SecureString "$env:PASSWORD"``: PowerShell interpolates
+        return (1, len(text) - 1) if accept_value(value, Strength.STRONG, True) else None
+
+
+# the words a sentence names a credential by, English, German and French
+_PASSWORD_WORDS = r"password|passcode|passphrase|passwort|kennwort|mot de passe|pin"
+# a credential's name of two words: its value is a key's (eight characters or more, varied)
+_NAMED_KEY_WORDS = (
+    r"api[ _-]?key|api[ _-]?token|access[ _-]?token|auth[ _-]?token|secret[ _-]?key|client[ _-]?secret"
+    r"|access[ _-]?key|clé d'api|cle api"
+)
+# one word alone: only a random-looking value is a credential's
+_KEY_WORDS = _NAMED_KEY_WORDS + r"|token|secret|schlüssel|jeton"
+# the verb or mark between the word and its value
+_VERB = r"[ \t]+(?:is|was|is now|will be|ist|lautet|est|:)[ \t]*:?[ \t]+|[ \t]*:[ \t]+"
+_PROSE = re.compile(
+    r"(?i:(?P<password>"
+    + _PASSWORD_WORDS
+    + r")|(?P<named>"
+    + _NAMED_KEY_WORDS
+    + r")|(?:"
+    + _KEY_WORDS
+    + r"))(?:"
+    + _VERB
+    + r")(?P<value>\S+)\Z"
+)
+
+
+class ProseCredentialRecognizer(TiersPatternRecognizer):
+    """A credential a sentence gives: "my password is Summer2024x", "API key: k3J9…"."""
+
+    ENTITY = "SECRET"
+    PATTERNS = [
+        Pattern(
+            "prose",
+            r"(?:^|[^A-Za-z0-9_.-])(?P<value>(?i:"
+            + _PASSWORD_WORDS
+            + "|"
+            + _KEY_WORDS
+            + r")(?:"
+            + _VERB
+            + r")[^\s\"'`<>()\[\]{},;]{6,256})",
+            0.8,
+        ),
+    ]
+
+    def refine_span(self, text: str) -> tuple[int, int] | None:
+        m = _PROSE.match(text)
+        if m is None:
+            return None
+        # judged without a sentence's closing mark, stripped with it ("Summer2024!" may be whole)
+        value = m.group("value").rstrip(".!?:")
+        if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) and not letters_at_random(value):
+            return None  # "the password is required", "token: expired", "PIN: 4711" (a number)
+        # a password's value is any such value (as under a password's key), a named key's one of
+        # eight characters or more, a bare "token"'s one that looks machine-made
+        strength = Strength.STRONG if m.group("password") else Strength.MEDIUM if m.group("named") else Strength.WEAK
+        if not accept_value(value, strength, False):
+            return None
+        return m.start("value"), m.end("value")
