@@ -124,3 +124,23 @@ def test_a_token_in_the_cell_after_a_credential_name_is_stripped(
 )
 def test_a_reference_or_a_field_about_a_credential_is_none(clf: Classifier, text: str) -> None:
     assert _secrets(clf, text + "\n") == []
+
+
+_WORDS = ["sunshine", "hunter", "Dragonfly", "correcthorsebatterystaple", "postgres", "Marigold", "tigerlily"]
+
+
+@pytest.mark.parametrize("word", _WORDS)
+@pytest.mark.parametrize(
+    "line",
+    ["DB_PASSWORD={w}", "export POSTGRES_PASSWORD={w}", "ENV MYSQL_ROOT_PASSWORD={w}", "      - REDIS_PASSWORD={w}"],
+)
+def test_a_word_an_environment_variable_names_a_password_is_one(clf: Classifier, word: str, line: str) -> None:
+    """A dotenv or shell line holds a literal: a plain word there is the password (a name of code
+    would need a "$" to be read)."""
+    assert word in _secrets(clf, line.format(w=word) + "\n")
+
+
+@pytest.mark.parametrize("text", ["DB_PASSWORD=changeme", "REDIS_PASSWORD=none", "DB_PASSWORD=required", "f(db_password=password_input)",
+                                  "API_TOKEN=sunshine", "PASSWORD_FILE=passwords", "DB_PASSWORD=$POSTGRES_PASSWORD"])  # fmt: skip
+def test_a_setting_word_or_a_reference_is_no_password(clf: Classifier, text: str) -> None:
+    assert _secrets(clf, text + "\n") == []

@@ -171,10 +171,13 @@ def _json_unescaped(value: str) -> str | None:
     return out if isinstance(out, str) else None
 
 
-def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = False, key: str = "") -> bool:
+def accept_value(
+    value: str, strength: Strength, quoted: bool, tight: bool = False, key: str = "", env: bool = False
+) -> bool:
     """Whether ``value`` assigned to a key of ``strength`` is a credential. ``tight``: written
     ``KEY=value`` without spaces (dotenv, properties, shell), where a dotted value with digits
-    is a value, not an attribute path. ``key``: the key as written, when known (a value that
+    is a value, not an attribute path. ``env``: written ``KEY=value``, "=" and no blanks, where an
+    environment variable's line holds a literal. ``key``: the key as written, when known (a value that
     only spells the key's words is its name).
 
     A value with percent-escapes is judged in both spellings (``_values``): a placeholder in
@@ -204,7 +207,22 @@ def accept_value(value: str, strength: Strength, quoted: bool, tight: bool = Fal
             return accept_value(unescaped, strength, quoted, tight, key)
     if strength is not Strength.STRONG and encodes_words(value):
         return False  # a vocabulary's token as base64 ("token_bytes": "IENydXNoaW5n", " Crushing")
+    # ``DB_PASSWORD=sunshine``: an environment variable's line (dotenv, shell, a Dockerfile's
+    # ``ENV``, compose) holds a literal; no name of code stands after its "="
+    literal = env and strength is Strength.STRONG and _ENV_KEY.fullmatch(key) is not None and "=" not in value
+    if literal and _ENV_WORD.fullmatch(value) and value.lower() not in _CONFIG_WORDS:
+        return True
     return any(_accept_spelling(v, strength, quoted) for v in spellings(value))
+
+
+# an environment variable's name, and a word as its value
+_ENV_KEY = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|[A-Z]{4,}")
+_ENV_WORD = re.compile(r"[A-Za-z][a-z]{3,63}")
+# what a setting says instead of a password (``REDIS_PASSWORD=none``, ``DB_PASSWORD=required``)
+_CONFIG_WORDS = frozenset(
+    """true false none null nil empty unset undefined required optional disabled enabled off on yes no
+    default auto random generated string text hidden masked redacted secret password passwd""".split()
+)
 
 
 def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
@@ -499,8 +517,9 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         if value.endswith((";", ",")) and not value.startswith(("'", '"')):
             value = value[:-1]
         # ``x = a.b1`` and ``x := a.b1`` read as code; ``X=a.b1`` and ``x: a.b1`` as values
-        tight = m.group("sep") == ":" or (m.group("sep") == "=" and not m.group("pre") and start == m.end("sep"))
-        if not accept_value(value, strength, False, tight, key=m.group("key")):
+        env = m.group("sep") == "=" and not m.group("pre") and start == m.end("sep")
+        tight = m.group("sep") == ":" or env
+        if not accept_value(value, strength, False, tight, key=m.group("key"), env=env):
             return None
         return start, start + len(value)
 
