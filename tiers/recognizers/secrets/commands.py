@@ -240,13 +240,15 @@ class CookieRecognizer(TiersPatternRecognizer):
     LITERALS = {"cookie_header": ("ookie", "OOKIE")}
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
-        spans = [
-            m.span("v")
-            for m in _COOKIE_PAIR.finditer(text, 0, 65536)
-            if len(m.group("v")) >= 16 and not is_placeholder(m.group("v").strip('"'))
-            and (looks_random(m.group("v").strip('"'), 16) or letters_at_random(m.group("v").strip('"')))
-        ]  # fmt: skip
+        spans = [m.span("v") for m in _COOKIE_PAIR.finditer(text, 0, 65536) if _session_value(m.group("v"))]
         return (spans[0][0], spans[-1][1]) if spans else None
+
+
+def _session_value(raw: str) -> bool:
+    """A cookie's value that is a session's: sixteen characters or more, machine-made, no
+    placeholder (its quotes aside)."""
+    value = raw.strip('"')
+    return len(raw) >= 16 and not is_placeholder(value) and (looks_random(value, 16) or letters_at_random(value))
 
 
 _COOKIE_PAIR = re.compile(r"(?:^|;)[ \t]*[^=;\s]{1,128}=(?P<v>[^;\s]{1,4096})")
