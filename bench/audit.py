@@ -12,6 +12,13 @@
    ``hash`` column is a placeholder: these rows exist to be searched, not verified. The plans are
    printed to show which index each query uses.
 3. Verify rate over a real chain written by the store.
+4. ``--part c1``: the request path's writes at concurrency 1 (a write-ahead row, then its outcome
+   lazily, as ``gateway/pipeline.py`` writes them) over a log that already holds ``--c1-rows``
+   requests written by the store, once with the gateway's request ids
+   (``gateway.context.new_request_id``: time first) and once with random ones (the ids before
+   2026-12-07), alternating in one run: CPU per request of this process (the writer thread too).
+   Each request carries six segment fingerprints as an agent's turn does: a system prompt of 20,
+   four earlier turns of 5,000, its own new last message.
 
 PostgreSQL: a throw-away database on $TIERGATE_BENCH_PG (default the test server), dropped after.
 """
@@ -22,11 +29,14 @@ import argparse
 import asyncio
 import io
 import os
+import random
+import statistics
 import shutil
 import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -36,6 +46,8 @@ import asyncpg
 from sqlalchemy import text
 
 from audit import AuditSettings, AuditStore, RequestRecord
+from audit.types import Outcome
+from gateway.context import new_request_id
 from audit.assessment import assess
 from audit.disclosures import parse_disclosure
 from audit.queries import ExposureFilter, count_rows, rows_select, stream_rows
@@ -294,6 +306,58 @@ async def verify_rate(backend: Backend, workdir: Path, total: int) -> tuple[floa
     return total / elapsed, total / cpu
 
 
+def _random_id() -> str:
+    return "req_" + os.urandom(16).hex()
+
+
+def agent_record(rng: random.Random, make_id: Callable[[], str]) -> RequestRecord:
+    def fp(pool: int | None) -> str:
+        return f"{rng.randrange(pool):064x}" if pool else os.urandom(32).hex()
+
+    segments = (fp(20), fp(5000), fp(5000), fp(5000), fp(5000), fp(None))
+    return RequestRecord(
+        request_id=make_id(), created_at=datetime.now(UTC), tenant=f"tenant-{rng.randrange(50)}",
+        key_id=f"key-{rng.randrange(200)}", endpoint="chat", client_model="gpt-x", upstream="shared-1",
+        upstream_kind="shared", provider_model="model-1", prompt_chars=4000, prompt_tokens=1000, tier=1,
+        fingerprint=fp(None), segment_fingerprints=segments, provider="vendor-a",
+    )  # fmt: skip
+
+
+async def c1_writes(backend: Backend, workdir: Path, rows: int, n: int, make_id: Callable[[], str]) -> float:
+    """CPU microseconds per request of the request path's writes at concurrency 1, over a log of
+    ``rows`` requests (each with its outcome) written by the store with ``make_id``'s ids."""
+    url = await backend.fresh_url()
+    store = await open_store(url, workdir, write_timeout_s=600)
+    rng = random.Random(7)
+    try:
+        for start in range(0, rows, 1000):  # filled through the store: its indexes as it writes them
+            batch = [agent_record(rng, make_id) for _ in range(min(1000, rows - start))]
+            await asyncio.gather(*(store.record_request(r) for r in batch))
+            await asyncio.gather(*(store.record_outcome(_ok(r.request_id)) for r in batch))
+        pending: list[asyncio.Future[int]] = []
+
+        async def one() -> None:
+            rec = agent_record(rng, make_id)
+            await store.record_request(rec)
+            pending.append(asyncio.ensure_future(store.record_outcome(_ok(rec.request_id), lazy=True)))
+
+        for _ in range(200):
+            await one()
+        c0 = time.process_time()
+        for _ in range(n):
+            await one()
+        cpu = time.process_time() - c0
+        await asyncio.gather(*pending)
+    finally:
+        await store.close()
+        await backend.drop()
+    return cpu / n * 1e6
+
+
+def _ok(request_id: str) -> Outcome:
+    return Outcome(request_id=request_id, status="ok", http_status=200, latency_ms=1.0)
+
+
 async def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
@@ -302,7 +366,11 @@ async def main() -> None:
     ap.add_argument("--unbatched-writes", type=int, default=1_000)
     ap.add_argument("--verify-rows", type=int, default=50_000)
     ap.add_argument("--concurrency", type=int, default=1024, help="concurrent writers: a gateway's in-flight requests")
-    ap.add_argument("--skip", default="", help="comma list of: write,query,verify")
+    ap.add_argument("--skip", default="", help="comma list of: write,query,verify,c1")
+    ap.add_argument("--part", default=None, help="only this part: write, query, verify or c1")
+    ap.add_argument("--c1-rows", type=int, default=200_000, help="requests in the log before the c1 part")
+    ap.add_argument("--c1-writes", type=int, default=3_000)
+    ap.add_argument("--c1-rounds", type=int, default=2)
     ap.add_argument(
         "--keep",
         type=Path,
@@ -313,6 +381,8 @@ async def main() -> None:
     ap.add_argument("--fill-only", action="store_true", help="with --keep: fill, measure nothing")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
+    if args.part:
+        skip = {"write", "query", "verify", "c1"} - {args.part}
     workdir = Path(tempfile.mkdtemp(prefix="tg-bench-"))
     try:
         for name in args.backends.split(","):
@@ -325,6 +395,22 @@ async def main() -> None:
                     f"only after COMMIT: group commit {batched:,.0f}/s ({bcpu:.0f} us CPU/record, "
                     f"CPU-bound ceiling {1e6 / bcpu:,.0f}/s on one core); one transaction per record "
                     f"{unbatched:,.0f}/s ({ucpu:.0f} us CPU/record); ratio {batched / unbatched:.1f}x")  # fmt: skip
+            if "c1" not in skip:
+                modes = {"time-ordered ids": new_request_id, "random ids": _random_id}
+                cpu: dict[str, list[float]] = {m: [] for m in modes}
+                for k in range(args.c1_rounds):
+                    for mode in modes if k % 2 == 0 else reversed(modes):
+                        cpu[mode].append(await c1_writes(backend, workdir, args.c1_rows, args.c1_writes, modes[mode]))
+                        log(
+                            f"{name}: c=1 writes over {args.c1_rows:,} requests, {mode}: {cpu[mode][-1]:.0f} us CPU/request"
+                        )
+                cells = {m: f"{statistics.median(v):.0f} ({min(v):.0f} – {max(v):.0f})" for m, v in cpu.items()}
+                ratio = statistics.median(cpu["random ids"]) / statistics.median(cpu["time-ordered ids"])
+                log(
+                    f"{name}: c=1 writes over {args.c1_rows:,} requests, us CPU/request: "
+                    + ", ".join(f"{m} {c}" for m, c in cells.items())
+                    + f"; random / time-ordered {ratio:.2f}x"
+                )
             if "verify" not in skip:
                 rate, cpu_rate = await verify_rate(backend, workdir, args.verify_rows)
                 log(f"{name}: verify {rate:,.0f} records/s over {args.verify_rows} records "

@@ -15,6 +15,8 @@ id for the first and ``<id>-<n>`` after it.
 
 from __future__ import annotations
 
+import os
+import time
 from dataclasses import dataclass
 from datetime import datetime
 from enum import Enum
@@ -25,7 +27,20 @@ if TYPE_CHECKING:
     from gateway.classify import Classified
     from gateway.pipeline import Inbound
 
-__all__ = ["Ending", "RequestContext"]
+__all__ = ["Ending", "RequestContext", "new_request_id"]
+
+
+def new_request_id(now_ns: int | None = None) -> str:
+    """``req_`` and 32 hex digits: the wall clock's microseconds (14), then 72 random bits (18).
+
+    Why the time first: the id is a unique key of the audit log, for its requests and again for
+    their outcomes. A random id lands on a random leaf of both indexes, so every commit writes
+    those leaves out whole, and once the log outgrows the page cache it reads them first; an id
+    that grows with time lands on the rightmost leaf, which the previous commit left in the cache
+    (a log of 200,000 requests: 597 against 521 us of CPU per request, bench/RESULTS.md). Ids
+    are unique by their random part alone; a clock stepped back only costs that locality."""
+    now_us = (time.time_ns() if now_ns is None else now_ns) // 1000
+    return f"req_{now_us:014x}{os.urandom(9).hex()}"
 
 
 class Ending(Enum):

@@ -15,7 +15,6 @@ message or a log line.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from collections.abc import AsyncGenerator, Callable, Coroutine
 from dataclasses import dataclass, field, replace
@@ -28,7 +27,7 @@ import msgspec
 from audit.types import NOT_FORWARDED, Outcome, OutcomeKind, RequestRecord
 from gateway.auth import Authenticator, Principal, bearer_token
 from gateway.classify import Classified, ClassifyStep
-from gateway.context import Ending, RequestContext
+from gateway.context import Ending, RequestContext, new_request_id
 from gateway.errors import (
     AuditUnavailable,
     BadRequest,
@@ -179,8 +178,7 @@ class Pipeline:
 
     async def run(self, endpoint: str, headers: Any, raw: bytes | None) -> Reply:
         """``raw`` is None when the body was over the size limit (413 after authentication)."""
-        request_id = "req_" + os.urandom(16).hex()  # uuid4's randomness without building a UUID
-        ctx = RequestContext(request_id, endpoint, self.now(), self.monotonic())
+        ctx = RequestContext(new_request_id(), endpoint, self.now(), self.monotonic())
         try:
             try:
                 with self.tracer.request(endpoint):
