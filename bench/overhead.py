@@ -7,6 +7,8 @@
     .venv/bin/python bench/overhead.py --split            # in-process: pipeline with a null audit store
                                                           # vs the real one (where the CPU goes)
     .venv/bin/python bench/overhead.py --split --tracing  # the real store, tracing off vs on
+    .venv/bin/python bench/overhead.py --cells audit --prefill 200000 --ref HEAD~1
+                                                          # on a log that already holds 200,000 requests
 
 Each target runs as its own process with one worker; the mock upstream (tests/support's ledgered
 fake, plain ASGI) runs in another. Every request carries a **unique, realistic body**: a chat of a
@@ -545,6 +547,48 @@ CELLS = {
 }  # fmt: skip
 
 
+def prefilled_log(path: Path, requests: int) -> Path:
+    """An audit log (SQLite, migrated) holding ``requests`` requests and their outcomes, written
+    through the store as a gateway writes them (random request ids, as every tree before
+    2026-12-07 wrote them; six segment fingerprints each, five of them repeated as an agent's
+    turns are): a gateway that has run a while, not an empty file. Every SQLite target of the run
+    starts on a copy; its own keys and secrets are made as on an empty one."""
+    import random as _random
+
+    from audit import AuditSettings, AuditStore, RequestRecord
+    from audit.types import Outcome
+    from datetime import UTC, datetime
+
+    async def fill() -> None:
+        settings = AuditSettings(url=f"sqlite+aiosqlite:///{path}", checkpoint_dir=str(path.parent / "template-cp"))
+        store = await AuditStore.open(settings, fingerprint_key=b"f" * 32, checkpoint_key=b"c" * 32)
+        rng = _random.Random(5)
+        try:
+            await upgrade(store)
+            for start in range(0, requests, 1000):
+                batch = [RequestRecord(
+                    request_id="req_" + os.urandom(16).hex(), created_at=datetime.now(UTC), tenant="bench",
+                    key_id="k" * 16, endpoint="chat", client_model="bench", upstream="mock", upstream_kind="shared",
+                    provider_model="mock-model", prompt_chars=1000, prompt_tokens=250, tier=1,
+                    fingerprint=os.urandom(32).hex(),
+                    segment_fingerprints=(*(f"{rng.randrange(5000):064x}" for _ in range(5)), os.urandom(32).hex()),
+                ) for _ in range(min(1000, requests - start))]  # fmt: skip
+                await asyncio.gather(*(store.record_request(r) for r in batch))
+                await asyncio.gather(*(store.record_outcome(Outcome(request_id=r.request_id, status="ok",
+                                                                    http_status=200, latency_ms=1.0)) for r in batch))  # fmt: skip
+        finally:
+            await store.close()
+
+    t0 = time.perf_counter()
+    asyncio.run(fill())
+    import sqlite3
+
+    with sqlite3.connect(path) as conn:  # one file to copy: the WAL folded in
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    print(f"prefilled audit log: {requests:,} requests in {time.perf_counter() - t0:.0f} s", flush=True)
+    return path
+
+
 def split(size: int, n: int, *, tracing: bool = False) -> dict[str, tuple[float, float]]:
     """CPU and wall per request in one process (httpx ASGI transport into the app, the mock
     upstream in a process of its own), once with an audit store that does nothing and once with
@@ -668,6 +712,12 @@ def main() -> None:
     )
     parser.add_argument("--no-pin", action="store_true", help="leave every process free to use every CPU")
     parser.add_argument(
+        "--prefill",
+        type=int,
+        default=0,
+        help="start every SQLite target on a copy of one audit log already holding this many requests",
+    )
+    parser.add_argument(
         "--protocols",
         action="store_true",
         help="only the per-protocol cells: chat, messages, responses, whole and streamed (bench/protocols.py)",
@@ -712,6 +762,7 @@ def main() -> None:
         databases: list[str] = []
         try:
             base_up = f"http://127.0.0.1:{up_port}/v1"
+            template = prefilled_log(tmp / "template.db", args.prefill) if args.prefill else None
             targets: list[tuple[str, str, str, int | None]] = [("direct", base_up, "none", upstream.p.pid)]
             for name, source in [*([] if args.no_tree else [("tiergate", None)]), *sources]:
                 for workers in (int(w) for w in args.workers.split(",")):
@@ -720,6 +771,8 @@ def main() -> None:
                         d = tmp / label.replace("@", "-").replace(" ", "-")
                         d.mkdir()
                         url_pg = scratch_database(databases) if pg else None
+                        if template is not None and not pg:  # every SQLite target starts on the same log
+                            shutil.copyfile(template, d / "audit.db")
                         proc, url, key = start_tiergate(d, base_up, source=source, max_body_bytes=max(4 * MB, 2 * big),
                                                         audit_url=url_pg, workers=workers)  # fmt: skip
                         procs.append(proc)

@@ -44,6 +44,7 @@ from ._code import code_around, code_identifier, in_code_position
 from ._english_words import is_english_word
 from ._eponyms import eponym_after, eponym_elsewhere
 from ._german_nouns import is_feminine_noun
+from ._given_names import given_names
 from ._places import inside_place_name, place_names
 from ._table_cells import cells as _cells
 from ._surnames import is_plain_surname, is_surname
@@ -132,12 +133,18 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
         return _joined_surnames(pattern_text)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """An eponym ("the Fisher-Yates shuffle", "Porter-Duff operators", "the Denman-Beavers
+        """A compound given name ("Jean-Baptiste": each half a common given name); an eponym ("the Fisher-Yates shuffle", "Porter-Duff operators", "the Denman-Beavers
         iteration": :mod:`._eponyms`), also where the text names it without its object after
         writing it with one ("the Held-Karp relaxation" … "the Held-Karp solution"); code in
         the place of a name (:mod:`._code`); a place's name ("Monte-Carlo", "Tan-Tan":
         :mod:`._places`)."""
-        before = _LIST_BEFORE.search(text, max(0, start - 40), start) if "," in text[start:end] else None
+        value = text[start:end]
+        if "-" in value and " " not in value and all(p.lower() in given_names(4) for p in value.split("-")):
+            # a compound given name ("Jean-Baptiste", "Paul-Olivier"), no firm's: each half common
+            # as a given name (4 of the gazetteer's 13 steps; surnames that are given names too,
+            # "Hunter", "Moran", "Wagner", are 3 at most)
+            return True
+        before = _LIST_BEFORE.search(text, max(0, start - 40), start) if "," in value else None
         word = (before.group(1) or before.group(2)) if before is not None else ""
         if word and is_english_word(word) and not is_plain_surname(word):
             # "on Top and Bottom, Left and Right": a longer list of words, no firm's name; a

@@ -73,6 +73,7 @@ _CMDLET = re.compile(
 # a variable's value referenced, unquoted: PHP's and Perl's ``$request->input(…)``,
 # PowerShell's ``$env:DB_PASSWORD``, a shell's ``$DB_PASS`` / ``${DB_PASS}``
 _VARIABLE = re.compile(r"^\$(?:[A-Za-z_{(]|env:)")
+_PASSWORD_ABBREVIATIONS = frozenset({"pass", "pwd", "secrets", "tokens", "creds"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # the items of a tuple written in code: numbers and names or attribute paths
 _TUPLE_ITEM = re.compile(r"[+-]?[0-9][0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -113,11 +114,41 @@ def _code_tuple(value: str) -> bool:
 
 def names_its_key(value: str, key: str) -> bool:
     """Whether ``value`` is ``key``'s own words written another way (two words or more):
-    ``AttributeOID.CHALLENGE_PASSWORD: "challengePassword"``."""
+    ``AttributeOID.CHALLENGE_PASSWORD: "challengePassword"``; or a name's path that ends in the
+    key, where code hands a setting on (``"s3_secret_access_key": config.s3_secret_access_key``)."""
     if not re.fullmatch(r"[A-Za-z0-9_. -]+", value):
         return False
     words = _lower_words(value)
-    return sum(w.isalpha() for w in words) >= 2 and set(words) <= set(_lower_words(key))
+    if sum(w.isalpha() for w in words) >= 2 and set(words) <= set(_lower_words(key)):
+        return True
+    head, _, last = value.rpartition(".")
+    return bool(head) and _IDENTIFIER.fullmatch(last) is not None and _lower_words(last) == _lower_words(key)
+
+
+def names_after_its_key(value: str, key: str, *, password: bool) -> bool:
+    """Whether ``value`` is a name made from ``key``: the key's leading word, not itself a
+    credential's, before numbers only (``"libsecret-1.so.0": "libsecret-1-0"``: a library's
+    package), or, under a key that is no password's, the key as one of its lower-case parts
+    (``"auth0": "types-auth0-python"``, a table of packages). "password-123" under ``password``
+    is a (weak) password."""
+    if not _NAME_PARTS.fullmatch(value):
+        return False
+    parts = re.split(r"[-_.]", value)
+    lead = _lower_words(key)[:1]
+    if (
+        lead
+        and len(lead[0]) >= 4
+        and lead[0] not in _CREDENTIAL_WORDS | _PASSWORD_ABBREVIATIONS
+        and parts[0] == lead[0]
+    ):
+        if all(p.isdigit() for p in parts[1:]):
+            return True
+    return not password and key.lower() in parts
+
+
+_PASSWORD_ABBREVIATIONS = frozenset({"pass", "pwd", "secrets", "tokens", "creds"})
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME_PARTS = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+")
 
 
 def _lower_words(text: str) -> list[str]:

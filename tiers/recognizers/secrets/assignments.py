@@ -19,7 +19,13 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
-from ._code_values import names_a_class_of_its_key, names_its_key, names_or_code, used_as_code
+from ._code_values import (
+    names_a_class_of_its_key,
+    names_after_its_key,
+    names_its_key,
+    names_or_code,
+    used_as_code,
+)
 from ._keys import Strength, blank_key_strength, key_strength, vocabulary_key
 from ._values import (
     encodes_piece,
@@ -77,7 +83,8 @@ _PROSE = re.compile(
     r"(?i:\b(?:the|a|an|to|of|for|with|is|are|be|by|use|used|if|when|which|this|that|from|or|and|in"
     r"|on|as|it|not|will|can|must|should|your|you)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
 )
-_NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$")
+# and a range of versions (typeshed's ``VERSIONS``: ``pwd: 3.0-``, ``secrets: 3.6-3.12``)
+_NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$|^\d+\.\d+(?:\.\d+)?-(?:\d+\.\d+(?:\.\d+)?)?$")
 # lower-case words and single blanks as a pair's second item (``log.info('token', 'getting list')``,
 # ``namedtuple('TokenInfo', 'type string start end line')``): a message or field names; as a
 # pair, only under a password's name a passphrase (``("password", "correct horse …")``)
@@ -122,7 +129,7 @@ _STYLE = re.compile(
 )
 _CODE_SHAPE = re.compile(
     r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\s|^lambda\b"
-    r"|\s(?:=|==|!=|<=|>=|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
+    r"|\s(?:=|==|!=|<=|>=|<|>|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
 )
 
 
@@ -197,6 +204,8 @@ def accept_value(
         return False
     if key and strength is not Strength.STRONG and names_a_class_of_its_key(value, key):
         return False  # ``("qwen2_5_omni_token2wav", "Qwen2_5OmniToken2WavConfig")``
+    if key and names_after_its_key(value, key, password=strength is Strength.STRONG):
+        return False  # ``"auth0": "types-auth0-python"``, ``"libsecret-1.so.0": "libsecret-1-0"``
     if value in _FETCH_MODES and key.rsplit(".", 1)[-1].lower() in ("credentials", "withcredentials"):
         return False  # ``fetch(url, {credentials: "include"})``
     if strength is not Strength.STRONG and _JSON_ESCAPE.search(value):
@@ -236,6 +245,8 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
         return False  # a type annotation ("torch.Tensor | None")
     if strength is not Strength.STRONG and _SPECIAL_TOKEN.match(value) and any(c in value for c in "<>|"):
         return False  # a model's special token under a token's name ("|NEWLINE|"); not a password
+    if not quoted and value in ("void 0", "void(0)"):
+        return False  # JavaScript's undefined (``this.credentials = void 0``)
     if value[:4].lower() == "urn:" or (not quoted and any(c in value for c in "\"'")):
         return False  # a URN names a type ("urn:ietf:params:oauth:…"); a quote ends a string we were in
     if not quoted and _CODE_REF.match(value) and not any(c.isdigit() for c in value):
@@ -536,8 +547,26 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         under a password's key (``password=hunter2,``)."""
         if _ORDINAL_PASS.search(text, max(0, start - 80), start) or used_as_code(text, start, end):
             return True
+        if _LIST_LAST_KEY.search(text, max(0, start - 200), start):
+            # the key is a list's last item, not an index's: ``Literal["client_secret_basic",
+            # "client_secret_post"] = "client_secret_basic"`` annotates a name with its choices
+            return True
         if text[start - 1 : start] not in ("'", '"', "`") and _REGEX_LITERAL.match(text, start):
             # not under a password's name ("passwd=/^a3CMStU3-PJ2Dbm.U*Yj" is one)
+            return key_strength(_key_before(text, start)) is not Strength.STRONG
+        quote = text[start - 1 : start]
+        if _NAMESPACE.fullmatch(text, start, end) and text[end : end + 1] in ("'", '"'):
+            # a string of names joined by colons that the key begins: a logger's namespace
+            # (``debug("pw:mcp:server:response")``), no ``key:value`` setting
+            key = _KEY_START.search(text, max(0, start - 64), start)
+            names = text[start:end].replace("-", ":").replace("_", ":").split(":")
+            if key is not None and key.start() > 0 and text[key.start() - 1] == text[end]:
+                return not any(letters_at_random(n) for n in names if len(n) >= 8)
+        value = text[start:end]
+        if quote not in ("'", '"', "`") and _ITEM_END.match(text, end) and named_in_code(value):
+            # a name of code as an item of a list, a call or a mapping (``"fp8_per_token":
+            # kFp8DynamicTokenSym,``, ``scale, per_token_scale = a1q_scale, None``). Not under a
+            # password's key, by the same decision as a call's keyword below (``password=hunter22,``)
             return key_strength(_key_before(text, start)) is not Strength.STRONG
         if not _SNAKE_VALUE.fullmatch(text, start, end) or _ARG_END.match(text, end) is None:
             return False
@@ -545,6 +574,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         return m is not None and key_strength(m.group(1)) is not Strength.STRONG
 
 
+_LIST_LAST_KEY = re.compile(r",[ \t]*[\"'][A-Za-z0-9_.-]+[\"'][ \t]*\][ \t]*(?:=|:=|:|=>)[ \t]*(?:[rbuf]|@)?[\"'`]?\Z")
 _KEY_AT_END = re.compile(r"([A-Za-z0-9_.-]+)[\"']?(?:[ \t]*\]|\[\])?[ \t]*(?:=|:=|:|=>)[ \t]*\Z")
 
 
@@ -563,6 +593,28 @@ _ORDINAL_PASS = re.compile(
 )
 # a lower-case snake name with an underscore (a random token has none, or capitals)
 _SNAKE_VALUE = re.compile(r"[a-z][a-z0-9]*(?:_[a-z0-9]+)+")
+# a name of code with one run of up to three digits at most (``kFp8DynamicTokenSym``, ``a1q_scale``)
+_CODE_NAME = re.compile(r"[A-Za-z_][A-Za-z_]*(?:[0-9]{1,3}[A-Za-z_]*)?")
+_ITEM_END = re.compile(r"[ \t]*[,)\]}]")
+_LOWER_RUN = re.compile(r"[a-z]{3}")
+# names joined by colons, two or more of them after the key's own (three in all)
+_NAMESPACE = re.compile(r"[A-Za-z][A-Za-z_-]*(?::[A-Za-z][A-Za-z_-]*)+")
+_KEY_START = re.compile(r"[A-Za-z0-9_.-]+:\Z")
+
+
+def named_in_code(value: str) -> bool:
+    """A name or a dotted path as code spells them (``torch.ops._C.per_token_fp8_quant``): each
+    name with at most one short run of digits, and letters that are not random."""
+    if not all(_CODE_NAME.fullmatch(p) for p in value.split(".")):
+        return False
+    words = [w for w in re.split(r"[._0-9]+", value) if w]
+    if sum(map(len, words)) < 3 or any(letters_at_random(w) for w in words if len(w) >= 3):
+        return False
+    # a word of code has a run of three lower-case letters, or is a constant's capitals; random
+    # letters of both cases seldom do both ("OVqNBHhOpR5ZoSXz", where one digit cut them)
+    return all(w.isupper() or _LOWER_RUN.search(w) for w in words if len(w) >= 4)
+
+
 _ARG_END = re.compile(r"[ \t]*[,)]")
 # "(" or "," and blanks or line breaks, then a lower-case key and "=" right before the value
 _KWARG_BEFORE = re.compile(r"[(,][ \t]*(?:\r?\n[ \t]*)?([a-z_][a-z0-9_]*)=\Z")

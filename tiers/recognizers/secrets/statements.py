@@ -22,7 +22,7 @@ from .._base import TiersPatternRecognizer
 from ._code_values import references_a_variable
 from ._keys import Strength
 from ._values import letters_at_random
-from .assignments import accept_value
+from .assignments import accept_value, named_in_code
 
 __all__ = ["ProseCredentialRecognizer", "StatementRecognizer"]
 
@@ -113,6 +113,8 @@ class ProseCredentialRecognizer(TiersPatternRecognizer):
         # a password's value is any such value (as under a password's key), a named key's one of
         # eight characters or more, a bare "token"'s one that looks machine-made
         strength = Strength.STRONG if m.group("password") else Strength.MEDIUM if m.group("named") else Strength.WEAK
+        if strength is not Strength.STRONG and named_in_code(value):
+            return None  # ``api_token: output_2_mask,`` names a variable of code, no key
         if not accept_value(value, strength, False):
             return None
         return m.start("value"), m.end("value")
