@@ -171,3 +171,14 @@ def test_random_letters_cut_by_one_digit_run_stay_a_value(clf: Classifier, carri
         return  # the measured 1 - 3 %: above
     line = carrier.format(key="api_token", v=token)
     assert token in _secrets(clf, line), line
+
+
+@_SETTINGS
+@given(st.sampled_from(["pat", "api_token", "auth_key"]), st.sampled_from(_WORDS), _rnd)
+def test_a_pattern_with_escapes_is_no_value(clf: Classifier, key: str, word: str, rnd: random.Random) -> None:
+    for pattern in (rf"{word}(\.\d+)*\.bc$", rf"^\^{word},variables=\[\{{(.*)\}}\]$", rf"{word}\.(so|dll)\.[0-9]+"):
+        line = f"{key} = r'{pattern}'"
+        assert not _secrets(clf, line), line
+    token = _token(rnd)
+    assert token in _secrets(clf, f"{key} = r'{token}'")
+    assert "Xk2\\$pQ9\\$vLm7" in _secrets(clf, 'DB_PASSWORD="Xk2\\$pQ9\\$vLm7"')  # a shell's escaped "$"

@@ -10,6 +10,7 @@ must not take (the prose and code that look like it, as real packages write them
 from __future__ import annotations
 
 import random
+import re
 import string
 
 import pytest
@@ -31,11 +32,18 @@ def _secrets(clf: Classifier, text: str) -> list[str]:
 
 
 def _token(rnd: random.Random, n: int = 24) -> str:
+    """Random letters of both cases and digits, a digit between two letters among them: a draw
+    whose only digits end it and whose letters split into capitalised runs
+    ("kqEMHVwocFRONPwcfItcato0") reads as a name of code, a known limit (see
+    ``test_standard_library._token``) that made this file's properties fail one run in hundreds."""
     alphabet = string.ascii_letters + string.digits
     while True:
         value = "".join(rnd.choice(alphabet) for _ in range(n))
-        if any(c.isdigit() for c in value) and any(c.isupper() for c in value) and any(c.islower() for c in value):
+        if any(c.isupper() for c in value) and any(c.islower() for c in value) and _DIGIT_INSIDE.search(value):
             return value
+
+
+_DIGIT_INSIDE = re.compile(r"[A-Za-z][0-9]+[A-Za-z]")
 
 
 # found in real packages' docstrings and messages (bench/outside.py, 2026-12-07) or written the
@@ -94,7 +102,8 @@ def test_a_password_a_sentence_gives_is_stripped_with_its_closing_mark(
     text = f"Hi, my {word}{sep}{value}{mark} Please reset it.\n"
     found = _secrets(clf, text)
     assert any(value in f for f in found), found
-    assert not [f for f in found if "Please" in f or "Hi" in f]
+    # nothing of the sentence around it (a token may hold "Hi" itself: "6HiAGxF5hGezj")
+    assert not [f for f in found if " " in f or "," in f or "Please" in f]
 
 
 @_SETTINGS

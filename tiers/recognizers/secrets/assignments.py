@@ -67,7 +67,12 @@ _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
 _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
 # (``?.``: JavaScript's optional chaining, ``options?.authInfo``)
 _DOTTED_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\??\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+[;,]?$")
-_REGEX_SHAPE = re.compile(r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|[\])]\{[0-9]+(?:,[0-9]*)?\}|\.[*+]|\[[a-zA-Z0-9]-[a-zA-Z0-9]")
+# a pattern's marks: classes, groups, repeats, and a metacharacter escaped or a group repeated
+# (``pat = r'libdevice(\\.\\d+)*\\.bc$'``); not an escaped "$", which a shell's password holds
+_REGEX_SHAPE = re.compile(
+    r"\\[wdsWDSbB]|\[\^|\(\?|\][+*]|[\])]\{[0-9]+(?:,[0-9]*)?\}|\.[*+]|\[[a-zA-Z0-9]-[a-zA-Z0-9]"
+    r"|\\[.^()\[\]{}|?*+]|\)[*+?]"
+)
 # a value that is one bracket expression naming the digit or letter range, repeated or not: a
 # grammar's character set (h11's ``token = r"[-!#$%&'*+.^_`|~0-9a-zA-Z]+"``, RFC 7230 tchar)
 _CHARACTER_CLASS = re.compile(r"^\^?\[[^\]\n]*(?:0-9|a-z|A-Z|a-f|A-F)[^\]\n]*\](?:[+*?]|\{[0-9,]+\})?\$?$")
