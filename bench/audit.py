@@ -306,21 +306,38 @@ async def verify_rate(backend: Backend, workdir: Path, total: int) -> tuple[floa
     return total / elapsed, total / cpu
 
 
-def _random_id() -> str:
+def random_id() -> str:
+    """A request id as every tree before 2026-12-07 made one: 32 random hex digits."""
     return "req_" + os.urandom(16).hex()
 
 
-def agent_record(rng: random.Random, make_id: Callable[[], str]) -> RequestRecord:
-    def fp(pool: int | None) -> str:
-        return f"{rng.randrange(pool):064x}" if pool else os.urandom(32).hex()
+# fingerprints an agent sends again and again: 20 system prompts, 5,000 earlier turns. Random hex
+# as the HMACs are (a segment row's key is a fingerprint's first 60 bits: small numbers written
+# as hex would all share key 0 and one leaf)
+_SEEN = random.Random(11)
+_SYSTEM_FPS = [_SEEN.randbytes(32).hex() for _ in range(20)]
+_TURN_FPS = [_SEEN.randbytes(32).hex() for _ in range(5000)]
 
-    segments = (fp(20), fp(5000), fp(5000), fp(5000), fp(5000), fp(None))
+
+def agent_record(rng: random.Random, make_id: Callable[[], str]) -> RequestRecord:
+    """A request as an agent's turn makes one: a system prompt and four earlier turns seen
+    before, a new last message."""
+    segments = (rng.choice(_SYSTEM_FPS), *(rng.choice(_TURN_FPS) for _ in range(4)), os.urandom(32).hex())
     return RequestRecord(
         request_id=make_id(), created_at=datetime.now(UTC), tenant=f"tenant-{rng.randrange(50)}",
         key_id=f"key-{rng.randrange(200)}", endpoint="chat", client_model="gpt-x", upstream="shared-1",
         upstream_kind="shared", provider_model="model-1", prompt_chars=4000, prompt_tokens=1000, tier=1,
-        fingerprint=fp(None), segment_fingerprints=segments, provider="vendor-a",
+        fingerprint=os.urandom(32).hex(), segment_fingerprints=segments, provider="vendor-a",
     )  # fmt: skip
+
+
+async def fill_agent_log(store: AuditStore, rows: int, rng: random.Random, make_id: Callable[[], str]) -> None:
+    """``rows`` requests of :func:`agent_record` and their outcomes, through the store in batches
+    of 1,000 (its indexes as it writes them, not rows built in the database)."""
+    for start in range(0, rows, 1000):
+        batch = [agent_record(rng, make_id) for _ in range(min(1000, rows - start))]
+        await asyncio.gather(*(store.record_request(r) for r in batch))
+        await asyncio.gather(*(store.record_outcome(_ok(r.request_id)) for r in batch))
 
 
 async def c1_writes(backend: Backend, workdir: Path, rows: int, n: int, make_id: Callable[[], str]) -> float:
@@ -330,10 +347,7 @@ async def c1_writes(backend: Backend, workdir: Path, rows: int, n: int, make_id:
     store = await open_store(url, workdir, write_timeout_s=600)
     rng = random.Random(7)
     try:
-        for start in range(0, rows, 1000):  # filled through the store: its indexes as it writes them
-            batch = [agent_record(rng, make_id) for _ in range(min(1000, rows - start))]
-            await asyncio.gather(*(store.record_request(r) for r in batch))
-            await asyncio.gather(*(store.record_outcome(_ok(r.request_id)) for r in batch))
+        await fill_agent_log(store, rows, rng, make_id)
         pending: list[asyncio.Future[int]] = []
 
         async def one() -> None:
@@ -396,7 +410,7 @@ async def main() -> None:
                     f"CPU-bound ceiling {1e6 / bcpu:,.0f}/s on one core); one transaction per record "
                     f"{unbatched:,.0f}/s ({ucpu:.0f} us CPU/record); ratio {batched / unbatched:.1f}x")  # fmt: skip
             if "c1" not in skip:
-                modes = {"time-ordered ids": new_request_id, "random ids": _random_id}
+                modes = {"time-ordered ids": new_request_id, "random ids": random_id}
                 cpu: dict[str, list[float]] = {m: [] for m in modes}
                 for k in range(args.c1_rounds):
                     for mode in modes if k % 2 == 0 else reversed(modes):

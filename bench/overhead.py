@@ -40,6 +40,7 @@ import random
 import shutil
 import signal
 import socket
+import sqlite3
 import statistics
 import subprocess
 import sys
@@ -549,40 +550,24 @@ CELLS = {
 
 def prefilled_log(path: Path, requests: int) -> Path:
     """An audit log (SQLite, migrated) holding ``requests`` requests and their outcomes, written
-    through the store as a gateway writes them (random request ids, as every tree before
-    2026-12-07 wrote them; six segment fingerprints each, five of them repeated as an agent's
-    turns are): a gateway that has run a while, not an empty file. Every SQLite target of the run
+    through the store as a gateway writes them (``bench/audit.py``'s agent turns: six segment
+    fingerprints each, five of them repeated; random request ids, as every tree before 2026-12-07
+    wrote them): a gateway that has run a while, not an empty file. Every SQLite target of the run
     starts on a copy; its own keys and secrets are made as on an empty one."""
-    import random as _random
-
-    from audit import AuditSettings, AuditStore, RequestRecord
-    from audit.types import Outcome
-    from datetime import UTC, datetime
+    from audit import AuditSettings, AuditStore
+    from bench.audit import fill_agent_log, random_id
 
     async def fill() -> None:
         settings = AuditSettings(url=f"sqlite+aiosqlite:///{path}", checkpoint_dir=str(path.parent / "template-cp"))
         store = await AuditStore.open(settings, fingerprint_key=b"f" * 32, checkpoint_key=b"c" * 32)
-        rng = _random.Random(5)
         try:
             await upgrade(store)
-            for start in range(0, requests, 1000):
-                batch = [RequestRecord(
-                    request_id="req_" + os.urandom(16).hex(), created_at=datetime.now(UTC), tenant="bench",
-                    key_id="k" * 16, endpoint="chat", client_model="bench", upstream="mock", upstream_kind="shared",
-                    provider_model="mock-model", prompt_chars=1000, prompt_tokens=250, tier=1,
-                    fingerprint=os.urandom(32).hex(),
-                    segment_fingerprints=(*(f"{rng.randrange(5000):064x}" for _ in range(5)), os.urandom(32).hex()),
-                ) for _ in range(min(1000, requests - start))]  # fmt: skip
-                await asyncio.gather(*(store.record_request(r) for r in batch))
-                await asyncio.gather(*(store.record_outcome(Outcome(request_id=r.request_id, status="ok",
-                                                                    http_status=200, latency_ms=1.0)) for r in batch))  # fmt: skip
+            await fill_agent_log(store, requests, random.Random(5), random_id)
         finally:
             await store.close()
 
     t0 = time.perf_counter()
     asyncio.run(fill())
-    import sqlite3
-
     with sqlite3.connect(path) as conn:  # one file to copy: the WAL folded in
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     print(f"prefilled audit log: {requests:,} requests in {time.perf_counter() - t0:.0f} s", flush=True)

@@ -133,8 +133,9 @@ class JoinedSurnamesRecognizer(TiersPatternRecognizer):
         return _joined_surnames(pattern_text)
 
     def reject_at(self, text: str, start: int, end: int) -> bool:
-        """A compound given name ("Jean-Baptiste": each half a common given name); an eponym ("the Fisher-Yates shuffle", "Porter-Duff operators", "the Denman-Beavers
-        iteration": :mod:`._eponyms`), also where the text names it without its object after
+        """A compound given name ("Jean-Baptiste": each half a common given name); an eponym
+        ("the Fisher-Yates shuffle", "Porter-Duff operators", "the Denman-Beavers iteration":
+        :mod:`._eponyms`), also where the text names it without its object after
         writing it with one ("the Held-Karp relaxation" … "the Held-Karp solution"); code in
         the place of a name (:mod:`._code`); a place's name ("Monte-Carlo", "Tan-Tan":
         :mod:`._places`)."""

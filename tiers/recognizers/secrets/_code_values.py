@@ -49,6 +49,8 @@ _CREDENTIAL_WORDS = frozenset(
         "authentication",
     }
 )
+# what a library's name may start with, and no credential's word or its short form does
+_NOT_A_LEAD = _CREDENTIAL_WORDS | {"pass", "pwd", "secrets", "tokens", "creds"}
 # a call, quoted or not (a comment's ``token: `get_token()` may refresh``)
 _CALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)$")
 _OPERATOR = re.compile(r"\s(?:<<|>>|\*\*|&|\^|//)\s")
@@ -73,7 +75,6 @@ _CMDLET = re.compile(
 # a variable's value referenced, unquoted: PHP's and Perl's ``$request->input(…)``,
 # PowerShell's ``$env:DB_PASSWORD``, a shell's ``$DB_PASS`` / ``${DB_PASS}``
 _VARIABLE = re.compile(r"^\$(?:[A-Za-z_{(]|env:)")
-_PASSWORD_ABBREVIATIONS = frozenset({"pass", "pwd", "secrets", "tokens", "creds"})
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # the items of a tuple written in code: numbers and names or attribute paths
 _TUPLE_ITEM = re.compile(r"[+-]?[0-9][0-9_]*|[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
@@ -134,20 +135,13 @@ def names_after_its_key(value: str, key: str, *, password: bool) -> bool:
     if not _NAME_PARTS.fullmatch(value):
         return False
     parts = re.split(r"[-_.]", value)
-    lead = _lower_words(key)[:1]
-    if (
-        lead
-        and len(lead[0]) >= 4
-        and lead[0] not in _CREDENTIAL_WORDS | _PASSWORD_ABBREVIATIONS
-        and parts[0] == lead[0]
-    ):
-        if all(p.isdigit() for p in parts[1:]):
-            return True
+    lead = next(iter(_lower_words(key)), "")
+    if len(lead) >= 4 and lead not in _NOT_A_LEAD and parts[0] == lead and all(p.isdigit() for p in parts[1:]):
+        return True
     return not password and key.lower() in parts
 
 
-_PASSWORD_ABBREVIATIONS = frozenset({"pass", "pwd", "secrets", "tokens", "creds"})
-_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# lower-case parts of a package's or a library's name (``types-auth0-python``, ``libsecret-1-0``)
 _NAME_PARTS = re.compile(r"[a-z][a-z0-9]*(?:[-_.][a-z0-9]+)+")
 
 

@@ -559,16 +559,14 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         if text[start - 1 : start] not in ("'", '"', "`") and _REGEX_LITERAL.match(text, start):
             # not under a password's name ("passwd=/^a3CMStU3-PJ2Dbm.U*Yj" is one)
             return key_strength(_key_before(text, start)) is not Strength.STRONG
-        quote = text[start - 1 : start]
-        if _NAMESPACE.fullmatch(text, start, end) and text[end : end + 1] in ("'", '"'):
+        value = text[start:end]
+        if _NAMESPACE.fullmatch(value) and text[end : end + 1] in ("'", '"'):
             # a string of names joined by colons that the key begins: a logger's namespace
             # (``debug("pw:mcp:server:response")``), no ``key:value`` setting
             key = _KEY_START.search(text, max(0, start - 64), start)
-            names = text[start:end].replace("-", ":").replace("_", ":").split(":")
             if key is not None and key.start() > 0 and text[key.start() - 1] == text[end]:
-                return not any(letters_at_random(n) for n in names if len(n) >= 8)
-        value = text[start:end]
-        if quote not in ("'", '"', "`") and _ITEM_END.match(text, end) and named_in_code(value):
+                return not any(letters_at_random(n) for n in re.split(r"[:_-]", value) if len(n) >= 8)
+        if text[start - 1 : start] not in ("'", '"', "`") and _ITEM_END.match(text, end) and named_in_code(value):
             # a name of code as an item of a list, a call or a mapping (``"fp8_per_token":
             # kFp8DynamicTokenSym,``, ``scale, per_token_scale = a1q_scale, None``). Not under a
             # password's key, by the same decision as a call's keyword below (``password=hunter22,``)
