@@ -256,7 +256,7 @@ def title_noun(word: str) -> bool:
 _PLACEHOLDER_NAMES = frozenset(
     """john doe|jane doe|richard roe|jane roe|joe bloggs|fred bloggs|joe schmoe|john q. public|
     max mustermann|erika mustermann|otto normalverbraucher|hans muster|jean dupont|marie dupont|
-    monsieur dupont|madame dupont|john smith doe|nguyen van a|nguyen thi b""".replace("\n", "").split("|")
+    monsieur dupont|madame dupont|john smith doe|nguyen van a|nguyen thi b|joe blow""".replace("\n", "").split("|")
 )
 
 
@@ -403,7 +403,44 @@ class _NameRecognizer(TiersPatternRecognizer):
             or _street_name(text, start, end)
             or (self.PLACES_VETO and inside_place_name(text, start, end))
             or _CHARACTER_NAME_BEFORE.search(text, max(0, start - 24), start) is not None
+            or _weekday_header(text, start, end)
+            or _than_after_comparative(text, start)
         )
+
+
+# the days of a calendar's header, abbreviated ("Mo Tu We Th Fr Sa Su", "Mon Tue Wed …"): "Fr" is
+# a priest's title and "Sa Su" a name of the shape Korean names have, in a row of days neither
+_WEEKDAYS = frozenset("mo tu we th fr sa su mon tue wed thu fri sat sun".split())
+_WORD_BEFORE = re.compile(r"([A-Za-z]+)[ \t]+\Z")
+_WORD_AFTER = re.compile(r"[ \t]+([A-Za-z]+)")
+
+
+def _weekday_header(text: str, start: int, end: int) -> bool:
+    """Whether the candidate is days of a calendar's header: every word a day's abbreviation, and
+    so is the word before or after it ("Sa Su" alone may still be somebody)."""
+    words = text[start:end].split()
+    if not words or any(w.lower() not in _WEEKDAYS for w in words):
+        return False
+    before = _WORD_BEFORE.search(text, max(0, start - 12), start)
+    after = _WORD_AFTER.match(text, end)
+    return (before is not None and before[1].lower() in _WEEKDAYS) or (
+        after is not None and after[1].lower() in _WEEKDAYS
+    )
+
+
+# what "than" follows as a conjunction ("Test Using Larger Than Block-Size Key"); "Than" is a
+# Burmese given name too ("Than Shwe"), after anything else
+_COMPARATIVES = frozenset(
+    """more less rather other larger smaller greater bigger longer shorter higher lower older newer wider
+    narrower faster slower earlier later fewer better worse stronger weaker heavier lighter deeper""".split()
+)
+
+
+def _than_after_comparative(text: str, start: int) -> bool:
+    if text[start : start + 5].lower() != "than ":
+        return False
+    before = _WORD_BEFORE.search(text, max(0, start - 16), start)
+    return before is not None and before[1].lower() in _COMPARATIVES
 
 
 # a character's Unicode name, as codec tables and tests write it ("THAI CHARACTER CHO CHAN",
