@@ -59,6 +59,15 @@ SYNTAXES: list[tuple[str, str, str]] = [
     ("php config index", "$config['db']['password'] = '{v}';\n", "'\\\n"),
     ("c array", 'static const char api_key[] = "{v}";\n', '"\\\n'),
     ("c define", '#define API_SECRET "{v}"\n', '"\\\n'),
+    # declarations with their type, and keys a qualifier joins to "key" by "_"
+    ("typescript typed", 'export const apiKey: string = "{v}";\n', '"\\\n'),
+    ("python annotated", 'API_KEY: str = "{v}"\n', '"\\\n'),
+    ("kotlin val", 'val clientSecret: String = "{v}"\n', '"\\\n'),
+    ("rust const", 'const API_TOKEN: &str = "{v}";\n', '"\\\n'),
+    ("go var", 'var apiKey string = "{v}"\n', '"\\\n'),
+    ("dotenv encryption key", "ENCRYPTION_KEY={v}\n", " \t\n'\"`"),
+    ("yaml master key", "app:\n  master_key: {v}\n", " #\n'\"`"),
+    ("wifi psk", "WIFI_PSK={v}\n", " \t\n'\"`"),
     # statements: SQL, PowerShell; keys without "=": blanks, a block, a variable's default
     ("sql identified by", "CREATE USER 'app'@'%' IDENTIFIED BY '{v}';\n", "'\\\n"),
     ("sql password", "ALTER ROLE app WITH LOGIN PASSWORD '{v}';\n", "'\\\n"),

@@ -51,6 +51,17 @@ _CREDENTIAL_WORDS = frozenset(
 )
 # what a library's name may start with, and no credential's word or its short form does
 _NOT_A_LEAD = _CREDENTIAL_WORDS | {"pass", "pwd", "secrets", "tokens", "creds"}
+# characters that code writes outside its strings almost never and passwords often: a value
+# holding one, and no quote or blank, is no call or index however its "(" stands
+# ("kA9z1E5GiN6T5(@g5vgu6J3dJ)", "vSpw(KCWx(@--8-Pv6")
+_PASSWORD_MARKS = frozenset("@#^~%")
+
+
+def password_marked(value: str) -> bool:
+    """Whether ``value`` holds a password's mark and nothing that code around a string holds."""
+    return not _PASSWORD_MARKS.isdisjoint(value) and not any(c in value for c in "'\" \t")
+
+
 # a call, quoted or not (a comment's ``token: `get_token()` may refresh``)
 _CALL = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*\([^()]*\)$")
 _OPERATOR = re.compile(r"\s(?:<<|>>|\*\*|&|\^|//)\s")
@@ -180,7 +191,7 @@ _COMMENT_OR_URL = re.compile(r"//(?:[ \t]|$|(?:[A-Z]?[a-z]+|[A-Z]+)(?:[ \t]|$)|[
 def names_or_code(value: str, strong: bool, quoted: bool) -> bool:
     """Whether ``value`` (assigned to a password's key when ``strong``; inside quotes when
     ``quoted``) is code or a name rather than a credential."""
-    if _COMMENT_OR_URL.match(value) or _CALL.match(value):
+    if _COMMENT_OR_URL.match(value) or (_CALL.match(value) and not password_marked(value)):
         return True
     if not strong:
         if value.strip() and value != value.strip():

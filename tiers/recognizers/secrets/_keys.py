@@ -44,8 +44,9 @@ _STRONG = frozenset(
         "masterauth",
     }
 )
-# short words that name a password only as the key's last word (``DB_PASS``, not ``pass_context``)
-_STRONG_LAST = frozenset({"pass", "pw", "psw"})
+# short words that name a password only as the key's last word (``DB_PASS``, not ``pass_context``;
+# a Wi-Fi network's pre-shared key, ``WIFI_PSK``)
+_STRONG_LAST = frozenset({"pass", "pw", "psw", "psk"})
 _STRONG_ENDINGS = ("password", "passwd", "secret", "passphrase")
 _KEY_QUALIFIERS = frozenset(
     {
@@ -111,7 +112,7 @@ _ABOUT = frozenset(
     requirements chars lifetime age created updated date time level list table column query text
     option options flag flags test tests spec schema model models entity request response client
     handler callback hook check checker verify verified valid is has get set use uses used
-    needed should can will must allow allowed ok status state stats metric metrics log logs
+    needed should can will must allow allowed ok status state stats metric metrics log logs at algo
     """.split()
 )
 

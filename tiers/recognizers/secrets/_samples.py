@@ -17,8 +17,12 @@ __all__ = ["compound_of", "is_published", "is_sample_jwt"]
 
 # Printed in a specification for every reader to copy, so they authorise nothing and name nobody:
 # the CACHEDIR.TAG signature (the MD5 of ".IsCacheDirectory", Bryan Ford's cache-directory spec)
-# and the signature of jwt.io's HS256 sample token (signed with "your-256-bit-secret").
-_PUBLISHED = frozenset({"8a477f597d28d172789f06886806bc55", "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"})
+# the signature of jwt.io's HS256 sample token (signed with "your-256-bit-secret"), and the PNG
+# file signature as a string literal writes it (RFC 2083 3.1: ``pngSignature: bytes = b"…"``),
+# without its last escaped newline, which the lookup drops as it does after a JWT.
+_PUBLISHED = frozenset(
+    {"8a477f597d28d172789f06886806bc55", "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "\\x89PNG\\r\\n\\x1a"}
+)
 # the claims of the samples in JWT documentation: jwt.io's token ("John Doe", issued at
 # 1516239022) and the placeholder people of examples
 _SAMPLE_CLAIMS = (("iat", 1516239022), ("name", "John Doe"), ("name", "Jane Doe"))

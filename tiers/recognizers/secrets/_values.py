@@ -116,11 +116,21 @@ _EXACT = frozenset(
 # A template or reference instead of a value: ${VAR}, {{ var }}, %(name)s, $(cmd), <your-key>,
 # [SECRET], %VAR%, #{var}, @VAR@, $VAR, os.environ[...], process.env.X …
 _TEMPLATE = re.compile(
-    r"^(?:\$\{|\{\{|\{%|%\(|\$\(|<[^>]*>$|\[[^\]]*\]$|%[A-Za-z_][A-Za-z0-9_]*%$|#\{|@[A-Za-z_]+@$"
+    r"^(?:\$\{|\{\{|\{%|%\(|\$\(|<[^>]*>$|\[[^\]]*\]$|%[A-Za-z_][A-Za-z0-9_]*%$|#\{|@@?[A-Za-z_]+@@?$"
+    r"|__[A-Z][A-Z0-9_]+__$"
+    # a reference to where the secret is kept (an AWS secret's or parameter's ARN) or SOPS's
+    # encrypted value (``ENC[AES256_GCM,data:…,iv:…,tag:…]``): committed to git by design
+    r"|arn:aws[a-z-]*:(?:secretsmanager|ssm|kms):|ENC\[[A-Za-z0-9_]+,"
     r"|\$[A-Za-z_][A-Za-z0-9_]*$|\$\d+$|\{.*\}$|:[a-z_]+$)"
     r"|(?:os\.environ|os\.getenv|getenv\(|process\.env|System\.getenv|ENV\[|env\(|secrets\.|vault:"
     r"|keyring\.|\$\{\{|\{\d*\}|\{[A-Za-z_][A-Za-z0-9_.]*\})"
 )
+# "your" as a word of the value, in any case or joining (``YOUR_OPENAI_API_KEY``, ``xoxb-your-token``,
+# ``yourApiKey``): an instruction to put one's own there
+_YOUR = re.compile(r"(?:^|[_.:-])(?:your|YOUR|Your)(?:[_.:-]|[A-Z]|$)")
+# a token's prefix and an ellipsis, as documentation elides a key (``sk-...``, ``sk_test_...``,
+# ``AIza…``), or a dashboard shows one (``sk-...a1B2``): letters only before the ellipsis
+_ELIDED = re.compile(r"^[A-Za-z]{2,5}(?:[_-][A-Za-z]{2,6}){0,2}[_-]?(?:\.{3}|…)[A-Za-z0-9]{0,4}$")
 # a file's path instead of its content (``password: /run/secrets/db``, ``/Users/me/.key``): an
 # absolute path under a Unix top-level directory, of path characters only
 _PATH = re.compile(r"^/(?:Users|home|root|etc|opt|tmp|usr|var|bin|srv|run|mnt)/[\w .~/-]*$")
@@ -283,6 +293,7 @@ def _placeholder(value: str, min_len: int) -> bool:
         or (_PRINTF.match(v) and not looks_random(_VERB.sub("", v)))
         or (_VERBS.match(v) and not _escaped_text(v))
         or _PATH.match(v)
+        or _ELIDED.match(v)
     ):
         return True
     if _masked(v) or len(set(low)) <= 2 or _HEXSPEAK.match(v) or sequential(v):
@@ -290,6 +301,8 @@ def _placeholder(value: str, min_len: int) -> bool:
     if "example" in low and not any(c.isdigit() for c in v) and mixed_classes(v) < 2:
         return True
     words = _WORD.findall(low)
+    if not any(c.isdigit() for c in v) and _YOUR.search(v):
+        return True  # "YOUR_OPENAI_API_KEY", "xoxb-your-token", "sk-proj-your-key-here": fill in yours
     # made only of template words ("your_api_key_here", "insert-token"), digits aside
     return (
         bool(words)

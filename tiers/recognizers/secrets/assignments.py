@@ -24,6 +24,7 @@ from ._code_values import (
     names_after_its_key,
     names_its_key,
     names_or_code,
+    password_marked,
     used_as_code,
 )
 from ._keys import Strength, blank_key_strength, key_strength, vocabulary_key
@@ -41,10 +42,12 @@ from ._values import (
 
 __all__ = ["AssignmentRecognizer", "MarkupRecognizer"]
 
-# Any of these inside an identifier makes it a candidate key; ``_keys`` decides.
+# Any of these inside an identifier makes it a candidate key; ``_keys`` decides. A word joined
+# to "key" in any way (``encryptionKey``, ``ENCRYPTION_KEY``, ``license-key``): ``sort_key`` is
+# a candidate too, and no key to ``_keys``.
 _KW = (
     r"(?i:passw|pwd|pass|secret|token|api[_.-]?key|apikey|access[_.-]?key|private[_.-]?key"
-    r"|[a-z]key|credential|creds|auth|pat|sig|sas|dsn|conn|bearer|jwt|psw|pw)"
+    r"|[a-z][_.-]?key|credential|creds|auth|pat|sig|sas|dsn|conn|bearer|jwt|psw|pw|psk)"
 )
 _KEY = r"[A-Za-z0-9_.-]{0,60}" + _KW + r"[A-Za-z0-9_.-]{0,60}"
 # "$" leads a key: PHP's, Perl's and PowerShell's variables (``$password = "…"``)
@@ -58,6 +61,17 @@ _QUOTED = r"(?:[rbuf]|@)?(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`
 # quotes of a string, not Markdown's backticks ("pass `x`" names an argument)
 _QUOTED_PLAIN = r"(?:[rbuf]|@)?(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
 _UNQUOTED_STOP = r"\s\"'`(){}\[\]<>,;&|"
+
+# a declaration's type between a name and its value (``apiKey: string = "…"`` in TypeScript,
+# ``API_KEY: str = "…"`` in Python, ``val apiKey: String``, ``const API_KEY: &str``, ``let k:
+# &'static str``, ``Final[str]``, ``Map<String, String>``; Go's ``var apiKey string = "…"``)
+_TYPE = (
+    r"&?(?:'[a-z_]+[ \t]+)?(?:mut[ \t]+)?[A-Za-z_][A-Za-z0-9_.:]*"
+    r"(?:<[^<>=\n]{0,40}>|\[[^\[\]=\n]{0,40}\])?(?:\[\])?\??"
+)
+_TYPED = re.compile(
+    r"(?P<key>[A-Za-z0-9_.-]+)(?:[ \t]*:[ \t]*|[ \t]+)(?P<type>" + _TYPE + r")[ \t]*=[ \t]*(?=(?:[rbuf]|@)?[\"'`])"
+)
 
 # key, separator and the start of the value, as refine_span re-reads them (bounded text)
 _PARSE = re.compile(
@@ -136,6 +150,15 @@ _CODE_SHAPE = re.compile(
     r"[A-Za-z_$][A-Za-z0-9_$]*\s*[(\[]|^(?:new|await|function|lambda|yield|return|typeof|fn|func)\s|^lambda\b"
     r"|\s(?:=|==|!=|<=|>=|<|>|\||\|\||&&|\?\?|if|else|or|and|[-+*/%]|\+=)(?:\s|$)|^[!&*|>{\[(]|=>|\)\s*$|,\s*[A-Za-z_]\w*="
 )
+
+
+def _code_shaped(value: str, strength: Strength) -> bool:
+    """Whether an unquoted value has the shape of an expression (a call, an index, an operator
+    between blanks); under a credential's key not if it holds a password's marks
+    (``_code_values.password_marked``)."""
+    if _CODE_SHAPE.search(value) is None:
+        return False
+    return strength < Strength.MEDIUM or not password_marked(value)
 
 
 def _code_path(value: str) -> bool:
@@ -260,7 +283,7 @@ def _accept_spelling(value: str, strength: Strength, quoted: bool) -> bool:
     # an attribute path has no digits (``settings.DB_PASSWORD``); ``aaa.A23452`` is a value, but
     # optional chaining is code whatever its names hold (``options2?.authInfo``)
     path = _code_path(value) and (_OPTIONAL_CHAIN.match(value) is not None or not any(c.isdigit() for c in value))
-    if not quoted and (_CODE_SHAPE.search(value) or path):
+    if not quoted and (_code_shaped(value, strength) or path):
         return False
     if strength is not Strength.STRONG and path:
         return False  # ``"package.module.name"``
@@ -413,6 +436,23 @@ def _refine_without_separator(text: str) -> tuple[int, int] | None:
     return (s, e) if value and accept_value(value, strength, True, key=key) else None
 
 
+def _refine_typed(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """The quoted value of a typed declaration, judged as any quoted value under its key."""
+    key = m.group("key")
+    strength = key_strength(key)
+    if strength is Strength.NONE or key[0].isdigit() or m.group("type").lower() in _NOT_TYPES:
+        return None
+    span = _unquote(text[m.end() :])
+    if span is None:
+        return None
+    s, e = m.end() + span[0], m.end() + span[1]
+    return (s, e) if accept_value(text[s:e], strength, True, key=key) else None
+
+
+# words that stand where a type would and are none: ``password: is = "x"`` is no declaration
+_NOT_TYPES = frozenset({"is", "are", "was", "be", "the", "a", "an", "to", "of", "and", "or", "not"})
+
+
 class AssignmentRecognizer(TiersPatternRecognizer):
     """``KEY = value`` in config files, shells and source code; the whole value is reported."""
 
@@ -422,6 +462,13 @@ class AssignmentRecognizer(TiersPatternRecognizer):
     OWN_SET = True
     PATTERNS = [
         Pattern("quoted", _LEAD + r"(?P<value>" + _KEY_OPEN + _KEY + _KEY_CLOSE + _SEP + _QUOTED + ")", 0.8),
+        # a declaration with its type (``const apiKey: string = "…"``, Go's ``var apiKey string = "…"``)
+        Pattern(
+            "typed", _LEAD + r"(?P<value>" + _KEY + r"[ \t]*:[ \t]*" + _TYPE + r"[ \t]*=[ \t]*" + _QUOTED + ")", 0.8
+        ),
+        Pattern(
+            "typed_go", r"\bvar[ \t]+(?P<value>" + _KEY + r"[ \t]+" + _TYPE + r"[ \t]*=[ \t]*" + _QUOTED + ")", 0.8
+        ),
         # at the start of a line (dotenv, YAML, INI, properties): the rest of the line
         Pattern(
             "line",
@@ -485,6 +532,9 @@ class AssignmentRecognizer(TiersPatternRecognizer):
     def refine_span(self, text: str) -> tuple[int, int] | None:
         if text[:1] == "\\":
             return _refine_escaped(text)
+        typed = _TYPED.match(text)
+        if typed is not None:
+            return _refine_typed(text, typed)
         spaced = _refine_without_separator(text)
         if spaced is not _SEPARATED:
             return spaced

@@ -60,17 +60,27 @@ class StatementRecognizer(TiersPatternRecognizer):
         return (1, len(text) - 1) if accept_value(value, Strength.STRONG, True) else None
 
 
-# the words a sentence names a credential by, English, German and French
+# the words a sentence names a credential by, English, German and French, as the recognizers read
+# them: folded to ASCII (``tiers.normalize``: "Schlüssel" is "Schlussel", "für" is "fur")
 _PASSWORD_WORDS = r"password|passcode|passphrase|passwort|kennwort|mot de passe|pin"
 # a credential's name of two words: its value is a key's (eight characters or more, varied)
 _NAMED_KEY_WORDS = (
     r"api[ _-]?key|api[ _-]?token|access[ _-]?token|auth[ _-]?token|secret[ _-]?key|client[ _-]?secret"
-    r"|access[ _-]?key|clé d'api|cle api"
+    r"|access[ _-]?key|cle d'api|cle api|api[ _-]?schl(?:u|ue)ssel|jeton d'acces"
 )
 # one word alone: only a random-looking value is a credential's
-_KEY_WORDS = _NAMED_KEY_WORDS + r"|token|secret|schlüssel|jeton"
+_KEY_WORDS = _NAMED_KEY_WORDS + r"|token|secret|schl(?:u|ue)ssel|jeton"
+# what the credential is for, between its name and the verb: "the password for the staging
+# server is …", "das Kennwort für den Server ist …", "le mot de passe du serveur est …"
+_FOR = r"(?:[ \t]+(?i:for|of|on|fur|fuer|vom|von|des|du|de|pour)(?:[ \t]+[^\s.,;:!?*_`]+){1,4})?"
+# Markdown's emphasis around the name or its colon ("**Password:** …", "- **API key**: …")
+_EMPHASIS = r"(?:\*\*|__)?"
 # the verb or mark between the word and its value
-_VERB = r"[ \t]+(?:is|was|is now|will be|ist|lautet|est|:)[ \t]*:?[ \t]+|[ \t]*:[ \t]+"
+_VERB = (
+    r"[ \t]+(?:is|was|is now|will be|ist|lautet|est|:)[ \t]*:?" + _EMPHASIS + r"[ \t]+|[ \t]*:" + _EMPHASIS + r"[ \t]+"
+)
+# a value as a sentence writes it, in Markdown's backticks or not
+_VALUE = r"`?[^\s\"'`<>()\[\]{},;]{6,256}`?"
 _PROSE = re.compile(
     r"(?i:(?P<password>"
     + _PASSWORD_WORDS
@@ -78,14 +88,31 @@ _PROSE = re.compile(
     + _NAMED_KEY_WORDS
     + r")|(?:"
     + _KEY_WORDS
-    + r"))(?:"
+    + r"))"
+    + _EMPHASIS
+    + _FOR
+    + r"(?:"
     + _VERB
-    + r")(?P<value>\S+)\Z"
+    + r")`?(?P<value>[^\s`]+)`?\Z"
+)
+# a credential handed to a verb of use: "use the password … to log in", "Using API key … in the
+# request", "with key …" (a key alone: only a machine-made value)
+_USE_VERBS = r"use|using|with|try|enter|mit|avec"
+_USE = re.compile(
+    r"(?i:(?P<password>"
+    + _PASSWORD_WORDS
+    + r")|(?P<named>"
+    + _NAMED_KEY_WORDS
+    + r")|(?:"
+    + _KEY_WORDS
+    + r"|key))[ \t]+`?(?P<value>[^\s`]+)`?\Z"
 )
 
 
 class ProseCredentialRecognizer(TiersPatternRecognizer):
-    """A credential a sentence gives: "my password is Summer2024x", "API key: k3J9…"."""
+    """A credential a sentence gives: "my password is Summer2024x", "API key: k3J9…", "the
+    password for the staging server is …", "use the password … to log in", Markdown's
+    "**Password:** …"."""
 
     ENTITY = "SECRET"
     PATTERNS = [
@@ -95,15 +122,34 @@ class ProseCredentialRecognizer(TiersPatternRecognizer):
             + _PASSWORD_WORDS
             + "|"
             + _KEY_WORDS
-            + r")(?:"
+            + r")"
+            + _EMPHASIS
+            + _FOR
+            + r"(?:"
             + _VERB
-            + r")[^\s\"'`<>()\[\]{},;]{6,256})",
+            + r")"
+            + _VALUE
+            + r")",
+            0.8,
+        ),
+        Pattern(
+            "prose_use",
+            r"(?:^|[^A-Za-z0-9_.-])(?i:"
+            + _USE_VERBS
+            + r")[ \t]+(?:(?i:the|my|our|this|that|the new|an|a|dem|le|la)[ \t]+)?(?P<value>(?i:"
+            + _PASSWORD_WORDS
+            + "|"
+            + _KEY_WORDS
+            + r"|key)[ \t]+"
+            + _VALUE
+            + r")",
             0.8,
         ),
     ]
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
-        m = _PROSE.match(text)
+        # a candidate without a verb is the second pattern's: a verb of use stands before it
+        m = _PROSE.match(text) or _USE.match(text)
         if m is None:
             return None
         # judged without a sentence's closing mark, stripped with it ("Summer2024!" may be whole)
