@@ -81,32 +81,28 @@ _VERB = (
 )
 # a value as a sentence writes it, in Markdown's backticks or not
 _VALUE = r"`?[^\s\"'`<>()\[\]{},;]{6,256}`?"
-_PROSE = re.compile(
-    r"(?i:(?P<password>"
-    + _PASSWORD_WORDS
-    + r")|(?P<named>"
-    + _NAMED_KEY_WORDS
-    + r")|(?:"
-    + _KEY_WORDS
-    + r"))"
-    + _EMPHASIS
-    + _FOR
-    + r"(?:"
-    + _VERB
-    + r")`?(?P<value>[^\s`]+)`?\Z"
-)
+
+
+# the credential's name, its kind in a group: a password's, a named key's, any other (``extra``
+# adds words only a verb of use makes a credential's name: "with key …")
+def _named(extra: str = "") -> str:
+    return (
+        r"(?i:(?P<password>"
+        + _PASSWORD_WORDS
+        + r")|(?P<named>"
+        + _NAMED_KEY_WORDS
+        + r")|(?:"
+        + _KEY_WORDS
+        + extra
+        + r"))"
+    )
+
+
+_PROSE = re.compile(_named() + _EMPHASIS + _FOR + r"(?:" + _VERB + r")`?(?P<value>[^\s`]+)`?\Z")
 # a credential handed to a verb of use: "use the password … to log in", "Using API key … in the
 # request", "with key …" (a key alone: only a machine-made value)
 _USE_VERBS = r"use|using|with|try|enter|mit|avec"
-_USE = re.compile(
-    r"(?i:(?P<password>"
-    + _PASSWORD_WORDS
-    + r")|(?P<named>"
-    + _NAMED_KEY_WORDS
-    + r")|(?:"
-    + _KEY_WORDS
-    + r"|key))[ \t]+`?(?P<value>[^\s`]+)`?\Z"
-)
+_USE = re.compile(_named(r"|key") + r"[ \t]+`?(?P<value>[^\s`]+)`?\Z")
 
 
 class ProseCredentialRecognizer(TiersPatternRecognizer):
