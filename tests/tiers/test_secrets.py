@@ -179,7 +179,8 @@ _ESCAPES = ["%22", "%27", "%42", "%25", "%2542", "%3D", "%26", "%3B", "%23", "%4
 def credentials(draw: st.DrawFn) -> tuple[str, str, str]:
     syntax, template, forbidden = draw(st.sampled_from(SYNTAXES))
     chars = [c for c in _ALPHABET if c not in forbidden]
-    value = draw(st.lists(st.sampled_from(chars) | st.sampled_from(_ESCAPES), min_size=8, max_size=40).map("".join))
+    escapes = [e for e in _ESCAPES if "%" not in forbidden] or chars  # Oracle's identifier holds no "%"
+    value = draw(st.lists(st.sampled_from(chars) | st.sampled_from(escapes), min_size=8, max_size=40).map("".join))
     value = draw(st.sampled_from("abcdefghk")) + value + draw(st.sampled_from("23456789"))
     # values starting or ending with punctuation read as code or comments in some syntaxes
     # (and with some variety, 2.5 bits a character: a token is not ``a222223452``, which is
@@ -219,7 +220,11 @@ def escaped_values(draw: st.DrawFn) -> str:
     return value
 
 
-@pytest.mark.parametrize(("syntax", "template", "forbidden"), SYNTAXES, ids=[s for s, _, _ in SYNTAXES])
+# the syntaxes that can hold a percent-escape (Oracle's unquoted identifier cannot)
+_ESCAPABLE = [x for x in SYNTAXES if "%" not in x[2]]
+
+
+@pytest.mark.parametrize(("syntax", "template", "forbidden"), _ESCAPABLE, ids=[s for s, _, _ in _ESCAPABLE])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(value=escaped_values())
 def test_percent_escaped_value_is_stripped_whole(

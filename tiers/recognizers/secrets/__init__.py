@@ -7,6 +7,8 @@
   Kubernetes Secret data;
 - ``pairs``: a credential's name in one field and its value in the next (Kubernetes ``env``,
   ECS, Terraform, CloudFormation), ``--name … --value …`` on command lines;
+- ``calls``: credentials handed to a call by position (``setPassword("…")``, ``auth=("u", "…")``,
+  a browser test filling a password field);
 - ``statements``: SQL's ``IDENTIFIED BY``, PowerShell's ``ConvertTo-SecureString``, prose
   ("my password is …");
 - ``keys``: private-key blocks, PuTTY files, JWTs, URLs with a password;
@@ -21,6 +23,7 @@ from __future__ import annotations
 from presidio_analyzer import EntityRecognizer
 
 from .assignments import AssignmentRecognizer, MarkupRecognizer
+from .calls import CallArgumentRecognizer
 from .commands import (
     AuthorizationRecognizer,
     BearerRecognizer,
@@ -40,6 +43,7 @@ __all__ = [
     "AssignmentRecognizer",
     "AuthorizationRecognizer",
     "BearerRecognizer",
+    "CallArgumentRecognizer",
     "CommandLineRecognizer",
     "ConnectionStringRecognizer",
     "CookieRecognizer",
@@ -81,4 +85,5 @@ def secret_recognizers() -> list[EntityRecognizer]:
         StatementRecognizer(),
         ProseCredentialRecognizer(),
         NameValueRecognizer(),
+        CallArgumentRecognizer(),
     ]

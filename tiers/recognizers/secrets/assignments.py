@@ -73,6 +73,11 @@ _TYPED = re.compile(
     r"(?P<key>[A-Za-z0-9_.-]+)(?:[ \t]*:[ \t]*|[ \t]+)(?P<type>" + _TYPE + r")[ \t]*=[ \t]*(?=(?:[rbuf]|@)?[\"'`])"
 )
 
+# what names a setting with a blank, not "=", before its value: Dockerfile's old ``ENV KEY value``,
+# Apache's ``SetEnv``, Windows' ``setx``, nginx's ``proxy_set_header X-Api-Key value;``
+_DIRECTIVE = r"(?:ENV|SetEnv|setx|proxy_set_header|add_header|fastcgi_param|uwsgi_param|grpc_set_header)"
+_DIRECTIVE_LINE = re.compile(_DIRECTIVE + r"[ \t]+(?P<key>[A-Za-z0-9_.-]+)[ \t]+")
+
 # key, separator and the start of the value, as refine_span re-reads them (bounded text)
 _PARSE = re.compile(
     r"(?P<kq>(?:\[[ \t]*)?[\"']?)(?P<key>[A-Za-z0-9_.-]+)[\"']?(?:[ \t]*\]|\[\])?(?P<pre>[ \t]*)(?P<sep>:=|=>|\+=|\?=|=|:|,)[ \t]*"
@@ -449,6 +454,19 @@ def _refine_typed(text: str, m: re.Match[str]) -> tuple[int, int] | None:
     return (s, e) if accept_value(text[s:e], strength, True, key=key) else None
 
 
+def _refine_directive(text: str, m: re.Match[str]) -> tuple[int, int] | None:
+    """The value of ``ENV KEY value``, ``SetEnv``, ``setx``, ``proxy_set_header``: judged as an
+    unquoted value after ``KEY=`` is."""
+    key = m.group("key")
+    strength = key_strength(key)
+    value = text[m.end() :]
+    if strength is Strength.NONE or key[0].isdigit():
+        return None
+    if not accept_value(value, strength, False, True, key=key, env=True):
+        return None
+    return m.end(), len(text)
+
+
 # words that stand where a type would and are none: ``password: is = "x"`` is no declaration
 _NOT_TYPES = frozenset({"is", "are", "was", "be", "the", "a", "an", "to", "of", "and", "or", "not"})
 
@@ -474,7 +492,7 @@ class AssignmentRecognizer(TiersPatternRecognizer):
             "line",
             r"^[ \t]*(?:export[ \t]+|set[ \t]+|-[ \t]+|ENV[ \t]+)?(?P<value>[\"']?"
             + _KEY
-            + r"[\"']?[ \t]*(?:=|:)[ \t]*[^\s\"'`][^\n]*)",
+            + r"[\"']?[ \t]*(?:=|:|\?=|\+=)[ \t]*[^\s\"'`][^\n]*)",
             0.8,
         ),
         # anywhere else (command lines, query strings, connection strings): up to a delimiter
@@ -503,6 +521,12 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         Pattern(
             "blank_line",
             r"^[ \t]*(?:(?:#+|//|--|;)[ \t]*)?(?P<value>" + _KEY + r"[ \t]+[^\s\"'`=:#;,(){}\[\]]{6,256})[ \t]*$",
+            0.8,
+        ),
+        # a directive that sets a name to a value with a blank between them, as "=" does
+        Pattern(
+            "directive",
+            r"^[ \t]*(?P<value>" + _DIRECTIVE + r"[ \t]+" + _KEY + r"[ \t]+[^\s\"'`=;]{1,256})[ \t]*;?[ \t]*$",
             0.8,
         ),
         # Terraform: the default of a credential's variable (``variable "db_password" { default = "…" }``)
@@ -535,6 +559,9 @@ class AssignmentRecognizer(TiersPatternRecognizer):
         typed = _TYPED.match(text)
         if typed is not None:
             return _refine_typed(text, typed)
+        directive = _DIRECTIVE_LINE.match(text)
+        if directive is not None:
+            return _refine_directive(text, directive)
         spaced = _refine_without_separator(text)
         if spaced is not _SEPARATED:
             return spaced

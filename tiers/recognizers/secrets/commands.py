@@ -1,6 +1,8 @@
 """Credentials in command lines, dot-files, HTTP headers and Kubernetes Secret data.
 
-``curl -u user:pass``, ``mysql -pPASS``, ``--password pass``, ``sshpass -p``, ``docker login -p``;
+``curl -u user:pass``, ``mysql -pPASS``, ``--password pass``, ``sshpass -p``, ``docker login -p``,
+``keytool -storepass``, ``redis-cli -a``, ``mongosh -p``, ``htpasswd -b``, ``aws configure set``,
+``wpa_passphrase``, ``echo … | sudo -S`` / ``--password-stdin``, Oracle's ``user/password@db``;
 ``.netrc`` (``machine … login … password …``) and ``.pgpass`` (``host:port:db:user:password``)
 lines; ``Authorization: Basic/Bearer/token …`` and a bare ``Bearer <opaque>``; the base64 values
 of a Kubernetes Secret's ``data:`` (each one decodes to text).
@@ -30,6 +32,15 @@ __all__ = [
 # a value may start with one "-" (a base64url token does one time in 32; two dashes are the next
 # option's); a flag is told by its shape
 _ARG = r"(?:'[^'\n]{1,256}'|\"[^\"\n]{1,256}\"|-?[^\s'\"-][^\s'\"]{0,255})"
+
+
+# an argument that holds a digit or a password's mark: what ``echo`` pipes to a password prompt
+# ("echo hello | sudo -S true" pipes a word)
+_MARK = r"[0-9!@#%^&*+=~?]"
+_MARKED_ARG = (
+    r"(?:'[^'\n]{0,128}" + _MARK + r"[^'\n]{0,128}'|\"[^\"\n]{0,128}" + _MARK + r"[^\"\n]{0,128}\""
+    r"|[^\s'\"$-][^\s'\"]{0,128}" + _MARK + r"[^\s'\"]{0,128})"
+)
 
 
 def _strip_quotes(value: str) -> str:
@@ -63,9 +74,61 @@ class CommandLineRecognizer(TiersPatternRecognizer):
         ),
         Pattern(
             "password_flag",
-            r"(?:^|[ \t])--(?:password|passwd|pass|db-password|token|api-key|apikey|secret|client-secret|auth-token|access-token)[ \t]+(?P<value>"
+            r"(?:^|[ \t])--(?:password|passwd|pass|db-password|token|api-key|apikey|secret|client-secret|auth-token"
+            r"|access-token|requirepass|masterauth|storepass|keypass)[ \t]+(?P<value>" + _ARG + ")",
+            0.9,
+        ),
+        # keytool's passwords (``-storepass``, ``-srckeypass`` …): one dash, the value after a blank
+        Pattern(
+            "keytool_pass",
+            r"(?:^|[ \t])-(?:src|dest|new)?(?:storepass|keypass)[ \t]+(?P<value>" + _ARG + ")",
+            0.9,
+        ),
+        # clients that take the password after a short option of their own: ``redis-cli -a``,
+        # the MongoDB shell's and tools' ``-p`` (theirs is no port)
+        Pattern(
+            "client_short_option",
+            r"\b(?:redis-cli[^\n]{0,300}?[ \t]-a|(?:mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport)\b"
+            r"[^\n]{0,300}?[ \t]-p)[ \t]+(?P<value>" + _ARG + ")",
+            0.9,
+        ),
+        # ``htpasswd -b [-c …] FILE USER PASSWORD`` (``-nb USER PASSWORD``: no file)
+        Pattern(
+            "htpasswd_batch",
+            r"\bhtpasswd(?:[ \t]+-[A-Za-z]+)*?[ \t]+-[A-Za-mo-z]*b[A-Za-mo-z]*(?:[ \t]+-[A-Za-mo-z]+)*[ \t]+[^\s-]\S*"
+            r"[ \t]+\S+[ \t]+(?P<value>" + _ARG + ")",
+            0.9,
+        ),
+        Pattern(
+            "htpasswd_no_file",
+            r"\bhtpasswd(?:[ \t]+-[A-Za-z]+)*?[ \t]+-[A-Za-z]*(?:nb|bn)[A-Za-z]*(?:[ \t]+-[A-Za-z]+)*[ \t]+\S+[ \t]+(?P<value>"
             + _ARG
             + ")",
+            0.9,
+        ),
+        # ``aws configure set aws_secret_access_key …`` (a profile's too: ``profile.dev.aws_…``)
+        Pattern(
+            "aws_configure_set",
+            r"\baws[ \t]+configure[ \t]+set[ \t]+(?:[\w.-]+\.)?(?:aws_secret_access_key|aws_session_token)[ \t]+(?P<value>"
+            + _ARG
+            + ")",
+            0.9,
+        ),
+        # Oracle's ``user/password@service``: a JDBC thin or OCI URL, ``sqlplus``, ``expdp``, ``rman``
+        Pattern(
+            "oracle_user_password",
+            r"(?:\bjdbc:oracle:(?:thin|oci8?):|\b(?:sqlplus|sqlldr|expdp|impdp|exp|imp|rman)[ \t]+(?:-[A-Za-z]+[ \t]+)*"
+            r"(?:(?:userid|target)=)?)[A-Za-z][A-Za-z0-9_$#]{0,63}/(?P<value>[^\s@/\"']{1,128})@",
+            0.9,
+        ),
+        # ``wpa_passphrase SSID PASSPHRASE``
+        Pattern("wpa_passphrase", r"\bwpa_passphrase[ \t]+" + _ARG + r"[ \t]+(?P<value>" + _ARG + ")", 0.9),
+        # a password piped to a command that reads it from its input
+        Pattern(
+            "echo_to_stdin",
+            r"\becho[ \t]+(?:-n[ \t]+)?(?P<value>"
+            + _MARKED_ARG
+            + r")[ \t]*\|[ \t]*(?:sudo(?:[ \t]+-[A-Za-z]+)*[ \t]+-[A-Za-z]*S\b|[^\n|]{0,200}?--(?:password-stdin|with-token)\b)",
             0.9,
         ),
     ]

@@ -1,7 +1,8 @@
 """Credentials that a statement's words introduce rather than a key and an ``=``.
 
 - SQL: ``CREATE USER … IDENTIFIED BY '…'`` (MySQL, Oracle; ``IDENTIFIED WITH plugin BY``; a
-  user, role or login named before it: "identified by 'name'" in prose is none);
+  user, role or login named before it: "identified by 'name'" in prose is none), Oracle's
+  unquoted ``IDENTIFIED BY pw``, MySQL's ``SET PASSWORD … = 'x'`` / ``= PASSWORD('x')``;
   PostgreSQL's ``PASSWORD '…'`` is a key and a blank, read by ``assignments``;
 - PowerShell: ``ConvertTo-SecureString "…" -AsPlainText``;
 - prose, as people write to an assistant: "my password is …", "the API key is: …",
@@ -29,6 +30,10 @@ __all__ = ["ProseCredentialRecognizer", "StatementRecognizer"]
 _STRING = r"(?:'(?:[^'\\\n]|\\.|'')*'|\"(?:[^\"\\\n]|\\.)*\")"
 
 
+# what follows Oracle's ``IDENTIFIED BY`` and is no password
+_ORACLE_KEYWORDS = frozenset({"VALUES", "PASSWORD", "EXTERNALLY", "GLOBALLY", "DEFAULT", "NULL"})
+
+
 class StatementRecognizer(TiersPatternRecognizer):
     """A quoted password right after SQL's ``IDENTIFIED BY`` or PowerShell's
     ``ConvertTo-SecureString``: whatever the string holds is the password."""
@@ -42,6 +47,21 @@ class StatementRecognizer(TiersPatternRecognizer):
             + ")",
             0.9,
         ),
+        # Oracle's password is an identifier, unquoted (``CREATE USER app IDENTIFIED BY Secr3tPw;``)
+        Pattern(
+            "sql_identified_by_unquoted",
+            r"(?i:\b(?:user|role|login|to)\b[^;\n]{0,200}?\bidentified[ \t]+by)[ \t]+(?P<value>[A-Za-z0-9_$#]{4,128})"
+            r"[ \t]*(?:;|$|[ \t]+(?i:account|default|quota|password|profile|temporary)\b)",
+            0.9,
+        ),
+        # MySQL's ``SET PASSWORD [FOR 'u'@'h'] = 'x'`` and the old ``= PASSWORD('x')``
+        Pattern(
+            "sql_set_password",
+            r"(?i:\bset[ \t]+password\b)[^;\n=]{0,200}=[ \t]*(?:(?i:password)[ \t]*\([ \t]*)?(?P<value>"
+            + _STRING
+            + ")",
+            0.9,
+        ),
         Pattern(
             "powershell_secure_string",
             r"(?i:\bConvertTo-SecureString)[ \t]+(?:-String[ \t]+)?(?P<value>" + _STRING + ")",
@@ -50,10 +70,17 @@ class StatementRecognizer(TiersPatternRecognizer):
     ]
     LITERALS = {
         "sql_identified_by": ("IDENTIFIED", "identified", "Identified"),
+        "sql_identified_by_unquoted": ("IDENTIFIED", "identified", "Identified"),
+        "sql_set_password": ("PASSWORD", "password", "Password"),
         "powershell_secure_string": ("ConvertTo-SecureString", "convertto-securestring", "Convertto-SecureString"),
     }
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
+        if text[0] not in "'\"":
+            # Oracle's unquoted identifier: its keywords are none (``IDENTIFIED BY VALUES '…'``)
+            if text.upper() in _ORACLE_KEYWORDS or not accept_value(text, Strength.STRONG, False):
+                return None
+            return 0, len(text)
         value = text[1:-1].replace("''", "'") if text[0] == "'" else text[1:-1]
         if not value or (text[0] == '"' and references_a_variable(value)):
             return None  # ``ConvertTo-SecureString "$env:PASSWORD"``: PowerShell interpolates

@@ -1,0 +1,102 @@
+"""Credentials handed to a call by position, to a command's own option, after a directive's blank,
+and in SQL's and Oracle's other forms (issue 12, 2026-12-07;
+the forms come from the independent sweep of ``test_secret_forms_outside``). The positive forms
+are also syntaxes of ``secret_corpus`` (every value set of ``test_secrets`` runs through them);
+here: setters judged by their name, and the near shapes that must stay clean."""
+
+from __future__ import annotations
+
+import random
+import string
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tiers import Classifier
+
+from .test_secrets import covered, secret_spans
+
+_SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _values() -> st.SearchStrategy[str]:
+    def make(seed: int) -> str:
+        rnd = random.Random(seed)
+        return "k" + "".join(rnd.choice(string.ascii_letters + string.digits + "!@#%^*+-_.") for _ in range(20)) + "Q7"
+
+    return st.integers(0, 2**32).map(make)
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(["Password", "ApiKey", "ClientSecret", "AuthToken", "AccessToken", "SecretKey", "DbPassword"]),
+    st.sampled_from(["set", "with", "With"]),
+    _values(),
+)
+def test_a_setter_named_after_a_credential_takes_one(clf: Classifier, name: str, verb: str, value: str) -> None:
+    text = f'builder.{verb}{name}("{value}");'
+    s = text.index(value)
+    assert covered(secret_spans(clf, text), s, s + len(value)), text
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(["Name", "Timeout", "Title", "Url", "TokenizerName", "PasswordPolicy", "KeyType"]),
+    st.sampled_from(["set", "with"]),
+    _values(),
+)
+def test_a_setter_of_anything_else_takes_none(clf: Classifier, name: str, verb: str, value: str) -> None:
+    text = f'builder.{verb}{name}("{value}");'
+    assert not secret_spans(clf, text), text
+
+
+_CLEAN = [
+    'ds.setPassword(System.getenv("DB_PASSWORD"));',
+    'ds.setPassword("changeme");',
+    'client.setApiKey("YOUR_API_KEY");',
+    'requests.get(url, auth=("user", password))',
+    'auth = HTTPBasicAuth(user, os.environ["PW"])',
+    'login("Welcome back", "Please sign in to continue")',
+    "server.login(user, pw)",
+    "cy.get('#password').type('{enter}')",
+    "cy.get('#password').should('have.value', '')",
+    "page.fill('#password', process.env.PW)",
+    "page.fill('#username', 'alice.smith')",
+    'driver.find_element(By.ID, "username").send_keys("alice")',
+    "DriverManager.getConnection(url, user, password);",
+    "redis-cli -a $REDIS_PASSWORD ping",
+    "redis-cli -h cache ping",
+    "mongosh --port 27017 -p",
+    "htpasswd -c .htpasswd admin",
+    "keytool -list -keystore app.jks -storepass:env STOREPASS",
+    "aws configure set region eu-west-1",
+    "echo hello | sudo -S true",
+    "echo $TOKEN | gh auth login --with-token",
+    "wpa_passphrase MyNetwork",
+    # a blank between a setting and its value; SQL and Oracle's other forms
+    "ENV DB_PASSWORD changeme",
+    "ENV API_TOKEN_FILE /run/secrets/token",
+    "proxy_set_header Authorization $http_authorization;",
+    'setx PATH "%PATH%;C:\\bin"',
+    "CREATE USER app IDENTIFIED BY VALUES 'S:ABC';",
+    "CREATE USER app IDENTIFIED BY pw_variable_name;",
+    "SET PASSWORD = 'changeme';",
+    "jdbc:oracle:thin:@dbhost:1521:ORCL",
+    "sqlplus /nolog",
+    "sqlplus scott/$PASSWORD@orcl",
+]
+
+
+@_SETTINGS
+@given(st.sampled_from(_CLEAN))
+def test_a_variable_a_placeholder_or_another_field_is_no_credential(clf: Classifier, text: str) -> None:
+    assert not secret_spans(clf, text), text
+
+
+@_SETTINGS
+@given(st.sampled_from(["echo '{v}' | sudo -S apt update", 'echo "{v}" | gh auth login --with-token',
+                        "echo {v} | docker login --password-stdin -u me registry.acme.test"]), _values())  # fmt: skip
+def test_a_password_piped_to_a_prompt_is_found(clf: Classifier, template: str, value: str) -> None:
+    text = template.format(v=value)
+    s = text.index(value)
+    assert covered(secret_spans(clf, text), s, s + len(value)), text
