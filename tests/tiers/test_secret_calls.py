@@ -84,6 +84,10 @@ _CLEAN = [
     "jdbc:oracle:thin:@dbhost:1521:ORCL",
     "sqlplus /nolog",
     "sqlplus scott/$PASSWORD@orcl",
+    # a locked account's shadow line, a passwd line, a price
+    "root:*:19700:0:99999:7:::",
+    "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin",
+    "price:$5$ for two",
 ]
 
 
@@ -100,3 +104,25 @@ def test_a_password_piped_to_a_prompt_is_found(clf: Classifier, template: str, v
     text = template.format(v=value)
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), text
+
+
+_CRYPT = string.ascii_letters + string.digits + "./"
+
+
+@_SETTINGS
+@given(
+    st.sampled_from(
+        ["{u}:$apr1${s}${h}", "{u}:$2y$05${s}{h}", "{u}:$6${s}${h}:19700:0:99999:7:::", "{u}:$y$j9T${s}${h}"]
+    ),
+    st.sampled_from(["admin", "deploy", "root", "www-data", "j.doe"]),
+    st.integers(0, 2**32),
+)
+def test_a_password_hash_after_its_user_is_a_secret(clf: Classifier, template: str, user: str, seed: int) -> None:
+    """A ``.htpasswd`` or ``/etc/shadow`` line's hash: cracked offline, it is as good as the password."""
+    rnd = random.Random(seed)
+    salt = "".join(rnd.choice(_CRYPT) for _ in range(rnd.randint(8, 22)))
+    digest = "".join(rnd.choice(_CRYPT) for _ in range(rnd.randint(22, 86)))
+    text = template.format(u=user, s=salt, h=digest)
+    s = text.index("$")
+    e = text.index(digest) + len(digest)
+    assert covered(secret_spans(clf, text), s, e), text

@@ -4,7 +4,7 @@
 ``keytool -storepass``, ``redis-cli -a``, ``mongosh -p``, ``htpasswd -b``, ``aws configure set``,
 ``wpa_passphrase``, ``echo … | sudo -S`` / ``--password-stdin``, Oracle's ``user/password@db``;
 ``.netrc`` (``machine … login … password …``) and ``.pgpass`` (``host:port:db:user:password``)
-lines; ``Authorization: Basic/Bearer/token …`` and a bare ``Bearer <opaque>``; the base64 values
+lines, ``.htpasswd`` and ``/etc/shadow`` lines (a user and a password's hash); ``Authorization: Basic/Bearer/token …`` and a bare ``Bearer <opaque>``; the base64 values
 of a Kubernetes Secret's ``data:`` (each one decodes to text).
 """
 
@@ -162,7 +162,7 @@ _FLAG_PROSE = frozenset(
 
 
 class DotfileRecognizer(TiersPatternRecognizer):
-    """``.netrc`` and ``.pgpass`` entries."""
+    """``.netrc``, ``.pgpass``, ``.htpasswd`` and ``/etc/shadow`` entries."""
 
     ENTITY = "SECRET"
     PATTERNS = [
@@ -177,6 +177,15 @@ class DotfileRecognizer(TiersPatternRecognizer):
             r"^[ \t]*(?:machine|login)[ \t]+\S+[ \t]*\n(?:[ \t]*(?:login|account|port)[ \t]+\S+[ \t]*\n){0,3}[ \t]*password[ \t]+(?P<value>\"[^\"\n]{1,256}\"|\S{1,256})[ \t]*$",
             0.9,
         ),
+        # a user and a password's crypt(3) hash: ``.htpasswd`` (``$apr1$``, bcrypt's ``$2y$``) and
+        # ``/etc/shadow`` (``$6$``, yescrypt's ``$y$``) lines; a hash is cracked offline, so it
+        # travels no further than the password
+        Pattern(
+            "password_hash_line",
+            r"^[ \t]*[A-Za-z0-9._@-]{1,64}:(?P<value>\$(?:1|2[abxy]|5|6|apr1|y|gy|7|argon2id|argon2i|argon2d|scrypt)\$"
+            r"[./A-Za-z0-9$=,+-]{16,256})(?::|[ \t]*$)",
+            0.9,
+        ),
         Pattern(
             "pgpass",
             r"^[A-Za-z0-9.*_\[\]:-]{1,253}?:(?:\d{2,5}|\*):[^:\s]{1,128}:[^:\s]{1,128}:(?P<value>\S{1,256})[ \t]*$",
@@ -185,7 +194,9 @@ class DotfileRecognizer(TiersPatternRecognizer):
     ]
 
     def invalidate_result(self, pattern_text: str) -> bool:
-        return is_placeholder(pattern_text)
+        # digits and colons only: the ageing fields of a ``/etc/shadow`` line whose password is
+        # locked (``root:*:19700:0:99999:7:::``), read as ``.pgpass``'s five fields
+        return is_placeholder(pattern_text) or (":" in pattern_text and not pattern_text.strip("0123456789:"))
 
 
 class AuthorizationRecognizer(TiersPatternRecognizer):
