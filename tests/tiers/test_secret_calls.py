@@ -88,6 +88,11 @@ _CLEAN = [
     "root:*:19700:0:99999:7:::",
     "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin",
     "price:$5$ for two",
+    # a help text's name for the value; a command whose output is the value
+    "  -p, --password TEXT  Database password",
+    "  --token STRING       the token to send",
+    "export API_KEY=`cat ~/.secrets/api_key`",
+    "TOKEN=`gcloud auth print-access-token`",
 ]
 
 

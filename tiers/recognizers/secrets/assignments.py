@@ -73,6 +73,9 @@ _TYPED = re.compile(
     r"(?P<key>[A-Za-z0-9_.-]+)(?:[ \t]*:[ \t]*|[ \t]+)(?P<type>" + _TYPE + r")[ \t]*=[ \t]*(?=(?:[rbuf]|@)?[\"'`])"
 )
 
+# a command in backticks: a program's name, a blank, its arguments (``cat ~/.key``, ``vault read …``)
+_SHELL_COMMAND = re.compile(r"[a-z][a-z0-9_.-]*[ \t]+\S")
+
 # what names a setting with a blank, not "=", before its value: Dockerfile's old ``ENV KEY value``,
 # Apache's ``SetEnv``, Windows' ``setx``, nginx's ``proxy_set_header X-Api-Key value;``
 _DIRECTIVE = r"(?:ENV|SetEnv|setx|proxy_set_header|add_header|fastcgi_param|uwsgi_param|grpc_set_header)"
@@ -591,6 +594,8 @@ class AssignmentRecognizer(TiersPatternRecognizer):
                 return None
             s, e = start + span[0], start + span[1]
             value = text[s:e]
+            if text[s - 1] == "`" and _SHELL_COMMAND.match(value):
+                return None  # ``API_KEY=`cat ~/.secrets/api_key```: the shell runs it; its output is the key
             if m.group("sep") == "," and (
                 _CAMEL_NAME.match(value)
                 or _LOWER_NAME.match(value)

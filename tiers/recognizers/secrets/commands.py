@@ -17,6 +17,7 @@ import re
 from presidio_analyzer import Pattern
 
 from .._base import TiersPatternRecognizer
+from .._english_words import is_english_word
 from ._code_values import used_as_code
 from ._values import is_placeholder, letters_at_random, looks_random, sequential
 
@@ -135,7 +136,7 @@ class CommandLineRecognizer(TiersPatternRecognizer):
 
     def invalidate_result(self, pattern_text: str) -> bool:
         value = _strip_quotes(pattern_text)
-        return is_placeholder(value) or _flag(value) or value.lower() in _FLAG_PROSE
+        return is_placeholder(value) or _flag(value) or value.lower() in _FLAG_PROSE or _metavar(value)
 
 
 def _flag(value: str) -> bool:
@@ -146,6 +147,12 @@ def _flag(value: str) -> bool:
         return False
     name = value.lstrip("-").split("=", 1)[0]
     return len(name) <= 1 or (_FLAG_NAME.fullmatch(name) is not None and not looks_random(name))
+
+
+def _metavar(value: str) -> bool:
+    """A help text's name for the value (``--password TEXT  Database password``, click's and
+    argparse's ``TEXT``, ``STRING``, ``FILE``): one English word in capitals."""
+    return value.isalpha() and value.isupper() and is_english_word(value.lower())
 
 
 # an option's name: lower-case words joined by hyphens (``password-stdin``, ``dry-run``)
