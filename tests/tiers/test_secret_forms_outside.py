@@ -146,6 +146,10 @@ _SENTENCES = [
     "Der API-Schlüssel lautet {v}",
     "Le mot de passe du serveur est {v}",
     "Voici mon jeton d'accès : {v}",
+    "user admin, password {v}",
+    "Zugangsdaten: Benutzer admin, Passwort {v}",
+    "The admin credentials are admin / {v}",
+    "Utilisateur : admin, mot de passe : {v}",
 ]
 
 
@@ -173,6 +177,10 @@ def test_a_sentence_that_gives_a_credential_gives_it_whole(
             "- API key: `API_KEY`",
             "Das Kennwort für den Server ist abgelaufen",
             "Le mot de passe du serveur est expiré",
+            "user admin, password reset required",
+            "the credentials are stored in vault / kubernetes",
+            "Benutzer admin, Passwort vergessen",
+            "credentials: see docs/setup.md",
         ]
     )
 )

@@ -108,7 +108,7 @@ _CAMEL_NAME = re.compile(r"^(?:[A-Z]?[a-z]{2,}[0-9]*(?![a-z0-9])|[A-Z]{2,}[0-9]*
 # function words, a capitalised sentence start, a full stop: a description, not a passphrase
 _PROSE = re.compile(
     r"(?i:\b(?:the|a|an|to|of|for|with|is|are|be|by|use|used|if|when|which|this|that|from|or|and|in"
-    r"|on|as|it|not|will|can|must|should|your|you)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
+    r"|on|as|it|not|will|can|must|should|your|you|see)\b)|^[A-Z][a-z]+ [a-z]|[.:]$"
 )
 # and a range of versions (typeshed's ``VERSIONS``: ``pwd: 3.0-``, ``secrets: 3.6-3.12``)
 _NUMBER = re.compile(r"^[+-]?\d[\d_.,]*$|^\d+\.\d+(?:\.\d+)?-(?:\d+\.\d+(?:\.\d+)?)?$")

@@ -126,10 +126,24 @@ def _named(extra: str = "") -> str:
 
 
 _PROSE = re.compile(_named() + _EMPHASIS + _FOR + r"(?:" + _VERB + r")`?(?P<value>[^\s`]+)`?\Z")
+# a user and a password in one sentence: "user admin, password …", "Benutzer admin, Passwort …",
+# "the credentials are admin / …", "Zugangsdaten: admin / …"
+_USER_WORDS = r"user|username|login|benutzer|benutzername|utilisateur|identifiant"
+_CREDENTIALS_WORDS = r"credentials|creds|zugangsdaten|anmeldedaten|identifiants"
+_PAIR = re.compile(
+    r"(?i:(?:" + _USER_WORDS + r")[ \t]*:?[ \t]+\S+?[ \t]*[,;/][ \t]*(?:" + _PASSWORD_WORDS + r"|pw|pwd)"
+    r"[ \t]*:?[ \t]+|(?:" + _CREDENTIALS_WORDS + r")(?:[ \t]+(?:are|sind|sont|is))?[ \t]*:?[ \t]+\S+?[ \t]*[/:][ \t]*)"
+    r"`?(?P<value>[^\s`]+)`?\Z"
+)
 # a credential handed to a verb of use: "use the password … to log in", "Using API key … in the
 # request", "with key …" (a key alone: only a machine-made value)
 _USE_VERBS = r"use|using|with|try|enter|mit|avec"
 _USE = re.compile(_named(r"|key") + r"[ \t]+`?(?P<value>[^\s`]+)`?\Z")
+
+
+def _mixed(value: str) -> bool:
+    """Letters and digits mixed, or random letters: a sentence's word after "password" is none."""
+    return (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) or letters_at_random(value)
 
 
 class ProseCredentialRecognizer(TiersPatternRecognizer):
@@ -156,6 +170,19 @@ class ProseCredentialRecognizer(TiersPatternRecognizer):
             0.8,
         ),
         Pattern(
+            "prose_pair",
+            r"(?:^|[^A-Za-z0-9_.-])(?P<value>(?i:(?:"
+            + _USER_WORDS
+            + r")[ \t]*:?[ \t]+\S{1,64}?[ \t]*[,;/][ \t]*(?:"
+            + _PASSWORD_WORDS
+            + r"|pw|pwd)[ \t]*:?[ \t]+|(?:"
+            + _CREDENTIALS_WORDS
+            + r")(?:[ \t]+(?:are|sind|sont|is))?[ \t]*:?[ \t]+\S{1,64}?[ \t]*[/:][ \t]*)"
+            + _VALUE
+            + r")",
+            0.8,
+        ),
+        Pattern(
             "prose_use",
             r"(?:^|[^A-Za-z0-9_.-])(?i:"
             + _USE_VERBS
@@ -172,12 +199,18 @@ class ProseCredentialRecognizer(TiersPatternRecognizer):
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
         # a candidate without a verb is the second pattern's: a verb of use stands before it
+        pair = _PAIR.match(text)
+        if pair is not None:
+            value = pair.group("value").rstrip(".!?:")
+            if not accept_value(value, Strength.STRONG, False) or not _mixed(value):
+                return None
+            return pair.start("value"), pair.start("value") + len(value)
         m = _PROSE.match(text) or _USE.match(text)
         if m is None:
             return None
         # judged without a sentence's closing mark, stripped with it ("Summer2024!" may be whole)
         value = m.group("value").rstrip(".!?:")
-        if not (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) and not letters_at_random(value):
+        if not _mixed(value):
             return None  # "the password is required", "token: expired", "PIN: 4711" (a number)
         # a password's value is any such value (as under a password's key), a named key's one of
         # eight characters or more, a bare "token"'s one that looks machine-made
