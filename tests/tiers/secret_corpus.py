@@ -94,6 +94,16 @@ SYNTAXES: list[tuple[str, str, str]] = [
     ("oracle identified by", "ALTER USER scott IDENTIFIED BY {v};\n", " \t\n'\"`!%&()*+,-./:;<=>?@[\\]^{{|}}~"),
     ("oracle jdbc thin", "jdbc:oracle:thin:scott/{v}@dbhost:1521:ORCL\n", " \t\n'\"`@/"),
     ("sqlplus", "sqlplus -s system/{v}@//db:1521/XEPDB1 @init.sql\n", " \t\n'\"`@/$"),
+    # a builder's method, an SDK's credentials pair, a Go DSN, logins that take a token, Ruby and R
+    ("java builder", 'S3Client.builder()\n    .secretAccessKey("{v}")\n    .build();\n', '"\\\n'),
+    ("aws sdk credentials", 'AwsBasicCredentials.create("AKIAZ3MPLE7QW2RT4YUI", "{v}")\n', '"\\\n'),
+    ("go mysql dsn", 'db, err := sql.Open("mysql", "app:{v}@tcp(db:3306)/shop")\n', '"\\\n@/ '),
+    ("vault login", "vault login {v}\n", " \t\n'\"`$-"),
+    ("gh here-string", "gh auth login --with-token <<< {v}\n", " \t\n'\"`$"),
+    ("az login -p", "az login --service-principal -u app-id -p {v} --tenant t\n", " \t\n'\"`$"),
+    ("npm config set", "npm config set //registry.npmjs.org/:_authToken {v}\n", " \t\n'\"`$"),
+    ("ruby ||=", 'ENV["API_KEY"] ||= "{v}"\n', '"\\\n#'),
+    ("r assignment", 'api_key <- "{v}"\n', '"\\\n'),
     # statements: SQL, PowerShell; keys without "=": blanks, a block, a variable's default
     ("sql identified by", "CREATE USER 'app'@'%' IDENTIFIED BY '{v}';\n", "'\\\n"),
     ("sql password", "ALTER ROLE app WITH LOGIN PASSWORD '{v}';\n", "'\\\n"),

@@ -30,10 +30,12 @@ def _values() -> st.SearchStrategy[str]:
 @_SETTINGS
 @given(
     st.sampled_from(["Password", "ApiKey", "ClientSecret", "AuthToken", "AccessToken", "SecretKey", "DbPassword"]),
-    st.sampled_from(["set", "with", "With"]),
+    st.sampled_from(["set", "with", "With", ""]),
     _values(),
 )
 def test_a_setter_named_after_a_credential_takes_one(clf: Classifier, name: str, verb: str, value: str) -> None:
+    """A setter (``setPassword``) or a builder's method (``.apiKey(…)``) named after a credential."""
+    name = name if verb else name[0].lower() + name[1:]
     text = f'builder.{verb}{name}("{value}");'
     s = text.index(value)
     assert covered(secret_spans(clf, text), s, s + len(value)), text
@@ -41,8 +43,8 @@ def test_a_setter_named_after_a_credential_takes_one(clf: Classifier, name: str,
 
 @_SETTINGS
 @given(
-    st.sampled_from(["Name", "Timeout", "Title", "Url", "TokenizerName", "PasswordPolicy", "KeyType"]),
-    st.sampled_from(["set", "with"]),
+    st.sampled_from(["Name", "Timeout", "Title", "Url", "TokenizerName", "PasswordPolicy", "KeyType", "CacheKey"]),
+    st.sampled_from(["set", "with", "get", "tokenize", ""]),
     _values(),
 )
 def test_a_setter_of_anything_else_takes_none(clf: Classifier, name: str, verb: str, value: str) -> None:
@@ -84,6 +86,11 @@ _CLEAN = [
     "jdbc:oracle:thin:@dbhost:1521:ORCL",
     "sqlplus /nolog",
     "sqlplus scott/$PASSWORD@orcl",
+    "vault login -method=github",
+    "vault login $VAULT_TOKEN",
+    'sql.Open("mysql", dsn)',
+    "if x <- y",
+    'map.getKey("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',
     # a locked account's shadow line, a passwd line, a price
     "root:*:19700:0:99999:7:::",
     "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin",
@@ -131,3 +138,13 @@ def test_a_password_hash_after_its_user_is_a_secret(clf: Classifier, template: s
     s = text.index("$")
     e = text.index(digest) + len(digest)
     assert covered(secret_spans(clf, text), s, e), text
+
+
+@_SETTINGS
+@given(_values(), st.sampled_from(["\r\n", "\n"]))
+def test_a_netrc_entry_over_lines_is_read_with_either_line_ending(clf: Classifier, value: str, eol: str) -> None:
+    """A ``.netrc`` pasted from Windows (CRLF) is the same entry."""
+    value = value.replace("#", "x")
+    text = eol.join(["machine ftp.acme.test", "  login bob", f"  password {value}", ""])
+    s = text.index(value)
+    assert covered(secret_spans(clf, text), s, s + len(value)), text

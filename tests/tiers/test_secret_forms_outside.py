@@ -233,6 +233,11 @@ _PLACEHOLDERS = [
     "__DB_PASSWORD__",
     "ENC[AES256_GCM,data:Xq7RmT2v,iv:Lp9sKd4W,tag:nB8zHc==,type:str]",
     "arn:aws:secretsmanager:us-east-1:123456789012:secret:prod/db-AbCdEf",
+    "sk-ant-api03-...",
+    "op://Engineering/Auth/github_token",
+    "projects/acme-prod/secrets/api-key/versions/latest",
+    "@Microsoft.KeyVault(SecretUri=https://acme-kv.vault.azure.net/secrets/ApiKey/)",
+    "sm://inventory/github-token",
 ]
 _CARRIERS = ["API_KEY={p}", 'password = "{p}"', "secret: {p}", '{{"client_secret": "{p}"}}', "<password>{p}</password>"]
 

@@ -121,6 +121,9 @@ _TEMPLATE = re.compile(
     # a reference to where the secret is kept (an AWS secret's or parameter's ARN) or SOPS's
     # encrypted value (``ENC[AES256_GCM,data:…,iv:…,tag:…]``): committed to git by design
     r"|arn:aws[a-z-]*:(?:secretsmanager|ssm|kms):|ENC\[[A-Za-z0-9_]+,"
+    # and the other stores' references: 1Password's ``op://``, ``sm://`` / ``gcpsm://`` of secret
+    # injectors, Google's ``projects/…/secrets/…``, Azure App Service's Key Vault reference
+    r"|(?:op|sm|gcpsm|azkv|awssm|vault|doppler|infisical)://|projects/[^/\s]+/secrets/[^/\s]+|@Microsoft\.KeyVault\("
     r"|\$[A-Za-z_][A-Za-z0-9_]*$|\$\d+$|\{.*\}$|:[a-z_]+$)"
     r"|(?:os\.environ|os\.getenv|getenv\(|process\.env|System\.getenv|ENV\[|env\(|secrets\.|vault:"
     r"|keyring\.|\$\{\{|\{\d*\}|\{[A-Za-z_][A-Za-z0-9_.]*\})"
@@ -129,8 +132,9 @@ _TEMPLATE = re.compile(
 # ``yourApiKey``): an instruction to put one's own there
 _YOUR = re.compile(r"(?:^|[_.:-])(?:your|YOUR|Your)(?:[_.:-]|[A-Z]|$)")
 # a token's prefix and an ellipsis, as documentation elides a key (``sk-...``, ``sk_test_...``,
-# ``AIza…``), or a dashboard shows one (``sk-...a1B2``): letters only before the ellipsis
-_ELIDED = re.compile(r"^[A-Za-z]{2,5}(?:[_-][A-Za-z]{2,6}){0,2}[_-]?(?:\.{3}|…)[A-Za-z0-9]{0,4}$")
+# ``AIza…``, ``sk-ant-api03-...``), or a dashboard shows one (``sk-...a1B2``): a prefix of letters
+# and at most three short segments before the ellipsis
+_ELIDED = re.compile(r"^[A-Za-z]{2,5}(?:[_-][A-Za-z0-9]{2,6}){0,3}[_-]?(?:\.{3}|…)[A-Za-z0-9]{0,4}$")
 # a file's path instead of its content (``password: /run/secrets/db``, ``/Users/me/.key``): an
 # absolute path under a Unix top-level directory, of path characters only
 _PATH = re.compile(r"^/(?:Users|home|root|etc|opt|tmp|usr|var|bin|srv|run|mnt)/[\w .~/-]*$")

@@ -56,7 +56,7 @@ _LEAD = r"(?:^|[^A-Za-z0-9_.-])"
 # ``$config['password'] = …``), a C array's (``char api_key[] = …``)
 _KEY_OPEN = r"(?:\[[ \t]*)?[\"']?"
 _KEY_CLOSE = r"[\"']?(?:[ \t]*\]|\[\])?"
-_SEP = r"[ \t]*(?:=|:=|:|=>|\+=|\?=)[ \t]*"
+_SEP = r"[ \t]*(?:=|:=|:|=>|\+=|\?=|\|\|=|<-)[ \t]*"
 _QUOTED = r"(?:[rbuf]|@)?(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'|`[^`\n]*`)"
 # quotes of a string, not Markdown's backticks ("pass `x`" names an argument)
 _QUOTED_PLAIN = r"(?:[rbuf]|@)?(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
@@ -83,7 +83,7 @@ _DIRECTIVE_LINE = re.compile(_DIRECTIVE + r"[ \t]+(?P<key>[A-Za-z0-9_.-]+)[ \t]+
 
 # key, separator and the start of the value, as refine_span re-reads them (bounded text)
 _PARSE = re.compile(
-    r"(?P<kq>(?:\[[ \t]*)?[\"']?)(?P<key>[A-Za-z0-9_.-]+)[\"']?(?:[ \t]*\]|\[\])?(?P<pre>[ \t]*)(?P<sep>:=|=>|\+=|\?=|=|:|,)[ \t]*"
+    r"(?P<kq>(?:\[[ \t]*)?[\"']?)(?P<key>[A-Za-z0-9_.-]+)[\"']?(?:[ \t]*\]|\[\])?(?P<pre>[ \t]*)(?P<sep>:=|=>|\+=|\?=|\|\|=|<-|=|:|,)[ \t]*"
 )
 _INLINE_COMMENT = re.compile(r"[ \t]+(?:#|//|;)(?:[ \t].*)?$")
 _CODE_REF = re.compile(r"^[A-Za-z_$][A-Za-z0-9_$]*[;,]?$")
@@ -413,7 +413,11 @@ def _refine_without_separator(text: str) -> tuple[int, int] | None:
     if m is None:
         return _SEPARATED
     key, rest = m.group("key"), text[m.end() :]
-    if not m.group("variable") and not m.group("block") and (not rest or rest[0] in "=:,+?"):
+    if (
+        not m.group("variable")
+        and not m.group("block")
+        and (not rest or rest[0] in "=:,+?" or rest.startswith(("<-", "||=")))
+    ):
         return _SEPARATED
     blank = not m.group("variable") and not m.group("block")
     strength = blank_key_strength(key) if blank else key_strength(key)

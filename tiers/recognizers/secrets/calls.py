@@ -1,8 +1,10 @@
 """Credentials handed to a call by position, where no key names them but the call does.
 
-- a setter named after the credential: ``ds.setPassword("…")``, ``client.setApiKey("…")``, Go's
-  ``.WithAuthToken("…")`` (the name is judged as a key is, ``_keys``);
-- a user and a password as a pair: ``auth=("admin", "…")``, ``HTTPBasicAuth("admin", "…")``,
+- a setter or a builder's method named after the credential: ``ds.setPassword("…")``,
+  ``client.setApiKey("…")``, Go's ``.WithAuthToken("…")``, ``.apiKey("…")`` (the name is judged
+  as a key is, ``_keys``);
+- a user (or a key id) and a password as a pair: ``auth=("admin", "…")``, ``HTTPBasicAuth("admin", "…")``,
+  ``AwsBasicCredentials.create("AKIA…", "…")``, ``Credentials.basic("admin", "…")``,
   ``smtp.login("alerts@…", "…")``, ``new NetworkCredential("svc", "…")``, JDBC's
   ``DriverManager.getConnection(url, "root", "…")``;
 - a password typed into a login form by a browser test: ``cy.get('#password').type('…')``,
@@ -29,18 +31,29 @@ _QUOTED = r"(?:\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*')"
 _PAIR_CALLS = (
     r"auth|basic_auth|login|HTTPBasicAuth|HTTPDigestAuth|BasicAuth|DigestAuth|NetworkCredential"
     r"|UsernamePasswordCredentials|PasswordAuthentication|BasicAWSCredentials|StaticCredentialsProvider"
+    r"|[A-Za-z]*Credentials?\.(?:create|basic|of|from)"
 )
 # the field a browser test fills: its selector names a password
 _PASSWORD_FIELD = r"(?i:passw|pwd|passphrase)"
 _FILL = r"(?:type|fill|send_keys|sendKeys|setValue|press_sequentially|pressSequentially)"
-_SETTER = re.compile(r"(?:set|with|Set|With)(?P<name>[A-Z][A-Za-z0-9]*)\(")
+# a setter's whole candidate: its name and one quoted argument (the other forms hold two, or a
+# selector and a chained call)
+_SETTER = re.compile(
+    r"(?:(?:set|with|Set|With)(?=[A-Z]))?(?P<name>[A-Za-z][A-Za-z0-9]*)\([ \t]*" + _QUOTED + r"[ \t]*\)\Z"
+)
 _LAST_QUOTED = re.compile(_QUOTED + r"[ \t]*\)?\Z")
 
 
 class CallArgumentRecognizer(TiersPatternRecognizer):
     ENTITY = "SECRET"
     PATTERNS = [
-        Pattern("setter", r"\.(?P<value>(?:set|with|Set|With)[A-Z][A-Za-z0-9]*\([ \t]*" + _QUOTED + r"[ \t]*\))", 0.85),
+        Pattern(
+            "setter",
+            r"\.(?P<value>[A-Za-z0-9]*(?i:passw|pwd|secret|token|key|credential)[A-Za-z0-9]*\([ \t]*"
+            + _QUOTED
+            + r"[ \t]*\))",
+            0.85,
+        ),
         Pattern(
             "user_password_pair",
             r"(?:^|[^A-Za-z0-9_])(?P<value>(?:" + _PAIR_CALLS + r")[ \t]*(?:=[ \t]*)?\([ \t]*\(?[ \t]*"

@@ -122,6 +122,32 @@ class CommandLineRecognizer(TiersPatternRecognizer):
             r"(?:(?:userid|target)=)?)[A-Za-z][A-Za-z0-9_$#]{0,63}/(?P<value>[^\s@/\"']{1,128})@",
             0.9,
         ),
+        # a Go MySQL driver's DSN: ``user:password@tcp(host:3306)/db`` (no scheme, so no URL)
+        Pattern(
+            "go_mysql_dsn",
+            r"[\"'`][A-Za-z0-9_.-]{1,64}:(?P<value>[^@\s\"'`/]{1,128})@(?:tcp|unix|udp)\(",
+            0.9,
+        ),
+        # a token handed to a login command as its argument or on its input: ``vault login …``,
+        # ``gh auth login --with-token <<< …``, ``vercel env add NAME env <<< …``
+        Pattern("vault_login", r"\bvault[ \t]+login[ \t]+(?:-[a-z-]+(?:=\S+)?[ \t]+)*(?P<value>" + _ARG + ")", 0.9),
+        Pattern(
+            "here_string",
+            r"(?:--with-token|--password-stdin|\benv[ \t]+add[ \t]+\S+(?:[ \t]+\S+)?)[ \t]*<<<[ \t]*(?P<value>"
+            + _ARG
+            + ")",
+            0.9,
+        ),
+        # Azure's CLI: ``az login --service-principal -u app -p …``
+        Pattern("az_login_p", r"\baz[ \t]+login\b[^\n]{0,300}?[ \t]-p[ \t]+(?P<value>" + _ARG + ")", 0.9),
+        # ``npm config set //registry.npmjs.org/:_authToken …`` (and ``_password``)
+        Pattern(
+            "npm_config_set",
+            r"\b(?:npm|yarn|pnpm)[ \t]+config[ \t]+set[ \t]+\S*:?_(?:authToken|auth|password)[ \t]+(?P<value>"
+            + _ARG
+            + ")",
+            0.9,
+        ),
         # ``wpa_passphrase SSID PASSPHRASE``
         Pattern("wpa_passphrase", r"\bwpa_passphrase[ \t]+" + _ARG + r"[ \t]+(?P<value>" + _ARG + ")", 0.9),
         # a password piped to a command that reads it from its input
@@ -181,7 +207,7 @@ class DotfileRecognizer(TiersPatternRecognizer):
         # an entry spread over lines: ``machine`` / ``login`` lines, then ``password``
         Pattern(
             "netrc_lines",
-            r"^[ \t]*(?:machine|login)[ \t]+\S+[ \t]*\n(?:[ \t]*(?:login|account|port)[ \t]+\S+[ \t]*\n){0,3}[ \t]*password[ \t]+(?P<value>\"[^\"\n]{1,256}\"|\S{1,256})[ \t]*$",
+            r"^[ \t]*(?:machine|login)[ \t]+\S+[ \t\r]*\n(?:[ \t]*(?:login|account|port)[ \t]+\S+[ \t\r]*\n){0,3}[ \t]*password[ \t]+(?P<value>\"[^\"\n]{1,256}\"|[^\s]{1,256})[ \t\r]*$",
             0.9,
         ),
         # a user and a password's crypt(3) hash: ``.htpasswd`` (``$apr1$``, bcrypt's ``$2y$``) and

@@ -141,6 +141,11 @@ _USE_VERBS = r"use|using|with|try|enter|mit|avec"
 _USE = re.compile(_named(r"|key") + r"[ \t]+`?(?P<value>[^\s`]+)`?\Z")
 
 
+def _sentence_value(value: str) -> str:
+    """A value without the sentence's closing mark; an ellipsis is the value's own (``sk-...``)."""
+    return value if value.endswith(("...", "…")) else value.rstrip(".!?:")
+
+
 def _mixed(value: str) -> bool:
     """Letters and digits mixed, or random letters: a sentence's word after "password" is none."""
     return (any(c.isdigit() for c in value) and any(c.isalpha() for c in value)) or letters_at_random(value)
@@ -201,7 +206,7 @@ class ProseCredentialRecognizer(TiersPatternRecognizer):
         # a candidate without a verb is the second pattern's: a verb of use stands before it
         pair = _PAIR.match(text)
         if pair is not None:
-            value = pair.group("value").rstrip(".!?:")
+            value = _sentence_value(pair.group("value"))
             if not accept_value(value, Strength.STRONG, False) or not _mixed(value):
                 return None
             return pair.start("value"), pair.start("value") + len(value)
@@ -209,7 +214,7 @@ class ProseCredentialRecognizer(TiersPatternRecognizer):
         if m is None:
             return None
         # judged without a sentence's closing mark, stripped with it ("Summer2024!" may be whole)
-        value = m.group("value").rstrip(".!?:")
+        value = _sentence_value(m.group("value"))
         if not _mixed(value):
             return None  # "the password is required", "token: expired", "PIN: 4711" (a number)
         # a password's value is any such value (as under a password's key), a named key's one of
