@@ -91,6 +91,9 @@ _CLEAN = [
     'sql.Open("mysql", dsn)',
     "if x <- y",
     'map.getKey("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',
+    'KeyVaultSecret secret = client.GetSecret("db-password");',
+    'token = auth.refreshToken("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',
+    'ok = hasher.verifyPassword("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',
     # a locked account's shadow line, a passwd line, a price
     "root:*:19700:0:99999:7:::",
     "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin",

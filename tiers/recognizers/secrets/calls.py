@@ -41,6 +41,12 @@ _FILL = r"(?:type|fill|send_keys|sendKeys|setValue|press_sequentially|pressSeque
 _SETTER = re.compile(
     r"(?:(?:set|with|Set|With)(?=[A-Z]))?(?P<name>[A-Za-z][A-Za-z0-9]*)\([ \t]*" + _QUOTED + r"[ \t]*\)\Z"
 )
+# a method that does something with a credential named by its argument, not one that is given it
+_VERB = re.compile(
+    r"(?i:get|fetch|read|load|find|lookup|retrieve|delete|remove|has|is|list|describe|rotate|create|generate"
+    r"|validate|verify|check|hash|encrypt|decrypt|sign|parse|encode|decode|revoke|refresh|exchange|request)"
+    r"(?=[A-Z_]|\Z)"
+)
 _LAST_QUOTED = re.compile(_QUOTED + r"[ \t]*\)?\Z")
 
 
@@ -103,6 +109,8 @@ class CallArgumentRecognizer(TiersPatternRecognizer):
         value = text[start:end]
         setter = _SETTER.match(text)
         if setter is not None:
+            if _VERB.match(setter.group("name")):
+                return None  # ``client.GetSecret("db-password")``: the name of a secret, looked up
             strength = key_strength(setter.group("name"))
             if strength is Strength.NONE:
                 return None  # ``setName("…")``, ``withTimeout("…")``
