@@ -92,6 +92,8 @@ _CLEAN = [
     "if x <- y",
     'map.getKey("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',
     'KeyVaultSecret secret = client.GetSecret("db-password");',
+    'encoding = ir.DIToken("DW_ATE_signed")',
+    "const confirmed = await readUserInfo.password('       Again:     ')",
     'token = auth.refreshToken("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',
     'ok = hasher.verifyPassword("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',
     # a locked account's shadow line, a passwd line, a price

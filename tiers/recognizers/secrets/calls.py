@@ -47,6 +47,8 @@ _VERB = re.compile(
     r"|validate|verify|check|hash|encrypt|decrypt|sign|parse|encode|decode|revoke|refresh|exchange|request)"
     r"(?=[A-Z_]|\Z)"
 )
+# words of one case each joined by "_": a constant's or a symbol's name (``DW_ATE_signed``)
+_IDENTIFIER = re.compile(r"^(?:[A-Z][A-Z0-9]*|[a-z][a-z0-9]*)(?:_(?:[A-Z][A-Z0-9]*|[a-z][a-z0-9]*))+$")
 _LAST_QUOTED = re.compile(_QUOTED + r"[ \t]*\)?\Z")
 
 
@@ -107,6 +109,8 @@ class CallArgumentRecognizer(TiersPatternRecognizer):
         start = quoted.start() + 1
         end = quoted.start() + len(literal) - 1
         value = text[start:end]
+        if value != value.strip() or value.rstrip().endswith(":"):
+            return None  # ``readUserInfo.password('       Again:     ')``: a prompt's text
         setter = _SETTER.match(text)
         if setter is not None:
             if _VERB.match(setter.group("name")):
@@ -114,6 +118,8 @@ class CallArgumentRecognizer(TiersPatternRecognizer):
             strength = key_strength(setter.group("name"))
             if strength is Strength.NONE:
                 return None  # ``setName("…")``, ``withTimeout("…")``
+            if strength is not Strength.STRONG and _IDENTIFIER.match(value):
+                return None  # ``ir.DIToken("DW_ATE_signed")``: a token of a language, not a key
             return (start, end) if accept_value(value, strength, True, key=setter.group("name")) else None
         return (start, end) if accept_value(value, Strength.STRONG, True) else None
 
