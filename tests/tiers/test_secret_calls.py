@@ -93,6 +93,7 @@ _CLEAN = [
     'map.getKey("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',
     'KeyVaultSecret secret = client.GetSecret("db-password");',
     'encoding = ir.DIToken("DW_ATE_signed")',
+    'lang = ir.DIToken("DW_LANG_Python")',
     "const confirmed = await readUserInfo.password('       Again:     ')",
     'token = auth.refreshToken("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',
     'ok = hasher.verifyPassword("Xk9fQ2mLp7Rt4vB8nW3zY6cH")',

@@ -47,8 +47,11 @@ _VERB = re.compile(
     r"|validate|verify|check|hash|encrypt|decrypt|sign|parse|encode|decode|revoke|refresh|exchange|request)"
     r"(?=[A-Z_]|\Z)"
 )
-# words of one case each joined by "_": a constant's or a symbol's name (``DW_ATE_signed``)
-_IDENTIFIER = re.compile(r"^(?:[A-Z][A-Z0-9]*|[a-z][a-z0-9]*)(?:_(?:[A-Z][A-Z0-9]*|[a-z][a-z0-9]*))+$")
+# words of one case each (or capitalised) joined by "_": a constant's or a symbol's name
+# (``DW_ATE_signed``, ``DW_LANG_Python``)
+_IDENTIFIER = re.compile(
+    r"^(?:[A-Z][A-Z0-9]*|[a-z][a-z0-9]*|[A-Z][a-z0-9]+)(?:_(?:[A-Z][A-Z0-9]*|[a-z][a-z0-9]*|[A-Z][a-z0-9]+))+$"
+)
 _LAST_QUOTED = re.compile(_QUOTED + r"[ \t]*\)?\Z")
 
 
