@@ -130,11 +130,14 @@ _PROSE = re.compile(_named() + _EMPHASIS + _FOR + r"(?:" + _VERB + r")`?(?P<valu
 # "the credentials are admin / …", "Zugangsdaten: admin / …"
 _USER_WORDS = r"user|username|login|benutzer|benutzername|utilisateur|identifiant"
 _CREDENTIALS_WORDS = r"credentials|creds|zugangsdaten|anmeldedaten|identifiants"
-_PAIR = re.compile(
-    r"(?i:(?:" + _USER_WORDS + r")[ \t]*:?[ \t]+\S+?[ \t]*[,;/][ \t]*(?:" + _PASSWORD_WORDS + r"|pw|pwd)"
-    r"[ \t]*:?[ \t]+|(?:" + _CREDENTIALS_WORDS + r")(?:[ \t]+(?:are|sind|sont|is))?[ \t]*:?[ \t]+\S+?[ \t]*[/:][ \t]*)"
-    r"`?(?P<value>[^\s`]+)`?\Z"
+# (the head before the value, as the pattern and its re-reading share it)
+_PAIR_HEAD = (
+    r"(?i:(?:" + _USER_WORDS + r")[ \t]*:?[ \t]+\S{1,64}?[ \t]*[,;/][ \t]*(?:" + _PASSWORD_WORDS + r"|pw|pwd)"
+    r"[ \t]*:?[ \t]+|(?:"
+    + _CREDENTIALS_WORDS
+    + r")(?:[ \t]+(?:are|sind|sont|is))?[ \t]*:?[ \t]+\S{1,64}?[ \t]*[/:][ \t]*)"
 )
+_PAIR = re.compile(_PAIR_HEAD + r"`?(?P<value>[^\s`]+)`?\Z")
 # a credential handed to a verb of use: "use the password … to log in", "Using API key … in the
 # request", "with key …" (a key alone: only a machine-made value)
 _USE_VERBS = r"use|using|with|try|enter|mit|avec"
@@ -174,19 +177,7 @@ class ProseCredentialRecognizer(TiersPatternRecognizer):
             + r")",
             0.8,
         ),
-        Pattern(
-            "prose_pair",
-            r"(?:^|[^A-Za-z0-9_.-])(?P<value>(?i:(?:"
-            + _USER_WORDS
-            + r")[ \t]*:?[ \t]+\S{1,64}?[ \t]*[,;/][ \t]*(?:"
-            + _PASSWORD_WORDS
-            + r"|pw|pwd)[ \t]*:?[ \t]+|(?:"
-            + _CREDENTIALS_WORDS
-            + r")(?:[ \t]+(?:are|sind|sont|is))?[ \t]*:?[ \t]+\S{1,64}?[ \t]*[/:][ \t]*)"
-            + _VALUE
-            + r")",
-            0.8,
-        ),
+        Pattern("prose_pair", r"(?:^|[^A-Za-z0-9_.-])(?P<value>" + _PAIR_HEAD + _VALUE + r")", 0.8),
         Pattern(
             "prose_use",
             r"(?:^|[^A-Za-z0-9_.-])(?i:"
@@ -203,7 +194,8 @@ class ProseCredentialRecognizer(TiersPatternRecognizer):
     ]
 
     def refine_span(self, text: str) -> tuple[int, int] | None:
-        # a candidate without a verb is the second pattern's: a verb of use stands before it
+        # a user and a password first; then a name and a verb ("prose"), else a name after a verb
+        # of use ("prose_use": no verb between the name and the value)
         pair = _PAIR.match(text)
         if pair is not None:
             value = _sentence_value(pair.group("value"))
